@@ -1,0 +1,156 @@
+//! Samples: one timed I/O each, and the per-stream collections an engine run produces or a
+//! samples.csv file is read back into.
+
+use serde::{Deserialize, Serialize};
+
+/// Direction of an I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    /// The name used in samples.csv and result.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
+
+    /// Parses `read` / `write`.
+    pub fn parse(s: &str) -> Option<Op> {
+        match s {
+            "read" => Some(Op::Read),
+            "write" => Some(Op::Write),
+            _ => None,
+        }
+    }
+}
+
+/// One timed I/O. Times are nanoseconds of the monotonic clock since sampling began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sample {
+    /// Byte offset within the stream's target (file, partition or device).
+    pub offset: u64,
+    /// Bytes transferred (the I/O size unless the I/O was short or failed).
+    pub bytes: u64,
+    /// When the I/O was issued, ns since sampling began.
+    pub issue_ns: u64,
+    /// Access time: completion minus issue, ns.
+    pub latency_ns: u64,
+    /// For paced streams, how late the issue was against its intended time (ns); 0 otherwise.
+    /// Latency measured from the intended time is `lag_ns + latency_ns`.
+    pub lag_ns: u64,
+    /// 0 on success, else the errno the I/O failed with.
+    pub errno: i32,
+}
+
+impl Sample {
+    /// Completion time, ns since sampling began.
+    pub fn done_ns(&self) -> u64 {
+        self.issue_ns + self.latency_ns
+    }
+}
+
+/// All samples of one stream, in issue order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamSamples {
+    pub name: String,
+    pub role: String,
+    pub op: Op,
+    pub samples: Vec<Sample>,
+}
+
+impl StreamSamples {
+    /// Time from the start of sampling until this stream's last sample completed, in seconds.
+    pub fn elapsed_s(&self) -> f64 {
+        self.samples.iter().map(|s| s.done_ns()).max().unwrap_or(0) as f64 / 1e9
+    }
+
+    /// Samples that completed without error.
+    pub fn ok(&self) -> impl Iterator<Item = &Sample> {
+        self.samples.iter().filter(|s| s.errno == 0)
+    }
+}
+
+/// The name of an errno as written in samples.csv (`EIO`), or `E<number>` when unknown.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc_errno::EPERM => "EPERM",
+        libc_errno::ENOENT => "ENOENT",
+        libc_errno::EINTR => "EINTR",
+        libc_errno::EIO => "EIO",
+        libc_errno::ENXIO => "ENXIO",
+        libc_errno::EBADF => "EBADF",
+        libc_errno::EAGAIN => "EAGAIN",
+        libc_errno::ENOMEM => "ENOMEM",
+        libc_errno::EACCES => "EACCES",
+        libc_errno::EFAULT => "EFAULT",
+        libc_errno::EBUSY => "EBUSY",
+        libc_errno::EINVAL => "EINVAL",
+        libc_errno::EFBIG => "EFBIG",
+        libc_errno::ENOSPC => "ENOSPC",
+        libc_errno::EROFS => "EROFS",
+        libc_errno::ENODATA => "ENODATA",
+        libc_errno::ETIMEDOUT => "ETIMEDOUT",
+        libc_errno::ENOTCONN => "ENOTCONN",
+        libc_errno::EDQUOT => "EDQUOT",
+        libc_errno::ECANCELED => "ECANCELED",
+        libc_errno::EREMOTEIO => "EREMOTEIO",
+        0 => "",
+        _ => return format!("E{errno}"),
+    };
+    name.to_string()
+}
+
+/// Parses an errno name written by [`errno_name`].
+pub fn parse_errno(name: &str) -> Option<i32> {
+    if name.is_empty() {
+        return Some(0);
+    }
+    if let Some(n) = name.strip_prefix('E').and_then(|d| d.parse::<i32>().ok()) {
+        return Some(n);
+    }
+    (1..200).find(|&e| errno_name(e) == name)
+}
+
+/// The Linux errno values named in samples.csv (generic across Linux architectures).
+mod libc_errno {
+    pub const EPERM: i32 = 1;
+    pub const ENOENT: i32 = 2;
+    pub const EINTR: i32 = 4;
+    pub const EIO: i32 = 5;
+    pub const ENXIO: i32 = 6;
+    pub const EBADF: i32 = 9;
+    pub const EAGAIN: i32 = 11;
+    pub const ENOMEM: i32 = 12;
+    pub const EACCES: i32 = 13;
+    pub const EFAULT: i32 = 14;
+    pub const EBUSY: i32 = 16;
+    pub const EINVAL: i32 = 22;
+    pub const EFBIG: i32 = 27;
+    pub const ENOSPC: i32 = 28;
+    pub const EROFS: i32 = 30;
+    pub const ENODATA: i32 = 61;
+    pub const ETIMEDOUT: i32 = 110;
+    pub const ENOTCONN: i32 = 107;
+    pub const EDQUOT: i32 = 122;
+    pub const ECANCELED: i32 = 125;
+    pub const EREMOTEIO: i32 = 121;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_names_round_trip() {
+        for e in [0, 5, 22, 28, 121, 999] {
+            assert_eq!(parse_errno(&errno_name(e)), Some(e));
+        }
+        assert_eq!(errno_name(5), "EIO");
+    }
+}

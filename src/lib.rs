@@ -1,0 +1,14 @@
+//! iotrial: runs an application's disk workload on candidate storage stacks, times every I/O,
+//! and reports side by side what each stack guarantees. The binary (`main.rs`) is a thin CLI
+//! over this library; the modules follow the data flow of DESIGN.md:
+//! study -> trial -> stack -> engine -> analysis -> report.
+
+pub mod analysis;
+pub mod engine;
+pub mod params;
+pub mod report;
+pub mod stack;
+pub mod study;
+pub mod trial;
+pub mod units;
+pub mod workload;

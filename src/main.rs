@@ -1,0 +1,253 @@
+//! The `iotrial` command line: parses arguments, calls into the library, prints tables and
+//! verdicts, and sets the exit status (0 ok, 1 failure, 2 bad input, 130 interrupted).
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use iotrial::params::{split_assignment, Params};
+use iotrial::report::{self, terminal};
+use iotrial::stack::DeviceSpec;
+use iotrial::study::results::{host_json, ResultsDir};
+use iotrial::trial::{self, TrialError};
+use iotrial::workload::{self, Outcome};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "iotrial",
+    version,
+    about = "Run your application's disk workload on candidate storage stacks and see what each guarantees"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one workload once on one target and write its results.
+    Run {
+        /// Workload kind (see `iotrial list workloads`).
+        workload: String,
+        /// Where to run: dir:PATH. Default: a fresh temporary directory.
+        #[arg(long)]
+        target: Option<String>,
+        /// Set a workload parameter, e.g. --set samples=2048 --set region_size=8GiB.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Directory the results directory is created in.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Print result.json on stdout instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-derive a workload's verdict from a samples.csv, without doing any I/O.
+    Analyze {
+        workload: String,
+        /// A samples.csv written by `iotrial run` (parameters are read from a result.json beside it).
+        samples: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List what iotrial knows.
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ListWhat {
+    /// Workload kinds, their parameters, defaults and units.
+    Workloads,
+}
+
+/// An error caused by the user's input: exit status 2.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+/// Ended by Ctrl-C or SIGTERM: exit status 130.
+#[derive(Debug)]
+struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted; files made by the run were removed and no result was written")
+    }
+}
+impl std::error::Error for Interrupted {}
+
+fn usage(e: impl std::fmt::Display) -> anyhow::Error {
+    UsageError(e.to_string()).into()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while stopping exits at once.
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone());
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    match dispatch(cli, &stop) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iotrial: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else if e.downcast_ref::<Interrupted>().is_some() {
+                ExitCode::from(130)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
+    match cli.command {
+        Command::Run {
+            workload,
+            target,
+            set,
+            out,
+            json,
+        } => cmd_run(&workload, target, &set, &out, json, stop),
+        Command::Analyze {
+            workload,
+            samples,
+            set,
+            json,
+        } => cmd_analyze(&workload, &samples, &set, json),
+        Command::List {
+            what: ListWhat::Workloads,
+        } => {
+            cmd_list_workloads();
+            Ok(())
+        }
+    }
+}
+
+fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
+    set.iter()
+        .map(|s| split_assignment(s).map_err(usage))
+        .collect()
+}
+
+fn cmd_run(
+    name: &str,
+    target: Option<String>,
+    set: &[String],
+    out: &Path,
+    as_json: bool,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    let w = workload::find(name).map_err(usage)?;
+    let params = w.resolve(&parse_sets(set)?).map_err(usage)?;
+    let device = match target {
+        Some(t) => DeviceSpec::parse(&t).map_err(|m| usage(format!("--target: {m}")))?,
+        None => DeviceSpec::TempDir,
+    };
+    // Refuse impossible parameters before anything is created on disk.
+    w.plan(&params).map_err(usage)?;
+    let show_progress = !as_json;
+    let result = trial::run(w, &params, &device, stop, show_progress);
+    let output = match result {
+        Ok(o) => o,
+        Err(TrialError::Interrupted) => return Err(Interrupted.into()),
+        Err(e) if e.is_user_error() => return Err(usage(e)),
+        Err(e) => return Err(e.into()),
+    };
+    let results = ResultsDir::create(out, w.name())
+        .with_context(|| format!("create results directory in {}", out.display()))?;
+    let stack = device.kind();
+    let tmp = results.begin_trial(stack, w.name(), 1)?;
+    trial::write(&tmp, &output)?;
+    let dir = results.commit_trial(&tmp, stack, w.name(), 1)?;
+    let manifest = json!({
+        "study": format!("run {}", w.name()),
+        "host": host_json(),
+        "trials": [{"stack": stack, "workload": w.name(), "repeat": 1, "status": "done",
+                    "path": dir.strip_prefix(&results.root).unwrap_or(&dir)}],
+    });
+    report::json::write(&results.root.join("manifest.json"), &manifest)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&output.doc)?);
+    } else {
+        print_outcome(output.outcome.as_ref(), &output.doc["warnings"]);
+        println!("results: {}", dir.display());
+    }
+    Ok(())
+}
+
+fn print_outcome(outcome: &dyn Outcome, warnings: &serde_json::Value) {
+    println!("{}", terminal::table(&outcome.stream_rows()));
+    if let Some(ws) = warnings.as_array() {
+        for w in ws {
+            println!("warning: {}", w.as_str().unwrap_or_default());
+        }
+    }
+    println!("{}", outcome.verdict_line());
+}
+
+fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Result<()> {
+    let w = workload::find(name).map_err(usage)?;
+    let mut overrides = Vec::new();
+    let beside = samples.with_file_name("result.json");
+    if let Ok(doc) = report::json::read(&beside) {
+        overrides = Params::overrides_from_json(w.params(), &doc["params"]);
+        if !as_json {
+            eprintln!("parameters from {}", beside.display());
+        }
+    }
+    overrides.extend(parse_sets(set)?);
+    let params = w.resolve(&overrides).map_err(usage)?;
+    let streams = report::csv::read_samples(samples).map_err(usage)?;
+    let outcome = w.analyze(&params, &streams).map_err(usage)?;
+    let mut doc = outcome.to_json();
+    doc["params"] = params.to_json();
+    doc["warnings"] = json!(outcome.warnings());
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_outcome(outcome.as_ref(), &doc["warnings"]);
+    }
+    Ok(())
+}
+
+fn cmd_list_workloads() {
+    for w in workload::all() {
+        println!("{}: {}", w.name(), w.about());
+        let rows = iotrial::workload::Rows {
+            headings: ["parameter", "default", "unit", "meaning"]
+                .map(String::from)
+                .to_vec(),
+            rows: w
+                .params()
+                .iter()
+                .map(|p| {
+                    vec![
+                        p.name.to_string(),
+                        p.default.to_string(),
+                        p.kind.unit().to_string(),
+                        p.help.to_string(),
+                    ]
+                })
+                .collect(),
+        };
+        println!("{}\n", terminal::table(&rows));
+    }
+}

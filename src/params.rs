@@ -1,0 +1,279 @@
+//! Workload parameters: each workload declares a list of [`ParamSpec`]s (name, kind, default,
+//! meaning); user overrides (`--set k=v`, study files) are checked against it and resolved into
+//! [`Params`], where every value is known and typed.
+
+use crate::units::{self, Duration, Size};
+use serde_json::{json, Value as Json};
+use std::fmt;
+
+/// What kind of quantity a parameter holds, which decides how it is parsed and printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Bytes; accepts `4096`, `1MiB`, `1M`.
+    Size,
+    /// Seconds; accepts `5s`, `250ms`.
+    Duration,
+    /// A real number.
+    Float,
+    /// A whole number.
+    Count,
+    /// `true` / `false` (also `yes`/`no`, `1`/`0`).
+    Bool,
+}
+
+impl Kind {
+    /// The unit a user reads in `iotrial list workloads`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Kind::Size => "bytes",
+            Kind::Duration => "seconds",
+            Kind::Float => "number",
+            Kind::Count => "count",
+            Kind::Bool => "true/false",
+        }
+    }
+}
+
+/// One parameter a workload accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// A typed parameter value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Size(u64),
+    Duration(f64),
+    Float(f64),
+    Count(u64),
+    Bool(bool),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Value::Size(b) => write!(f, "{}", Size(b)),
+            Value::Duration(s) => write!(f, "{}", Duration(s)),
+            Value::Float(x) => write!(f, "{}", units::trim_float(x)),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl Value {
+    /// The value as JSON in base units (bytes, seconds).
+    pub fn to_json(self) -> Json {
+        match self {
+            Value::Size(b) | Value::Count(b) => json!(b),
+            Value::Duration(x) | Value::Float(x) => json!(x),
+            Value::Bool(b) => json!(b),
+        }
+    }
+}
+
+/// A parameter could not be resolved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    #[error("unknown parameter '{name}' for workload {workload}; allowed: {allowed}")]
+    Unknown {
+        workload: String,
+        name: String,
+        allowed: String,
+    },
+    #[error("parameter {name}: {message}")]
+    Invalid { name: String, message: String },
+    #[error("'{0}' is not of the form key=value")]
+    Malformed(String),
+}
+
+impl ParamError {
+    /// Shorthand for an [`ParamError::Invalid`] about `name`.
+    pub fn invalid(name: &str, message: impl Into<String>) -> Self {
+        ParamError::Invalid {
+            name: name.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Parses `text` as a value of `kind`.
+pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
+    let t = text.trim();
+    match kind {
+        Kind::Size => units::parse_size(t).map(Value::Size).map_err(|e| e.0),
+        Kind::Duration => units::parse_duration(t)
+            .map(Value::Duration)
+            .map_err(|e| e.0),
+        Kind::Float => t
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Value::Float)
+            .ok_or_else(|| format!("'{t}' is not a number")),
+        Kind::Count => t
+            .replace('_', "")
+            .parse::<u64>()
+            .map(Value::Count)
+            .map_err(|_| format!("'{t}' is not a whole number >= 0")),
+        Kind::Bool => match t.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" | "on" => Ok(Value::Bool(true)),
+            "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
+            _ => Err(format!("'{t}' is not true or false")),
+        },
+    }
+}
+
+/// Splits `key=value`.
+pub fn split_assignment(text: &str) -> Result<(String, String), ParamError> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| ParamError::Malformed(text.to_string()))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(ParamError::Malformed(text.to_string()));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// Every parameter of one workload, resolved, in the workload's declaration order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    entries: Vec<(&'static str, Value)>,
+}
+
+impl Params {
+    /// Resolves defaults plus `overrides` (applied in order; later wins) against `specs`.
+    pub fn resolve(
+        workload: &str,
+        specs: &'static [ParamSpec],
+        overrides: &[(String, String)],
+    ) -> Result<Params, ParamError> {
+        let mut entries = Vec::with_capacity(specs.len());
+        for s in specs {
+            let v = parse_value(s.kind, s.default)
+                .unwrap_or_else(|e| panic!("built-in default of {} is invalid: {e}", s.name));
+            entries.push((s.name, v));
+        }
+        for (k, text) in overrides {
+            let Some(i) = specs.iter().position(|s| s.name == k.as_str()) else {
+                return Err(ParamError::Unknown {
+                    workload: workload.to_string(),
+                    name: k.clone(),
+                    allowed: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                });
+            };
+            let v = parse_value(specs[i].kind, text).map_err(|m| ParamError::invalid(k, m))?;
+            entries[i].1 = v;
+        }
+        Ok(Params { entries })
+    }
+
+    fn get(&self, name: &str) -> Value {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("parameter {name} is not declared"))
+    }
+
+    /// A size or count parameter.
+    pub fn u64(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Value::Size(v) | Value::Count(v) => v,
+            other => panic!("parameter {name} is {other:?}, not an integer"),
+        }
+    }
+
+    /// A duration (seconds) or float parameter.
+    pub fn f64(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Value::Duration(v) | Value::Float(v) => v,
+            Value::Size(v) | Value::Count(v) => v as f64,
+            Value::Bool(_) => panic!("parameter {name} is a bool"),
+        }
+    }
+
+    /// A boolean parameter.
+    pub fn bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            Value::Bool(b) => b,
+            other => panic!("parameter {name} is {other:?}, not a bool"),
+        }
+    }
+
+    /// Every parameter as `name -> value` JSON, in base units.
+    pub fn to_json(&self) -> Json {
+        let mut m = serde_json::Map::new();
+        for (n, v) in &self.entries {
+            m.insert((*n).to_string(), v.to_json());
+        }
+        Json::Object(m)
+    }
+
+    /// Every parameter as `name=value` in the form a user types (for study files and `--set`).
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        self.entries
+            .iter()
+            .map(|(n, v)| ((*n).to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Reads parameters back from a result.json `params` object (base units), ignoring unknown keys.
+    pub fn overrides_from_json(specs: &[ParamSpec], params: &Json) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for s in specs {
+            if let Some(v) = params.get(s.name) {
+                let text = match v {
+                    Json::Bool(b) => b.to_string(),
+                    Json::Number(n) => n.to_string(),
+                    _ => continue,
+                };
+                out.push((s.name.to_string(), text));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SPECS: &[ParamSpec] = &[
+        ParamSpec {
+            name: "io_size",
+            kind: Kind::Size,
+            default: "1MiB",
+            help: "",
+        },
+        ParamSpec {
+            name: "window",
+            kind: Kind::Duration,
+            default: "5s",
+            help: "",
+        },
+    ];
+
+    #[test]
+    fn defaults_and_overrides() {
+        let p = Params::resolve("x", SPECS, &[]).unwrap();
+        assert_eq!(p.u64("io_size"), 1 << 20);
+        let p = Params::resolve("x", SPECS, &[("window".into(), "250ms".into())]).unwrap();
+        assert_eq!(p.f64("window"), 0.25);
+        let round = Params::overrides_from_json(SPECS, &p.to_json());
+        assert_eq!(Params::resolve("x", SPECS, &round).unwrap(), p);
+    }
+
+    #[test]
+    fn unknown_and_invalid() {
+        let e = Params::resolve("x", SPECS, &[("iosize".into(), "1".into())]).unwrap_err();
+        assert!(e.to_string().contains("allowed: io_size, window"), "{e}");
+        let e = Params::resolve("x", SPECS, &[("io_size".into(), "big".into())]).unwrap_err();
+        assert!(e.to_string().starts_with("parameter io_size:"), "{e}");
+    }
+}

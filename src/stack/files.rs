@@ -1,0 +1,267 @@
+//! The `files` layout: one file per stream inside a fresh subdirectory of the target
+//! directory, created in stream order with fallocate (so they lie on disk in that order on a
+//! fresh filesystem), read streams' files filled with random data. Everything it made is
+//! removed when the layout is dropped.
+
+use super::StackError;
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::{open_target, Op, Placement, Plan};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Files made for one trial; removed on drop.
+#[derive(Debug)]
+pub struct FileLayout {
+    dir: PathBuf,
+    pub placements: Vec<Placement>,
+    /// Whether O_DIRECT works on these files.
+    pub direct_ok: bool,
+    /// The filesystem type of the directory, as the kernel names it (`ext4`, `tmpfs`).
+    pub fs_type: String,
+    pub warnings: Vec<String>,
+}
+
+impl Drop for FileLayout {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Bytes free to an unprivileged writer on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    let s = rustix::fs::statvfs(path).map_err(std::io::Error::from)?;
+    Ok(s.f_bavail * s.f_frsize)
+}
+
+/// The filesystem type holding `path`, from /proc/self/mountinfo (longest matching mount point).
+pub fn fs_type_of(path: &Path) -> String {
+    let Ok(canon) = path.canonicalize() else {
+        return "unknown".into();
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return "unknown".into();
+    };
+    let mut best = (0usize, "unknown".to_string());
+    for line in info.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (Some(mp), Some(fs)) = (f.get(4), f.get(sep + 1)) else {
+            continue;
+        };
+        let mp = mp.replace("\\040", " ");
+        if canon.starts_with(&mp) && mp.len() >= best.0 {
+            best = (mp.len(), fs.to_string());
+        }
+    }
+    best.1
+}
+
+/// Creates the files of `plan` in a new subdirectory of `parent`. `stop` is polled while
+/// filling read files so Ctrl-C is honoured within a second.
+pub fn create(
+    parent: &Path,
+    plan: &Plan,
+    want_direct: bool,
+    stop: &AtomicBool,
+) -> Result<FileLayout, StackError> {
+    let spec = format!("dir:{}", parent.display());
+    let meta = std::fs::metadata(parent).map_err(|e| StackError::Target {
+        spec: spec.clone(),
+        message: format!(
+            "{} does not exist or cannot be read ({e})",
+            parent.display()
+        ),
+    })?;
+    if !meta.is_dir() {
+        return Err(StackError::Target {
+            spec,
+            message: format!("{} is not a directory", parent.display()),
+        });
+    }
+    let needed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
+    let free = free_bytes(parent)
+        .map_err(|e| StackError::io(format!("statvfs {}", parent.display()), e))?;
+    // Keep 1% + 64 MiB of headroom for the filesystem's own metadata.
+    if needed + needed / 100 + (64 << 20) > free {
+        return Err(StackError::NoSpace {
+            path: parent.display().to_string(),
+            needed,
+            free,
+        });
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("iotrial-")
+        .tempdir_in(parent)
+        .map_err(|e| StackError::Target {
+            spec: spec.clone(),
+            message: format!("{} is not writable ({e})", parent.display()),
+        })?
+        .keep();
+    let mut layout = FileLayout {
+        dir: dir.clone(),
+        placements: Vec::new(),
+        direct_ok: want_direct,
+        fs_type: fs_type_of(&dir),
+        warnings: Vec::new(),
+    };
+    for (i, s) in plan.streams.iter().enumerate() {
+        let path = dir.join(format!("{i:02}-{}.dat", s.name));
+        let f = std::fs::OpenOptions::new()
+            .create_new(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
+        match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, s.region_len) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::OPNOTSUPP) => {
+                f.set_len(s.region_len)
+                    .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
+                if layout.warnings.iter().all(|w| !w.contains("fallocate")) {
+                    layout.warnings.push(format!(
+                        "{} does not support fallocate; files are sparse and blocks are allocated during the run",
+                        layout.fs_type
+                    ));
+                }
+            }
+            Err(e) => {
+                return Err(StackError::io(
+                    format!("fallocate {}", path.display()),
+                    e.into(),
+                ))
+            }
+        }
+        layout.placements.push(Placement {
+            path,
+            offset: 0,
+            len: s.region_len,
+        });
+    }
+    if want_direct && !direct_works(&layout.placements[0].path) {
+        layout.direct_ok = false;
+        layout.warnings.push(format!(
+            "{} refuses O_DIRECT; falling back to buffered I/O (access times include the page cache)",
+            layout.fs_type
+        ));
+    }
+    for (s, p) in plan.streams.iter().zip(&layout.placements) {
+        if s.op == Op::Read {
+            fill_random(&p.path, p.len, layout.direct_ok, stop)?;
+        }
+    }
+    Ok(layout)
+}
+
+/// Whether an aligned O_DIRECT read of `path` succeeds.
+fn direct_works(path: &Path) -> bool {
+    let Ok(f) = open_target(path, Op::Read, true) else {
+        return false;
+    };
+    let mut b = AlignedBuf::new(4096);
+    f.read_at(b.as_mut_slice(), 0).is_ok()
+}
+
+/// Writes random data over the first `len` bytes of `path`, then syncs it.
+pub fn fill_random(
+    path: &Path,
+    len: u64,
+    direct: bool,
+    stop: &AtomicBool,
+) -> Result<(), StackError> {
+    const CHUNK: u64 = 4 << 20;
+    let mut f = open_target(path, Op::Write, direct)
+        .map_err(|e| StackError::io(format!("open {}", path.display()), e))?;
+    let mut buf = AlignedBuf::new(CHUNK as usize);
+    let mut off = 0;
+    let mut seed = 0x5eed;
+    while off < len {
+        if stop.load(Ordering::Relaxed) {
+            return Err(StackError::Interrupted);
+        }
+        seed += 1;
+        buf.fill_random(seed);
+        let n = CHUNK.min(len - off) as usize;
+        f.write_all_at(&buf.as_slice()[..n], off)
+            .map_err(|e| StackError::io(format!("fill {}", path.display()), e))?;
+        off += n as u64;
+    }
+    f.flush().ok();
+    f.sync_all()
+        .map_err(|e| StackError::io(format!("sync {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Pacing, Pattern, StreamPlan};
+
+    fn plan(region: u64) -> Plan {
+        let s = |name: &str, op| StreamPlan {
+            name: name.into(),
+            role: "x".into(),
+            op,
+            region_len: region,
+            io_size: 4096,
+            pattern: Pattern::Random,
+            pacing: Pacing::Max,
+            samples: 1,
+        };
+        Plan {
+            streams: vec![s("playback0", Op::Read), s("record0", Op::Write)],
+        }
+    }
+
+    #[test]
+    fn creates_fills_and_removes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let made;
+        {
+            let l = create(tmp.path(), &plan(1 << 20), true, &stop).unwrap();
+            made = l.dir.clone();
+            assert_eq!(l.placements.len(), 2);
+            assert!(l.placements[0]
+                .path
+                .to_string_lossy()
+                .contains("00-playback0"));
+            let data = std::fs::read(&l.placements[0].path).unwrap();
+            assert_eq!(data.len(), 1 << 20);
+            assert!(
+                data.iter().filter(|&&b| b == 0).count() < 20_000,
+                "read file holds random data"
+            );
+            assert_eq!(
+                std::fs::metadata(&l.placements[1].path).unwrap().len(),
+                1 << 20
+            );
+        }
+        assert!(!made.exists(), "layout removed on drop");
+    }
+
+    #[test]
+    fn refuses_what_does_not_fit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = create(tmp.path(), &plan(1 << 60), true, &AtomicBool::new(false)).unwrap_err();
+        assert!(e.to_string().contains("region_size"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "nothing left on disk"
+        );
+        let e = create(
+            &tmp.path().join("nope"),
+            &plan(4096),
+            true,
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("does not exist"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! Stacks: where a trial's I/O lands. A target spec names a device (`dir:PATH` for now) and
+//! the layout puts each stream's region on it (one file per stream in a directory).
+
+pub mod device;
+pub mod files;
+
+pub use device::DeviceSpec;
+
+/// A stack could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error("target {spec}: {message}")]
+    Target { spec: String, message: String },
+    #[error("parameter region_size: {needed} bytes of regions do not fit in the {free} bytes free on {path}")]
+    NoSpace {
+        path: String,
+        needed: u64,
+        free: u64,
+    },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl StackError {
+    /// An I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        StackError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Whether the cause is the user's input (exit status 2) rather than the system.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, StackError::Target { .. } | StackError::NoSpace { .. })
+    }
+}

@@ -1,0 +1,158 @@
+//! The results directory of DESIGN.md: `<out>/<study>-<UTC timestamp>/` with manifest.json and
+//! `trials/<stack>/<workload>/r<N>/`. A trial is written under a temporary name and renamed
+//! when complete, so an interrupted study never shows a partial trial as finished.
+
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Civil date (year, month, day) of a count of days since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// UTC date and time of `t`: (y, mo, d, h, mi, s).
+fn utc_parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64) {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, mo, d) = civil_from_days((secs / 86_400) as i64);
+    let r = secs % 86_400;
+    (y, mo, d, r / 3600, r % 3600 / 60, r % 60)
+}
+
+/// `2026-11-22T02:15:42Z`.
+pub fn utc_iso(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = utc_parts(t);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// `20261122T021542Z`, for directory names.
+pub fn utc_stamp(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = utc_parts(t);
+    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
+}
+
+/// Facts about the machine a study ran on.
+pub fn host_json() -> Json {
+    let u = rustix::system::uname();
+    let s = |c: &std::ffi::CStr| c.to_string_lossy().into_owned();
+    json!({
+        "hostname": s(u.nodename()),
+        "kernel": s(u.release()),
+        "kernel_build": s(u.version()),
+        "machine": s(u.machine()),
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "iotrial_version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// One study's results directory.
+#[derive(Debug, Clone)]
+pub struct ResultsDir {
+    pub root: PathBuf,
+}
+
+impl ResultsDir {
+    /// Creates `<out>/<name>-<stamp>/` (with a numeric suffix if it exists already).
+    pub fn create(out: &Path, name: &str) -> std::io::Result<ResultsDir> {
+        std::fs::create_dir_all(out)?;
+        let base = format!("{name}-{}", utc_stamp(SystemTime::now()));
+        for i in 0..1000 {
+            let dir = if i == 0 {
+                out.join(&base)
+            } else {
+                out.join(format!("{base}.{i}"))
+            };
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(ResultsDir { root: dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other(
+            "too many results directories with the same timestamp",
+        ))
+    }
+
+    /// Opens an existing results directory.
+    pub fn open(root: &Path) -> ResultsDir {
+        ResultsDir {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// Final path of a trial's directory.
+    pub fn trial_dir(&self, stack: &str, workload: &str, repeat: usize) -> PathBuf {
+        self.root
+            .join("trials")
+            .join(stack)
+            .join(workload)
+            .join(format!("r{repeat}"))
+    }
+
+    /// A fresh temporary directory beside the trial's final one, to write into.
+    pub fn begin_trial(
+        &self,
+        stack: &str,
+        workload: &str,
+        repeat: usize,
+    ) -> std::io::Result<PathBuf> {
+        let fin = self.trial_dir(stack, workload, repeat);
+        let tmp = fin.with_file_name(format!("r{repeat}.partial"));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp)?;
+        Ok(tmp)
+    }
+
+    /// Renames a finished trial's temporary directory to its final name.
+    pub fn commit_trial(
+        &self,
+        tmp: &Path,
+        stack: &str,
+        workload: &str,
+        repeat: usize,
+    ) -> std::io::Result<PathBuf> {
+        let fin = self.trial_dir(stack, workload, repeat);
+        let _ = std::fs::remove_dir_all(&fin);
+        std::fs::rename(tmp, &fin)?;
+        Ok(fin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn utc_formatting() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_313_742);
+        assert_eq!(utc_iso(t), "2026-11-22T02:15:42Z");
+        assert_eq!(utc_stamp(t), "20261122T021542Z");
+        assert_eq!(
+            utc_iso(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn trial_is_renamed_when_complete() {
+        let out = tempfile::tempdir().unwrap();
+        let r = ResultsDir::create(out.path(), "dvr").unwrap();
+        let tmp = r.begin_trial("dir", "dvr", 1).unwrap();
+        assert!(!r.trial_dir("dir", "dvr", 1).exists());
+        std::fs::write(tmp.join("result.json"), "{}").unwrap();
+        let fin = r.commit_trial(&tmp, "dir", "dvr", 1).unwrap();
+        assert!(fin.join("result.json").exists() && !tmp.exists());
+    }
+}
