@@ -3,8 +3,10 @@
 
 pub mod device;
 pub mod files;
+pub mod spec;
 
 pub use device::DeviceSpec;
+pub use spec::{LayoutKind, StackSpec};
 
 /// A stack could not be prepared.
 #[derive(Debug, thiserror::Error)]
