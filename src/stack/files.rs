@@ -82,17 +82,6 @@ pub fn create(
             message: format!("{} is not a directory", parent.display()),
         });
     }
-    let needed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
-    let free = free_bytes(parent)
-        .map_err(|e| StackError::io(format!("statvfs {}", parent.display()), e))?;
-    // Keep 1% + 64 MiB of headroom for the filesystem's own metadata.
-    if needed + needed / 100 + (64 << 20) > free {
-        return Err(StackError::NoSpace {
-            path: parent.display().to_string(),
-            needed,
-            free,
-        });
-    }
     let dir = tempfile::Builder::new()
         .prefix("iotrial-")
         .tempdir_in(parent)
@@ -108,6 +97,17 @@ pub fn create(
         fs_type: fs_type_of(&dir),
         warnings: Vec::new(),
     };
+    let needed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
+    let free = free_bytes(&dir)
+        .map_err(|e| StackError::io(format!("statvfs {}", dir.display()), e))?;
+    // Keep 1% + 64 MiB of headroom for the filesystem's own metadata.
+    if needed + needed / 100 + (64 << 20) > free {
+        return Err(StackError::NoSpace {
+            path: parent.display().to_string(),
+            needed,
+            free,
+        });
+    }
     for (i, s) in plan.streams.iter().enumerate() {
         let path = dir.join(format!("{i:02}-{}.dat", s.name));
         let f = std::fs::OpenOptions::new()

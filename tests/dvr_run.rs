@@ -1,0 +1,190 @@
+//! Runs the real `iotrial` binary: a small dvr trial on a temporary directory, its files
+//! checked against each other, `analyze` re-deriving the same verdict, and bad input refused.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const SMALL: &[&str] = &[
+    "--set", "samples=40", "--set", "region_size=4MiB", "--set", "io_size=64KiB", "--set", "window=50ms",
+];
+
+fn iotrial() -> Command {
+    Command::cargo_bin("iotrial").unwrap()
+}
+
+/// The single trial directory under a results root.
+fn trial_dir(out: &Path) -> PathBuf {
+    let run = std::fs::read_dir(out).unwrap().next().expect("a results directory").unwrap().path();
+    run.join("trials/dir/dvr/r1")
+}
+
+fn run_small(target: &Path, out: &Path, extra: &[&str]) -> Value {
+    let assert = iotrial()
+        .args(["run", "dvr", "--json", "--target"])
+        .arg(format!("dir:{}", target.display()))
+        .arg("--out")
+        .arg(out)
+        .args(SMALL)
+        .args(extra)
+        .assert()
+        .success();
+    serde_json::from_slice(&assert.get_output().stdout).expect("result.json on stdout")
+}
+
+#[test]
+fn dvr_run_writes_consistent_results_and_analyze_agrees() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let doc = run_small(target.path(), out.path(), &[]);
+    let dir = trial_dir(out.path());
+
+    let on_disk: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, doc, "--json prints result.json");
+    for key in ["workload", "params", "target", "warnings", "streams", "verdict"] {
+        assert!(doc.get(key).is_some(), "result.json has {key}");
+    }
+    assert_eq!(doc["params"]["io_size"], 65536);
+    assert_eq!(doc["params"]["recorders"], 8);
+    let streams = doc["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 10);
+    assert_eq!(streams[0]["name"], "playback0");
+    assert_eq!(streams[9]["name"], "playback1");
+    for s in streams {
+        for k in ["name", "role", "samples", "elapsed_s", "mbit_s", "lat_ms"] {
+            assert!(s.get(k).is_some(), "stream has {k}");
+        }
+        for k in ["mean", "p50", "p90", "p99", "p999", "max", "stddev"] {
+            assert!(s["lat_ms"][k].as_f64().is_some(), "lat_ms.{k}");
+        }
+        match s["role"].as_str().unwrap() {
+            "record" => assert!(s["mbit_guaranteed"].as_f64().unwrap() > 0.0 && s["window_peak_ms"].as_f64().is_some()),
+            "playback" => assert!(s["preroll_s"].as_f64().unwrap() > 0.0),
+            r => panic!("unexpected role {r}"),
+        }
+    }
+    let v = &doc["verdict"];
+    for k in [
+        "record_mbit_guaranteed", "playback_preroll_s", "record_fairness_jain", "playback_fairness_jain",
+        "record_completion_spread", "playback_completion_spread", "target_mbit", "meets_target",
+    ] {
+        assert!(v.get(k).is_some(), "verdict has {k}");
+    }
+
+    let samples = std::fs::read_to_string(dir.join("samples.csv")).unwrap();
+    let mut lines = samples.lines();
+    assert_eq!(lines.next().unwrap(), "stream,role,op,offset,bytes,issue_ns,latency_ns,error");
+    assert_eq!(lines.count(), 10 * 40, "row count = streams x samples");
+    let ts = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
+    assert!(ts.starts_with("second,stream,role,ios,"));
+    assert!(dir.parent().unwrap().parent().unwrap().parent().unwrap().parent().unwrap().join("manifest.json").exists());
+
+    let a = iotrial().args(["analyze", "dvr", "--json"]).arg(dir.join("samples.csv")).assert().success();
+    let re: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(re["verdict"], doc["verdict"], "analyze re-derives the run's verdict");
+    assert_eq!(re["streams"], doc["streams"]);
+
+    // A 10x longer buffer can only smooth the worst window, never worsen it.
+    let a = iotrial()
+        .args(["analyze", "dvr", "--json", "--set", "window=500ms"])
+        .arg(dir.join("samples.csv"))
+        .assert()
+        .success();
+    let longer: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(longer["params"]["window"], 0.5);
+
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "the run removed its files");
+}
+
+#[test]
+fn terminal_output_has_table_and_verdict_line() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let a = iotrial()
+        .args(["run", "dvr", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(SMALL)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(text.contains("record7"), "{text}");
+    assert!(text.contains("records guaranteed ") && text.contains("Mbit/s with a 0.05 s buffer"), "{text}");
+    assert!(text.contains("playback needs "), "{text}");
+    assert!(text.contains("results: "), "{text}");
+}
+
+/// Runs `iotrial run dvr` with `args`, expecting exit 2 and `needle` in the single error line.
+fn refused(args: &[&str], needle: &str) {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = iotrial();
+    cmd.args(["run"]).args(args).arg("--out").arg(out.path());
+    if !args.iter().any(|a| *a == "--target") {
+        cmd.arg("--target").arg(format!("dir:{}", target.path().display()));
+    }
+    let a = cmd.assert().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one clear line: {err}");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "nothing left in the target");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "no results written");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    refused(&["dvd"], "unknown workload 'dvd'; available: dvr");
+    refused(&["dvr", "--set", "recorderz=3"], "unknown parameter 'recorderz'");
+    refused(&["dvr", "--set", "io_size=0"], "parameter io_size: must be greater than 0");
+    refused(&["dvr", "--set", "io_size=1000"], "multiple of 4096");
+    refused(&["dvr", "--set", "io_size=lots"], "parameter io_size:");
+    refused(&["dvr", "--set", "window=5 fortnights"], "parameter window:");
+    refused(&["dvr", "--set", "samples"], "not of the form key=value");
+    refused(&["dvr", "--set", "region_size=1000TiB"], "region_size");
+    refused(&["dvr", "--target", "dir:/nonexistent/iotrial"], "does not exist");
+    refused(&["dvr", "--target", "tape:/dev/st0"], "unknown device kind 'tape'");
+    refused(&["dvr", "--target", "dir:/proc/sys", "--set", "region_size=1MiB"], "not writable");
+}
+
+#[test]
+fn analyze_refuses_a_bad_samples_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("samples.csv");
+    std::fs::write(&p, "stream,role\nx,y\n").unwrap();
+    let a = iotrial().args(["analyze", "dvr"]).arg(&p).assert().code(2);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("header is"));
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_leaves_nothing() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("iotrial");
+    let mut child = std::process::Command::new(bin)
+        .args(["run", "dvr", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(["--set", "samples=1000000", "--set", "region_size=16MiB", "--set", "io_size=64KiB"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let sent = std::time::Instant::now();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(sent.elapsed().as_secs_f64() < 5.0, "still running 5 s after Ctrl-C");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let took = sent.elapsed().as_secs_f64();
+    assert_eq!(status.code(), Some(130));
+    assert!(took < 2.0, "stopped in {took:.2} s");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "stream files removed");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "no partial result written");
+}
