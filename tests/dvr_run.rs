@@ -6,7 +6,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const SMALL: &[&str] = &[
-    "--set", "samples=40", "--set", "region_size=4MiB", "--set", "io_size=64KiB", "--set", "window=50ms",
+    "--set",
+    "samples=40",
+    "--set",
+    "region_size=4MiB",
+    "--set",
+    "io_size=64KiB",
+    "--set",
+    "window=50ms",
 ];
 
 fn iotrial() -> Command {
@@ -15,7 +22,12 @@ fn iotrial() -> Command {
 
 /// The single trial directory under a results root.
 fn trial_dir(out: &Path) -> PathBuf {
-    let run = std::fs::read_dir(out).unwrap().next().expect("a results directory").unwrap().path();
+    let run = std::fs::read_dir(out)
+        .unwrap()
+        .next()
+        .expect("a results directory")
+        .unwrap()
+        .path();
     run.join("trials/dir/dvr/r1")
 }
 
@@ -39,9 +51,12 @@ fn dvr_run_writes_consistent_results_and_analyze_agrees() {
     let doc = run_small(target.path(), out.path(), &[]);
     let dir = trial_dir(out.path());
 
-    let on_disk: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let on_disk: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(on_disk, doc, "--json prints result.json");
-    for key in ["workload", "params", "target", "warnings", "streams", "verdict"] {
+    for key in [
+        "workload", "params", "target", "warnings", "streams", "verdict",
+    ] {
         assert!(doc.get(key).is_some(), "result.json has {key}");
     }
     assert_eq!(doc["params"]["io_size"], 65536);
@@ -58,30 +73,59 @@ fn dvr_run_writes_consistent_results_and_analyze_agrees() {
             assert!(s["lat_ms"][k].as_f64().is_some(), "lat_ms.{k}");
         }
         match s["role"].as_str().unwrap() {
-            "record" => assert!(s["mbit_guaranteed"].as_f64().unwrap() > 0.0 && s["window_peak_ms"].as_f64().is_some()),
+            "record" => assert!(
+                s["mbit_guaranteed"].as_f64().unwrap() > 0.0
+                    && s["window_peak_ms"].as_f64().is_some()
+            ),
             "playback" => assert!(s["preroll_s"].as_f64().unwrap() > 0.0),
             r => panic!("unexpected role {r}"),
         }
     }
     let v = &doc["verdict"];
     for k in [
-        "record_mbit_guaranteed", "playback_preroll_s", "record_fairness_jain", "playback_fairness_jain",
-        "record_completion_spread", "playback_completion_spread", "target_mbit", "meets_target",
+        "record_mbit_guaranteed",
+        "playback_preroll_s",
+        "record_fairness_jain",
+        "playback_fairness_jain",
+        "record_completion_spread",
+        "playback_completion_spread",
+        "target_mbit",
+        "meets_target",
     ] {
         assert!(v.get(k).is_some(), "verdict has {k}");
     }
 
     let samples = std::fs::read_to_string(dir.join("samples.csv")).unwrap();
     let mut lines = samples.lines();
-    assert_eq!(lines.next().unwrap(), "stream,role,op,offset,bytes,issue_ns,latency_ns,error");
+    assert_eq!(
+        lines.next().unwrap(),
+        "stream,role,op,offset,bytes,issue_ns,latency_ns,error"
+    );
     assert_eq!(lines.count(), 10 * 40, "row count = streams x samples");
     let ts = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
     assert!(ts.starts_with("second,stream,role,ios,"));
-    assert!(dir.parent().unwrap().parent().unwrap().parent().unwrap().parent().unwrap().join("manifest.json").exists());
+    assert!(dir
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("manifest.json")
+        .exists());
 
-    let a = iotrial().args(["analyze", "dvr", "--json"]).arg(dir.join("samples.csv")).assert().success();
+    let a = iotrial()
+        .args(["analyze", "dvr", "--json"])
+        .arg(dir.join("samples.csv"))
+        .assert()
+        .success();
     let re: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    assert_eq!(re["verdict"], doc["verdict"], "analyze re-derives the run's verdict");
+    assert_eq!(
+        re["verdict"], doc["verdict"],
+        "analyze re-derives the run's verdict"
+    );
     assert_eq!(re["streams"], doc["streams"]);
 
     // A 10x longer buffer can only smooth the worst window, never worsen it.
@@ -93,7 +137,11 @@ fn dvr_run_writes_consistent_results_and_analyze_agrees() {
     let longer: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     assert_eq!(longer["params"]["window"], 0.5);
 
-    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "the run removed its files");
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "the run removed its files"
+    );
 }
 
 #[test]
@@ -110,7 +158,10 @@ fn terminal_output_has_table_and_verdict_line() {
         .success();
     let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(text.contains("record7"), "{text}");
-    assert!(text.contains("records guaranteed ") && text.contains("Mbit/s with a 0.05 s buffer"), "{text}");
+    assert!(
+        text.contains("records guaranteed ") && text.contains("Mbit/s with a 0.05 s buffer"),
+        "{text}"
+    );
     assert!(text.contains("playback needs "), "{text}");
     assert!(text.contains("results: "), "{text}");
 }
@@ -121,30 +172,63 @@ fn refused(args: &[&str], needle: &str) {
     let out = tempfile::tempdir().unwrap();
     let mut cmd = iotrial();
     cmd.args(["run"]).args(args).arg("--out").arg(out.path());
-    if !args.iter().any(|a| *a == "--target") {
-        cmd.arg("--target").arg(format!("dir:{}", target.path().display()));
+    if !args.contains(&"--target") {
+        cmd.arg("--target")
+            .arg(format!("dir:{}", target.path().display()));
     }
     let a = cmd.assert().code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(err.contains(needle), "expected '{needle}' in: {err}");
     assert_eq!(err.trim().lines().count(), 1, "one clear line: {err}");
-    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "nothing left in the target");
-    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "no results written");
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "nothing left in the target"
+    );
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "no results written"
+    );
 }
 
 #[test]
 fn bad_input_gets_one_line_and_exit_2() {
     refused(&["dvd"], "unknown workload 'dvd'; available: dvr");
-    refused(&["dvr", "--set", "recorderz=3"], "unknown parameter 'recorderz'");
-    refused(&["dvr", "--set", "io_size=0"], "parameter io_size: must be greater than 0");
+    refused(
+        &["dvr", "--set", "recorderz=3"],
+        "unknown parameter 'recorderz'",
+    );
+    refused(
+        &["dvr", "--set", "io_size=0"],
+        "parameter io_size: must be greater than 0",
+    );
     refused(&["dvr", "--set", "io_size=1000"], "multiple of 4096");
     refused(&["dvr", "--set", "io_size=lots"], "parameter io_size:");
-    refused(&["dvr", "--set", "window=5 fortnights"], "parameter window:");
+    refused(
+        &["dvr", "--set", "window=5 fortnights"],
+        "parameter window:",
+    );
     refused(&["dvr", "--set", "samples"], "not of the form key=value");
     refused(&["dvr", "--set", "region_size=1000TiB"], "region_size");
-    refused(&["dvr", "--target", "dir:/nonexistent/iotrial"], "does not exist");
-    refused(&["dvr", "--target", "tape:/dev/st0"], "unknown device kind 'tape'");
-    refused(&["dvr", "--target", "dir:/proc/sys", "--set", "region_size=1MiB"], "not writable");
+    refused(
+        &["dvr", "--target", "dir:/nonexistent/iotrial"],
+        "does not exist",
+    );
+    refused(
+        &["dvr", "--target", "tape:/dev/st0"],
+        "unknown device kind 'tape'",
+    );
+    refused(
+        &[
+            "dvr",
+            "--target",
+            "dir:/proc/sys",
+            "--set",
+            "region_size=1MiB",
+        ],
+        "not writable",
+    );
 }
 
 #[test]
@@ -166,7 +250,14 @@ fn ctrl_c_stops_within_a_second_and_leaves_nothing() {
         .arg(format!("dir:{}", target.path().display()))
         .arg("--out")
         .arg(out.path())
-        .args(["--set", "samples=1000000", "--set", "region_size=16MiB", "--set", "io_size=64KiB"])
+        .args([
+            "--set",
+            "samples=1000000",
+            "--set",
+            "region_size=16MiB",
+            "--set",
+            "io_size=64KiB",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -179,12 +270,23 @@ fn ctrl_c_stops_within_a_second_and_leaves_nothing() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(sent.elapsed().as_secs_f64() < 5.0, "still running 5 s after Ctrl-C");
+        assert!(
+            sent.elapsed().as_secs_f64() < 5.0,
+            "still running 5 s after Ctrl-C"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
     let took = sent.elapsed().as_secs_f64();
     assert_eq!(status.code(), Some(130));
     assert!(took < 2.0, "stopped in {took:.2} s");
-    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "stream files removed");
-    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "no partial result written");
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "stream files removed"
+    );
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "no partial result written"
+    );
 }

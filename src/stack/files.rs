@@ -98,8 +98,8 @@ pub fn create(
         warnings: Vec::new(),
     };
     let needed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
-    let free = free_bytes(&dir)
-        .map_err(|e| StackError::io(format!("statvfs {}", dir.display()), e))?;
+    let free =
+        free_bytes(&dir).map_err(|e| StackError::io(format!("statvfs {}", dir.display()), e))?;
     // Keep 1% + 64 MiB of headroom for the filesystem's own metadata.
     if needed + needed / 100 + (64 << 20) > free {
         return Err(StackError::NoSpace {
