@@ -5,7 +5,9 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use iotrial::params::{split_assignment, Params};
 use iotrial::report::{self, terminal};
-use iotrial::stack::DeviceSpec;
+use iotrial::stack::ledger::Ledger;
+use iotrial::stack::provision::BuildOptions;
+use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
 use iotrial::study::results::{host_json, ResultsDir};
 use iotrial::trial::{self, TrialError};
 use iotrial::workload::{self, Outcome};
@@ -32,9 +34,12 @@ enum Command {
     Run {
         /// Workload kind (see `iotrial list workloads`).
         workload: String,
-        /// Where to run: dir:PATH. Default: a fresh temporary directory.
+        /// Where to run: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X. Default: a fresh
+        /// temporary directory.
         #[arg(long)]
         target: Option<String>,
+        #[command(flatten)]
+        stack: StackArgs,
         /// Set a workload parameter, e.g. --set samples=2048 --set region_size=8GiB.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -55,11 +60,40 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
+    /// scheduler changes), as listed in its ledger.
+    Cleanup,
     /// List what iotrial knows.
     List {
         #[arg(value_enum)]
         what: ListWhat,
     },
+}
+
+/// One stack described on the command line.
+#[derive(clap::Args)]
+struct StackArgs {
+    /// Filesystem to make on the target device (ext4, xfs, btrfs, ...).
+    #[arg(long)]
+    fs: Option<String>,
+    /// Extra mkfs arguments, as one string split on spaces (e.g. "-T largefile4").
+    #[arg(long, allow_hyphen_values = true)]
+    mkfs: Option<String>,
+    /// Mount options (e.g. noatime,data=writeback).
+    #[arg(long)]
+    mount: Option<String>,
+    /// Layout: files (default), partitions or regions (raw I/O).
+    #[arg(long)]
+    layout: Option<String>,
+    /// I/O scheduler for the device (none, mq-deadline, bfq, kyber).
+    #[arg(long)]
+    scheduler: Option<String>,
+    /// Scheduler tunable, e.g. --tunable read_expire=250.
+    #[arg(long = "tunable", value_name = "KEY=VALUE")]
+    tunables: Vec<String>,
+    /// Allow destroying the signatures on this block device (name it exactly as in --target).
+    #[arg(long, value_name = "DEVICE")]
+    wipe: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -122,16 +156,18 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::Run {
             workload,
             target,
+            stack,
             set,
             out,
             json,
-        } => cmd_run(&workload, target, &set, &out, json, stop),
+        } => cmd_run(&workload, target, &stack, &set, &out, json, stop),
         Command::Analyze {
             workload,
             samples,
             set,
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
+        Command::Cleanup => cmd_cleanup(),
         Command::List {
             what: ListWhat::Workloads,
         } => {
@@ -147,9 +183,63 @@ fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// The stack described by `--target` and the stack flags.
+fn stack_from_args(target: Option<String>, a: &StackArgs) -> Result<(StackSpec, DeviceSpec)> {
+    let device = match target {
+        Some(t) => DeviceSpec::parse(&t).map_err(|m| usage(format!("--target: {m}")))?,
+        None => DeviceSpec::TempDir,
+    };
+    let layout = match a.layout.as_deref() {
+        None => None,
+        Some("files") => Some(LayoutKind::Files),
+        Some("partitions") => Some(LayoutKind::Partitions),
+        Some("regions") => Some(LayoutKind::Regions),
+        Some(o) => {
+            return Err(usage(format!(
+                "--layout: unknown layout '{o}'; allowed: files, partitions, regions"
+            )))
+        }
+    };
+    // A block device without a filesystem is used raw.
+    let layout = layout.unwrap_or(if device.needs_root() && a.fs.is_none() {
+        LayoutKind::Regions
+    } else {
+        LayoutKind::Files
+    });
+    let mut tunables = std::collections::BTreeMap::new();
+    for t in &a.tunables {
+        let (k, v) = split_assignment(t).map_err(|e| usage(format!("--tunable: {e}")))?;
+        tunables.insert(k, v);
+    }
+    let mut name = device.kind().to_string();
+    if let Some(fs) = &a.fs {
+        name = format!("{name}-{fs}");
+    }
+    if layout != LayoutKind::Files {
+        name = format!("{name}-{}", layout.name());
+    }
+    let spec = StackSpec {
+        name,
+        devices: vec![device.to_string()],
+        layout,
+        fs: a.fs.clone(),
+        mkfs: a
+            .mkfs
+            .as_deref()
+            .map(|m| m.split_whitespace().map(String::from).collect())
+            .unwrap_or_default(),
+        mount: a.mount.clone().unwrap_or_default(),
+        scheduler: a.scheduler.clone(),
+        tunables,
+        logdev: None,
+    };
+    Ok((spec, device))
+}
+
 fn cmd_run(
     name: &str,
     target: Option<String>,
+    stack_args: &StackArgs,
     set: &[String],
     out: &Path,
     as_json: bool,
@@ -157,14 +247,20 @@ fn cmd_run(
 ) -> Result<()> {
     let w = workload::find(name).map_err(usage)?;
     let params = w.resolve(&parse_sets(set)?).map_err(usage)?;
-    let device = match target {
-        Some(t) => DeviceSpec::parse(&t).map_err(|m| usage(format!("--target: {m}")))?,
-        None => DeviceSpec::TempDir,
-    };
+    let (stack, device) = stack_from_args(target, stack_args)?;
     // Refuse impossible parameters before anything is created on disk.
     w.plan(&params).map_err(usage)?;
-    let show_progress = !as_json;
-    let result = trial::run(w, &params, &device, stop, show_progress);
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let devices = [device];
+    let setup = trial::Setup {
+        stack: &stack,
+        devices: &devices,
+        build: BuildOptions {
+            wipe: stack_args.wipe.clone(),
+            ..Default::default()
+        },
+    };
+    let result = trial::run(w, &params, &setup, &mut ledger, stop, !as_json);
     let output = match result {
         Ok(o) => o,
         Err(TrialError::Interrupted) => return Err(Interrupted.into()),
@@ -173,14 +269,13 @@ fn cmd_run(
     };
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
-    let stack = device.kind();
-    let tmp = results.begin_trial(stack, w.name(), 1)?;
+    let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;
-    let dir = results.commit_trial(&tmp, stack, w.name(), 1)?;
+    let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;
     let manifest = json!({
         "study": format!("run {}", w.name()),
         "host": host_json(),
-        "trials": [{"stack": stack, "workload": w.name(), "repeat": 1, "status": "done",
+        "trials": [{"stack": stack.name, "workload": w.name(), "repeat": 1, "status": "done",
                     "path": dir.strip_prefix(&results.root).unwrap_or(&dir)}],
     });
     report::json::write(&results.root.join("manifest.json"), &manifest)?;
@@ -201,6 +296,24 @@ fn print_outcome(outcome: &dyn Outcome, warnings: &serde_json::Value) {
         }
     }
     println!("{}", outcome.verdict_line());
+}
+
+fn cmd_cleanup() -> Result<()> {
+    let dir = iotrial::stack::ledger::ledger_dir();
+    let rep = iotrial::stack::ledger::cleanup(&dir);
+    for r in &rep.released {
+        println!("released {r}");
+    }
+    for pid in &rep.live {
+        println!("left alone: the ledger of running process {pid}");
+    }
+    if rep.released.is_empty() && rep.errors.is_empty() {
+        println!("nothing to clean up in {}", dir.display());
+    }
+    if !rep.errors.is_empty() {
+        anyhow::bail!("cleanup incomplete: {}", rep.errors.join("; "));
+    }
+    Ok(())
 }
 
 fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Result<()> {

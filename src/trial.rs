@@ -5,7 +5,10 @@ use crate::analysis::timeseries;
 use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
 use crate::params::{ParamError, Params};
 use crate::report::{self, json::TrialDoc, ReportError};
-use crate::stack::{files, DeviceSpec, StackError};
+use crate::stack::actions::Actions;
+use crate::stack::ledger::Ledger;
+use crate::stack::provision::{self, BuildOptions};
+use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::study::results::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::{json, Value as Json};
@@ -49,48 +52,80 @@ pub struct TrialOutput {
     pub streams: Vec<StreamSamples>,
 }
 
-/// Runs `workload` with `params` on `device`. `stop` (set by Ctrl-C / SIGTERM) ends the run
-/// within a second; then every file made is removed and `Interrupted` returned.
+/// The stack a trial runs on and how to build it.
+pub struct Setup<'a> {
+    pub stack: &'a StackSpec,
+    pub devices: &'a [DeviceSpec],
+    pub build: BuildOptions,
+}
+
+/// Runs `workload` with `params` on the stack of `setup`, building it first and releasing
+/// everything it made afterwards (also on error). `stop` (set by Ctrl-C / SIGTERM) ends the run
+/// within a second; then `Interrupted` is returned and nothing is written.
 pub fn run(
     workload: &dyn Workload,
     params: &Params,
-    device: &DeviceSpec,
+    setup: &Setup,
+    ledger: &mut Ledger,
+    stop: &Arc<AtomicBool>,
+    show_progress: bool,
+) -> Result<TrialOutput, TrialError> {
+    let mark = ledger.len();
+    let result = run_built(workload, params, setup, ledger, stop, show_progress);
+    let errors = ledger.release_to(mark);
+    let mut out = result?;
+    if !errors.is_empty() {
+        let w = out.doc["warnings"]
+            .as_array_mut()
+            .expect("warnings is an array");
+        w.extend(errors.into_iter().map(|e| json!(format!("cleanup: {e}"))));
+    }
+    Ok(out)
+}
+
+fn run_built(
+    workload: &dyn Workload,
+    params: &Params,
+    setup: &Setup,
+    ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
     show_progress: bool,
 ) -> Result<TrialOutput, TrialError> {
     let plan = workload.plan(params)?;
     let started = SystemTime::now();
     let t = Instant::now();
-    let temp;
-    let parent: &Path = match device {
-        DeviceSpec::Dir(p) => p,
-        DeviceSpec::TempDir => {
-            temp = tempfile::Builder::new()
-                .prefix("iotrial-target-")
-                .tempdir()
-                .map_err(|e| StackError::io("create a temporary directory", e))?;
-            temp.path()
-        }
-    };
-    let want_direct = params.bool("direct");
-    let layout = match files::create(parent, &plan, want_direct, stop) {
+    let mut actions = Actions::new(false);
+    let mut build = setup.build.clone();
+    build.want_direct = params.bool("direct");
+    let built = match provision::build(
+        setup.stack,
+        setup.devices,
+        &plan,
+        &build,
+        ledger,
+        &mut actions,
+        stop,
+    ) {
         Err(StackError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
     let total: u64 = plan.streams.iter().map(|s| s.samples as u64).sum();
     let pb = if show_progress {
-        report::terminal::progress(total, workload.name())
+        report::terminal::progress(
+            total,
+            &format!("{} on {}", workload.name(), setup.stack.name),
+        )
     } else {
         indicatif::ProgressBar::hidden()
     };
     let protocol = Arc::new(Protocol::new(plan.streams.len()));
     let opts = EngineOptions {
-        direct: layout.direct_ok,
+        direct: built.direct_ok,
         backend: BackendKind::Psync,
         seed: params.u64("seed"),
         time_limit: None,
     };
-    let out = engine::run(&plan, &layout.placements, opts, protocol, |p| {
+    let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
         if stop.load(Ordering::Relaxed) {
             p.request_stop();
         }
@@ -102,25 +137,23 @@ pub fn run(
     }
     let outcome = workload.analyze(params, &out.streams)?;
     let target = json!({
-        "spec": device.to_string(),
-        "kind": device.kind(),
-        "layout": "files",
-        "filesystem": layout.fs_type,
-        "direct_io": layout.direct_ok,
+        "spec": setup.devices.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" "),
+        "layout": setup.stack.layout.name(),
+        "direct_io": built.direct_ok,
         "backend": opts.backend.name(),
-        "files": layout.placements.iter().map(|p| p.path.file_name().map(|n| n.to_string_lossy().into_owned())).collect::<Vec<_>>(),
     });
-    let doc = TrialDoc {
+    let mut doc = TrialDoc {
         workload: workload.name(),
         params: params.to_json(),
         target,
-        warnings: layout.warnings.clone(),
+        warnings: built.warnings.clone(),
         outcome: outcome.as_ref(),
         started_utc: utc_iso(started),
         duration_s: t.elapsed().as_secs_f64(),
     }
     .to_json();
-    drop(layout);
+    doc["stack"] = built.as_built.clone();
+    drop(built);
     Ok(TrialOutput {
         doc,
         outcome,

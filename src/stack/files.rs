@@ -150,7 +150,7 @@ pub fn create(
     }
     for (s, p) in plan.streams.iter().zip(&layout.placements) {
         if s.op == Op::Read {
-            fill_random(&p.path, p.len, layout.direct_ok, stop)?;
+            fill_random(&p.path, 0, p.len, layout.direct_ok, stop)?;
         }
     }
     Ok(layout)
@@ -165,9 +165,10 @@ fn direct_works(path: &Path) -> bool {
     f.read_at(b.as_mut_slice(), 0).is_ok()
 }
 
-/// Writes random data over the first `len` bytes of `path`, then syncs it.
+/// Writes random data over `len` bytes of `path` from `start`, then syncs it.
 pub fn fill_random(
     path: &Path,
+    start: u64,
     len: u64,
     direct: bool,
     stop: &AtomicBool,
@@ -185,7 +186,7 @@ pub fn fill_random(
         seed += 1;
         buf.fill_random(seed);
         let n = CHUNK.min(len - off) as usize;
-        f.write_all_at(&buf.as_slice()[..n], off)
+        f.write_all_at(&buf.as_slice()[..n], start + off)
             .map_err(|e| StackError::io(format!("fill {}", path.display()), e))?;
         off += n as u64;
     }

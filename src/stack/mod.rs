@@ -1,9 +1,17 @@
 //! Stacks: where a trial's I/O lands. A target spec names a device (`dir:PATH` for now) and
 //! the layout puts each stream's region on it (one file per stream in a directory).
 
+pub mod actions;
 pub mod device;
 pub mod files;
+pub mod fs;
+pub mod guard;
+pub mod ledger;
+pub mod mountinfo;
+pub mod provision;
+pub mod scheduler;
 pub mod spec;
+pub mod sys;
 
 pub use device::DeviceSpec;
 pub use spec::{LayoutKind, StackSpec};
@@ -26,6 +34,14 @@ pub enum StackError {
     },
     #[error("interrupted")]
     Interrupted,
+    #[error("{0}")]
+    Command(String),
+    #[error("stack: {0}")]
+    Spec(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error("stack needs root: {0}")]
+    NeedsRoot(String),
 }
 
 impl StackError {
@@ -39,6 +55,12 @@ impl StackError {
 
     /// Whether the cause is the user's input (exit status 2) rather than the system.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, StackError::Target { .. } | StackError::NoSpace { .. })
+        matches!(
+            self,
+            StackError::Target { .. }
+                | StackError::NoSpace { .. }
+                | StackError::Spec(_)
+                | StackError::Refused(_)
+        )
     }
 }

@@ -1,0 +1,225 @@
+//! Filesystems: which ones can be built here, the mkfs command line for each (with the user's
+//! extra arguments, several devices for btrfs, an external log for xfs), the tool's version,
+//! and mounting with the options read back from the kernel.
+
+use super::actions::Actions;
+use super::ledger::{Ledger, Resource};
+use super::{mountinfo, sys, StackError};
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+
+/// Filesystems iotrial knows how to make: (name, mkfs program, force flag).
+const KNOWN: &[(&str, &str, &str)] = &[
+    ("ext2", "mkfs.ext2", "-F"),
+    ("ext3", "mkfs.ext3", "-F"),
+    ("ext4", "mkfs.ext4", "-F"),
+    ("xfs", "mkfs.xfs", "-f"),
+    ("btrfs", "mkfs.btrfs", "-f"),
+    ("f2fs", "mkfs.f2fs", "-f"),
+    ("vfat", "mkfs.vfat", ""),
+    ("exfat", "mkfs.exfat", ""),
+];
+
+/// Whether the running kernel has `fs` (in /proc/filesystems, or as a loadable module).
+fn kernel_has(fs: &str) -> bool {
+    let listed = std::fs::read_to_string("/proc/filesystems")
+        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(fs)))
+        .unwrap_or(false);
+    if listed {
+        return true;
+    }
+    let rel = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::read_to_string(format!("/lib/modules/{rel}/modules.dep"))
+        .map(|t| {
+            t.lines().any(|l| {
+                l.split(':').next().is_some_and(|m| {
+                    m.ends_with(&format!("/{fs}.ko")) || m.contains(&format!("/{fs}.ko."))
+                })
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// The mkfs program for `fs`, or why it cannot be built here.
+pub fn mkfs_program(fs: &str) -> Result<(&'static str, &'static str), StackError> {
+    let Some(&(_, prog, force)) = KNOWN.iter().find(|(n, _, _)| *n == fs) else {
+        return Err(StackError::Spec(format!(
+            "unknown filesystem '{fs}'; known: {}",
+            KNOWN.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    if !sys::have(prog) {
+        return Err(StackError::Spec(format!("filesystem {fs} is not available here: {prog} is not installed (run scripts/install-deps.sh)")));
+    }
+    if !kernel_has(fs) {
+        return Err(StackError::Spec(format!(
+            "filesystem {fs} is not available here: the kernel has no {fs} support"
+        )));
+    }
+    Ok((prog, force))
+}
+
+/// Version line of a mkfs tool (`mke2fs 1.47.0 (5-Feb-2023)`).
+pub fn mkfs_version(prog: &str) -> String {
+    let out = std::process::Command::new(prog).arg("-V").output();
+    match out {
+        Ok(o) => {
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            text.lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// Makes `fs` on `devices` (the first is the data device; btrfs takes all). Returns what was
+/// run, for the stack as built.
+pub fn mkfs(
+    fs: &str,
+    extra: &[String],
+    devices: &[PathBuf],
+    logdev: Option<&Path>,
+    actions: &mut Actions,
+) -> Result<Json, StackError> {
+    let (prog, force) = mkfs_program(fs)?;
+    if devices.len() > 1 && fs != "btrfs" {
+        return Err(StackError::Spec(format!(
+            "{fs} takes one device; {} given (only btrfs spans several)",
+            devices.len()
+        )));
+    }
+    if logdev.is_some() && fs != "xfs" {
+        return Err(StackError::Spec(format!(
+            "an external log device is an xfs feature, not {fs}"
+        )));
+    }
+    let mut args: Vec<String> = Vec::new();
+    if !force.is_empty() {
+        args.push(force.into());
+    }
+    if fs.starts_with("ext") {
+        args.push("-q".into());
+    }
+    args.extend(extra.iter().cloned());
+    if let Some(l) = logdev {
+        args.push("-l".into());
+        args.push(format!("logdev={}", l.display()));
+    }
+    args.extend(devices.iter().map(|d| d.display().to_string()));
+    actions.run(prog, &args)?;
+    Ok(json!({
+        "command": sys::display_command(prog, &args),
+        "version": if actions.dry_run { String::new() } else { mkfs_version(prog) },
+    }))
+}
+
+/// Mounts `device` at a fresh mount point under `parent`, recording both in the ledger first.
+/// Returns the mount point.
+pub fn mount(
+    fs: &str,
+    device: &Path,
+    options: &str,
+    logdev: Option<&Path>,
+    parent: &Path,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<PathBuf, StackError> {
+    let mp = parent.join("mnt");
+    let mut opts: Vec<String> = options
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .map(String::from)
+        .collect();
+    if let Some(l) = logdev {
+        opts.push(format!("logdev={}", l.display()));
+    }
+    ledger
+        .record(Resource::TempDir { path: mp.clone() })
+        .map_err(|e| StackError::io("ledger", e))?;
+    if !actions.dry_run {
+        std::fs::create_dir_all(&mp)
+            .map_err(|e| StackError::io(format!("create {}", mp.display()), e))?;
+    }
+    ledger
+        .record(Resource::Mount { target: mp.clone() })
+        .map_err(|e| StackError::io("ledger", e))?;
+    let mut args = vec!["-t".to_string(), fs.to_string()];
+    if !opts.is_empty() {
+        args.push("-o".into());
+        args.push(opts.join(","));
+    }
+    args.push(device.display().to_string());
+    args.push(mp.display().to_string());
+    actions.run("mount", &args).map_err(|e| match e {
+        StackError::Command(m) => {
+            StackError::Spec(format!("mount options '{options}' for {fs}: {m}"))
+        }
+        other => other,
+    })?;
+    Ok(mp)
+}
+
+/// The options the kernel applied to the mount at `mp`, read from /proc/self/mountinfo.
+pub fn applied_options(mp: &Path) -> Json {
+    match mountinfo::mount_at(mp) {
+        Some(m) => json!({
+            "applied": m.options(),
+            "mount_options": m.mount_options,
+            "super_options": m.super_options,
+            "fs_type": m.fs_type,
+            "source": m.source,
+        }),
+        None => Json::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_filesystems_are_named() {
+        let e = mkfs_program("reiserfs").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown filesystem 'reiserfs'") && e.contains("ext4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn dry_run_mkfs_shows_the_command() {
+        if mkfs_program("xfs").is_err() {
+            eprintln!("skipped: mkfs.xfs or kernel xfs support missing");
+            return;
+        }
+        let mut a = Actions::new(true);
+        let j = mkfs(
+            "xfs",
+            &[],
+            &[PathBuf::from("/dev/loop9")],
+            Some(Path::new("/dev/loop10")),
+            &mut a,
+        )
+        .unwrap();
+        assert_eq!(j["command"], "mkfs.xfs -f -l logdev=/dev/loop10 /dev/loop9");
+        let e = mkfs(
+            "ext4",
+            &[],
+            &[PathBuf::from("/dev/a"), PathBuf::from("/dev/b")],
+            None,
+            &mut a,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("only btrfs spans several"));
+    }
+}

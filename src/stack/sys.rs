@@ -1,0 +1,151 @@
+//! Thin wrappers over the system: external tools run with an argument vector (never a shell),
+//! loop devices, unmounting, FUSE connection abort, sysfs reads and writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A command line as text, for `--dry-run` and result.json (arguments quoted when needed).
+pub fn display_command(program: &str, args: &[String]) -> String {
+    let mut s = program.to_string();
+    for a in args {
+        s.push(' ');
+        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$\\;&|<>()*?`".contains(c))
+        {
+            s.push('\'');
+            s.push_str(&a.replace('\'', "'\\''"));
+            s.push('\'');
+        } else {
+            s.push_str(a);
+        }
+    }
+    s
+}
+
+/// Runs `program args...`; returns stdout, or an error with the command and its stderr.
+pub fn run(program: &str, args: &[String]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", display_command(program, args)))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "{} failed ({}): {}",
+            display_command(program, args),
+            out.status,
+            err.trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Shorthand for string arguments.
+pub fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// Whether `program` is on PATH (or an absolute path that exists).
+pub fn have(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).exists();
+    }
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+        || ["/usr/sbin", "/sbin"]
+            .iter()
+            .any(|d| Path::new(d).join(program).is_file())
+}
+
+/// Attaches `file` to a free loop device with direct I/O on (and partition scanning when
+/// `partscan`); returns the device path.
+pub fn attach_loop(file: &Path, partscan: bool) -> Result<PathBuf, String> {
+    let mut a = args(&["--find", "--show", "--direct-io=on"]);
+    if partscan {
+        a.push("--partscan".into());
+    }
+    a.push(file.display().to_string());
+    let out = run("losetup", &a)?;
+    Ok(PathBuf::from(out.trim()))
+}
+
+/// Detaches every loop device backed by `backing`.
+pub fn detach_loops_of(backing: &Path) -> Result<(), String> {
+    if !backing.exists() {
+        // The kernel keeps the name of a deleted backing file; look for it with " (deleted)".
+        return detach_loops_matching(|b| {
+            b == backing || b == Path::new(&format!("{} (deleted)", backing.display()))
+        });
+    }
+    detach_loops_matching(|b| b == backing)
+}
+
+fn detach_loops_matching(matches: impl Fn(&Path) -> bool) -> Result<(), String> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Ok(());
+    };
+    let mut errors = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        if matches(Path::new(b.trim_end_matches('\n'))) {
+            if let Err(err) = run("losetup", &[String::from("-d"), format!("/dev/{name}")]) {
+                errors.push(err);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// Unmounts `target` if something is mounted there; lazily when busy.
+pub fn unmount(target: &Path) -> Result<(), String> {
+    use rustix::mount::{unmount as um, UnmountFlags};
+    loop {
+        if super::mountinfo::mount_at(target).is_none() {
+            return Ok(());
+        }
+        match um(target, UnmountFlags::empty()) {
+            Ok(()) => continue,
+            Err(rustix::io::Errno::BUSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                match um(target, UnmountFlags::empty()) {
+                    Ok(()) => continue,
+                    Err(_) => {
+                        return um(target, UnmountFlags::DETACH)
+                            .map_err(|e| format!("unmount {}: {e}", target.display()))
+                    }
+                }
+            }
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e) => return Err(format!("unmount {}: {e}", target.display())),
+        }
+    }
+}
+
+/// Aborts the FUSE connection mounted at `mountpoint` (so a dead server's requests fail
+/// instead of hanging).
+pub fn abort_fuse(mountpoint: &Path) {
+    if let Some(m) = super::mountinfo::mount_at(mountpoint) {
+        if m.fs_type.starts_with("fuse") {
+            let p = format!("/sys/fs/fuse/connections/{}/abort", m.dev.1);
+            let _ = std::fs::write(p, "1");
+        }
+    }
+}
+
+/// Reads a sysfs attribute, trimmed.
+pub fn read_sysfs(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
