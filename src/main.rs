@@ -35,9 +35,9 @@ enum Command {
         /// Workload kind (see `iotrial list workloads`).
         workload: String,
         /// Where to run: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X. Default: a fresh
-        /// temporary directory.
+        /// temporary directory. Repeat for a filesystem over several devices (btrfs).
         #[arg(long)]
-        target: Option<String>,
+        target: Vec<String>,
         #[command(flatten)]
         stack: StackArgs,
         /// Set a workload parameter, e.g. --set samples=2048 --set region_size=8GiB.
@@ -184,11 +184,15 @@ fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
 }
 
 /// The stack described by `--target` and the stack flags.
-fn stack_from_args(target: Option<String>, a: &StackArgs) -> Result<(StackSpec, DeviceSpec)> {
-    let device = match target {
-        Some(t) => DeviceSpec::parse(&t).map_err(|m| usage(format!("--target: {m}")))?,
-        None => DeviceSpec::TempDir,
-    };
+fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<DeviceSpec>)> {
+    let mut devices = Vec::new();
+    for t in target {
+        devices.push(DeviceSpec::parse(t).map_err(|m| usage(format!("--target: {m}")))?);
+    }
+    if devices.is_empty() {
+        devices.push(DeviceSpec::TempDir);
+    }
+    let device = devices[0].clone();
     let layout = match a.layout.as_deref() {
         None => None,
         Some("files") => Some(LayoutKind::Files),
@@ -220,7 +224,7 @@ fn stack_from_args(target: Option<String>, a: &StackArgs) -> Result<(StackSpec, 
     }
     let spec = StackSpec {
         name,
-        devices: vec![device.to_string()],
+        devices: devices.iter().map(|d| d.to_string()).collect(),
         layout,
         fs: a.fs.clone(),
         mkfs: a
@@ -233,12 +237,12 @@ fn stack_from_args(target: Option<String>, a: &StackArgs) -> Result<(StackSpec, 
         tunables,
         logdev: None,
     };
-    Ok((spec, device))
+    Ok((spec, devices))
 }
 
 fn cmd_run(
     name: &str,
-    target: Option<String>,
+    target: Vec<String>,
     stack_args: &StackArgs,
     set: &[String],
     out: &Path,
@@ -247,11 +251,10 @@ fn cmd_run(
 ) -> Result<()> {
     let w = workload::find(name).map_err(usage)?;
     let params = w.resolve(&parse_sets(set)?).map_err(usage)?;
-    let (stack, device) = stack_from_args(target, stack_args)?;
+    let (stack, devices) = stack_from_args(&target, stack_args)?;
     // Refuse impossible parameters before anything is created on disk.
     w.plan(&params).map_err(usage)?;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
-    let devices = [device];
     let setup = trial::Setup {
         stack: &stack,
         devices: &devices,

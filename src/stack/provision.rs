@@ -196,6 +196,18 @@ fn device_size(path: &Path) -> Option<u64> {
         .map(|s| s * 512)
 }
 
+/// Waits up to `secs` seconds for every path to exist.
+fn wait_for(paths: &[PathBuf], secs: u64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !paths.iter().all(|p| p.exists()) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    true
+}
+
 /// The path of partition `n` (1-based) of `disk_path`.
 pub fn partition_path(disk_path: &Path, n: usize) -> PathBuf {
     let s = disk_path.display().to_string();
@@ -277,16 +289,18 @@ fn raw_layout(
             let parts: Vec<PathBuf> = (1..=plan.streams.len())
                 .map(|i| partition_path(&dev.path, i))
                 .collect();
-            if !actions.dry_run {
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                while !parts.iter().all(|p| p.exists()) {
-                    if std::time::Instant::now() > deadline {
-                        return Err(StackError::Command(format!(
-                            "partitions of {} did not appear",
-                            dev.path.display()
-                        )));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(50));
+            if !actions.dry_run && !wait_for(&parts, 1) {
+                // Some kernels ignore the re-read sfdisk asks for on loop devices; add the
+                // partitions one by one (BLKPG) instead.
+                actions.run(
+                    "partx",
+                    &sys::args(&["--update", &dev.path.display().to_string()]),
+                )?;
+                if !wait_for(&parts, 10) {
+                    return Err(StackError::Command(format!(
+                        "partitions of {} did not appear",
+                        dev.path.display()
+                    )));
                 }
             }
             Ok(parts
