@@ -99,7 +99,7 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 /// The mount whose mount point is exactly `target` (the last one, if stacked).
 pub fn mount_at(target: &Path) -> Option<Mount> {
     let canon = target.canonicalize().ok()?;
-    read().into_iter().filter(|m| m.mount_point == canon).last()
+    read().into_iter().rfind(|m| m.mount_point == canon)
 }
 
 #[cfg(test)]
