@@ -1,6 +1,7 @@
 //! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
 //! checked ([`file`]), expanded into an ordered list of trials with `--quick`, `--only` and
-//! `--device` applied ([`expand`]), and written to a results directory ([`results`]).
+//! `--device` applied ([`expand`]), tracked in the results directory's manifest so a study can
+//! be resumed ([`manifest`], [`results`]).
 
 mod assign;
 pub mod builtin;
@@ -8,6 +9,7 @@ mod error;
 pub mod expand;
 pub mod file;
 mod locate;
+pub mod manifest;
 pub mod results;
 mod write;
 
@@ -15,3 +17,4 @@ pub use assign::Assignments;
 pub use error::StudyError;
 pub use expand::{expand, Expansion, Options, Trial};
 pub use file::{Origin, Quick, Study, WorkloadEntry};
+pub use manifest::{Manifest, Resume, Status, TrialRecord};
