@@ -132,10 +132,7 @@ mod tests {
         assert_eq!(at("-1").as_deref(), Some("repeats"));
         assert_eq!(at("3").as_deref(), Some("stacks[1].mkfs"));
         assert_eq!(at("\"x\",").as_deref(), Some("workloads[0].set.samples"));
-        assert_eq!(
-            at("1 }").as_deref(),
-            Some("workloads[0].set.io_size")
-        );
+        assert_eq!(at("1 }").as_deref(), Some("workloads[0].set.io_size"));
         assert_eq!(at("1\n").as_deref(), Some("repeats"));
         assert_eq!(key_at(t, t.len() - 2).as_deref(), Some("quick.device"));
         assert_eq!(at("name = \"a\"").as_deref(), Some("stacks[0].name"));

@@ -1,7 +1,7 @@
 //! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
 //! checked ([`file`]), expanded into an ordered list of trials with `--quick`, `--only` and
 //! `--device` applied ([`expand`]), tracked in the results directory's manifest so a study can
-//! be resumed ([`manifest`], [`results`]).
+//! be resumed ([`manifest`], [`results`]), and summarised in a comparison table ([`table`]).
 
 mod assign;
 pub mod builtin;
@@ -11,6 +11,7 @@ pub mod file;
 mod locate;
 pub mod manifest;
 pub mod results;
+pub mod table;
 mod write;
 
 pub use assign::Assignments;
