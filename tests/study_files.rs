@@ -203,7 +203,23 @@ fn missing_name_and_bad_device() {
     let (line, _, key, msg) = err(&edit("\"image:size=1GiB\"", "\"/dev/sdb\""));
     assert_eq!(line, 3);
     assert_eq!(key.as_deref(), Some("device"));
-    assert!(msg.contains("allowed: image:"), "{msg}");
+    assert!(msg.contains("allowed: dir:PATH, image:"), "{msg}");
+    let (line, _, key, msg) = err(&edit(
+        "fs = \"ext4\"",
+        "fs = \"ext4\"\ndevices = [\"image:size=1GiB\", \"image:size=1KiB\"]",
+    ));
+    assert_eq!(line, 16);
+    assert_eq!(key.as_deref(), Some("stacks[0].devices[1]"));
+    assert!(msg.contains("at least 64MiB"), "{msg}");
+    let (_, _, key, msg) = err(&edit(
+        "fs = \"ext4\"",
+        "fs = \"xfs\"\nlogdev = \"floppy:0\"",
+    ));
+    assert_eq!(key.as_deref(), Some("stacks[0].logdev"));
+    assert!(msg.contains("unknown device kind 'floppy'"), "{msg}");
+    // Kinds that need kernel support are judged when the stack is built, not here.
+    let md = edit("fs = \"ext4\"", "fs = \"xfs\"\ndevices = [\"md:raid10\"]");
+    assert!(file::parse(&md, &origin()).is_ok());
 }
 
 #[test]
