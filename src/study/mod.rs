@@ -1,3 +1,21 @@
-//! Studies: workloads x stacks x repeats, and the results directory they write.
+//! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
+//! checked ([`file`]), expanded into an ordered list of trials with `--quick`, `--only` and
+//! `--device` applied ([`expand`]), tracked in the results directory's manifest so a study can
+//! be resumed ([`manifest`], [`results`]), and summarised in a comparison table ([`table`]).
 
+mod assign;
+pub mod builtin;
+mod error;
+pub mod expand;
+pub mod file;
+mod locate;
+pub mod manifest;
 pub mod results;
+pub mod table;
+mod write;
+
+pub use assign::Assignments;
+pub use error::StudyError;
+pub use expand::{expand, Expansion, Options, Trial};
+pub use file::{Origin, Quick, Study, WorkloadEntry};
+pub use manifest::{Manifest, Resume, Status, TrialRecord};

@@ -121,6 +121,19 @@ impl Workload for Dvr {
         Ok(Plan { streams })
     }
 
+    fn figure_specs(&self) -> Vec<Figure> {
+        figures_of(&Verdict {
+            record_mbit_guaranteed: None,
+            playback_preroll_s: None,
+            record_fairness_jain: None,
+            playback_fairness_jain: None,
+            record_completion_spread: None,
+            playback_completion_spread: None,
+            target_mbit: 0.0,
+            meets_target: None,
+        })
+    }
+
     fn analyze(
         &self,
         p: &Params,
@@ -388,51 +401,7 @@ impl Outcome for DvrOutcome {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        let v = &self.verdict;
-        vec![
-            Figure {
-                key: "record_mbit_guaranteed",
-                label: "record guaranteed",
-                unit: "Mbit/s",
-                value: v.record_mbit_guaranteed,
-                better: Better::Higher,
-            },
-            Figure {
-                key: "playback_preroll_s",
-                label: "playback pre-roll",
-                unit: "s",
-                value: v.playback_preroll_s,
-                better: Better::Lower,
-            },
-            Figure {
-                key: "record_fairness_jain",
-                label: "record fairness",
-                unit: "Jain",
-                value: v.record_fairness_jain,
-                better: Better::Higher,
-            },
-            Figure {
-                key: "playback_fairness_jain",
-                label: "playback fairness",
-                unit: "Jain",
-                value: v.playback_fairness_jain,
-                better: Better::Higher,
-            },
-            Figure {
-                key: "record_completion_spread",
-                label: "record spread",
-                unit: "max/min",
-                value: v.record_completion_spread,
-                better: Better::Lower,
-            },
-            Figure {
-                key: "playback_completion_spread",
-                label: "playback spread",
-                unit: "max/min",
-                value: v.playback_completion_spread,
-                better: Better::Lower,
-            },
-        ]
+        figures_of(&self.verdict)
     }
 
     fn meets_target(&self) -> Option<bool> {
@@ -442,6 +411,54 @@ impl Outcome for DvrOutcome {
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }
+}
+
+/// The headline figures of a verdict, in table order.
+fn figures_of(v: &Verdict) -> Vec<Figure> {
+    vec![
+        Figure {
+            key: "record_mbit_guaranteed",
+            label: "record guaranteed",
+            unit: "Mbit/s",
+            value: v.record_mbit_guaranteed,
+            better: Better::Higher,
+        },
+        Figure {
+            key: "playback_preroll_s",
+            label: "playback pre-roll",
+            unit: "s",
+            value: v.playback_preroll_s,
+            better: Better::Lower,
+        },
+        Figure {
+            key: "record_fairness_jain",
+            label: "record fairness",
+            unit: "Jain",
+            value: v.record_fairness_jain,
+            better: Better::Higher,
+        },
+        Figure {
+            key: "playback_fairness_jain",
+            label: "playback fairness",
+            unit: "Jain",
+            value: v.playback_fairness_jain,
+            better: Better::Higher,
+        },
+        Figure {
+            key: "record_completion_spread",
+            label: "record spread",
+            unit: "max/min",
+            value: v.record_completion_spread,
+            better: Better::Lower,
+        },
+        Figure {
+            key: "playback_completion_spread",
+            label: "playback spread",
+            unit: "max/min",
+            value: v.playback_completion_spread,
+            better: Better::Lower,
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -76,6 +76,12 @@ pub trait Workload: Sync {
         streams: &[StreamSamples],
     ) -> Result<Box<dyn Outcome>, AnalysisError>;
 
+    /// The headline figures an [`Outcome`] of this kind gives, without values: what a
+    /// comparison table reads back from result.json's `verdict` by [`Figure::key`].
+    fn figure_specs(&self) -> Vec<Figure> {
+        Vec::new()
+    }
+
     /// Resolves `overrides` against this workload's parameters.
     fn resolve(&self, overrides: &[(String, String)]) -> Result<Params, ParamError> {
         Params::resolve(self.name(), self.params(), overrides)

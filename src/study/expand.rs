@@ -1,0 +1,187 @@
+//! Expansion of a study into its trials: `--quick`, `--only` and `--device` are applied, every
+//! workload parameter is resolved, and the trials come out in run order — stack by stack (so
+//! each stack is built once), each stack's workloads in study order, each workload's repeats.
+
+use super::error::StudyError;
+use super::file::{Quick, Study};
+use super::Assignments;
+use crate::params::Params;
+use crate::stack::StackSpec;
+use crate::workload::{self, Workload};
+use serde::{Deserialize, Serialize};
+
+/// How the user asked the study to run.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Options {
+    /// `--quick`: apply the study's `[quick]` tables.
+    pub quick: bool,
+    /// `--only STACK[,STACK]`: run only these stacks (each entry may hold a comma list).
+    pub only: Vec<String>,
+    /// `--device SPEC`: replaces every stack's devices (kept as text; parsed by the stack layer).
+    pub device: Option<String>,
+}
+
+/// One workload on one stack, once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    /// `<stack>/<workload>/r<repeat>`.
+    pub id: String,
+    pub stack: StackSpec,
+    /// The workload entry's name (its kind unless the study names it).
+    pub workload: String,
+    /// The workload kind (`dvr`).
+    pub kind: String,
+    pub params: Params,
+    /// 1-based.
+    pub repeat: usize,
+}
+
+impl Trial {
+    /// The id of a trial.
+    pub fn make_id(stack: &str, workload: &str, repeat: usize) -> String {
+        format!("{stack}/{workload}/r{repeat}")
+    }
+
+    /// The workload kind's implementation.
+    pub fn workload_impl(&self) -> &'static dyn Workload {
+        workload::find(&self.kind).expect("workload kinds are checked when a study is parsed")
+    }
+}
+
+/// A study as it will run, and its trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    /// The resolved study: overrides applied, `[quick]` folded in, every parameter and every
+    /// stack's devices written out. What study.toml and the manifest record.
+    pub study: Study,
+    pub options: Options,
+    pub trials: Vec<Trial>,
+}
+
+/// The stack names `--only` asks for, checked against the study.
+fn only_names(study: &Study, only: &[String]) -> Result<Vec<String>, StudyError> {
+    let mut names = Vec::new();
+    for n in only.iter().flat_map(|s| s.split(',')).map(str::trim) {
+        if n.is_empty() {
+            continue;
+        }
+        if !study.stacks.iter().any(|s| s.name == n) {
+            return Err(StudyError::UnknownStack {
+                study: study.name.clone(),
+                name: n.to_string(),
+                known: study
+                    .stacks
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        names.push(n.to_string());
+    }
+    Ok(names)
+}
+
+/// The study with `opts` applied and everything written out (see [`Expansion::study`]).
+pub fn resolve(study: &Study, opts: &Options) -> Result<Study, StudyError> {
+    resolve_with_params(study, opts).map(|(s, _)| s)
+}
+
+/// [`resolve`], with each workload's resolved parameters.
+fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Params>), StudyError> {
+    let only = only_names(study, &opts.only)?;
+    let quick = if opts.quick {
+        study.quick.clone()
+    } else {
+        Quick::default()
+    };
+    let device = opts
+        .device
+        .clone()
+        .or(quick.device.clone())
+        .or(study.device.clone());
+    let mut workloads = Vec::new();
+    let mut resolved_params = Vec::new();
+    for w in &study.workloads {
+        let set = if opts.quick {
+            w.set.then(&quick.set).then(&w.quick)
+        } else {
+            w.set.clone()
+        };
+        let wl = w.workload().map_err(|e| StudyError::Param {
+            study: study.name.clone(),
+            workload: w.name.clone(),
+            source: crate::params::ParamError::invalid("kind", e.to_string()),
+        })?;
+        let params = wl
+            .resolve(set.pairs())
+            .and_then(|p| wl.plan(&p).map(|_| p))
+            .map_err(|source| StudyError::Param {
+                study: study.name.clone(),
+                workload: w.name.clone(),
+                source,
+            })?;
+        let mut w = w.clone();
+        w.set = Assignments(params.assignments());
+        w.quick = Assignments::default();
+        workloads.push(w);
+        resolved_params.push(params);
+    }
+    let mut stacks = Vec::new();
+    for s in &study.stacks {
+        if !only.is_empty() && !only.contains(&s.name) {
+            continue;
+        }
+        let mut s = s.clone();
+        if let Some(d) = &opts.device {
+            s.devices = vec![d.clone()];
+        } else if s.devices.is_empty() {
+            match &device {
+                Some(d) => s.devices = vec![d.clone()],
+                None => {
+                    return Err(StudyError::NoDevice {
+                        study: study.name.clone(),
+                        stack: s.name.clone(),
+                    })
+                }
+            }
+        }
+        stacks.push(s);
+    }
+    let resolved = Study {
+        name: study.name.clone(),
+        description: study.description.clone(),
+        repeats: quick.repeats.unwrap_or(study.repeats),
+        out: study.out.clone(),
+        device,
+        quick: Quick::default(),
+        workloads,
+        stacks,
+    };
+    Ok((resolved, resolved_params))
+}
+
+/// The trials of `study` run with `opts`, in run order.
+pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
+    let (resolved, params_of) = resolve_with_params(study, opts)?;
+    let mut trials = Vec::new();
+    for s in &resolved.stacks {
+        for (w, params) in resolved.workloads.iter().zip(&params_of) {
+            for r in 1..=resolved.repeats as usize {
+                trials.push(Trial {
+                    id: Trial::make_id(&s.name, &w.name, r),
+                    stack: s.clone(),
+                    workload: w.name.clone(),
+                    kind: w.kind.clone(),
+                    params: params.clone(),
+                    repeat: r,
+                });
+            }
+        }
+    }
+    Ok(Expansion {
+        study: resolved,
+        options: opts.clone(),
+        trials,
+    })
+}

@@ -1,0 +1,476 @@
+//! The study file format (docs/study-format.md): a TOML file naming workloads, stacks, repeats,
+//! the default device and what `--quick` changes. Parsing checks everything that can be checked
+//! without touching a device — keys, types, names, workload kinds, parameters and their values
+//! — and every error names the file, line, column and key.
+
+use super::assign::Assignments;
+use super::error::StudyError;
+use super::locate::{key_at, line_col};
+use crate::params::ParamError;
+use crate::stack::{DeviceSpec, LayoutKind, StackSpec};
+use crate::workload::{self, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Most repeats a study may ask for.
+pub const MAX_REPEATS: u32 = 1000;
+
+/// A study: workloads x stacks x repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Study {
+    /// Names the results directory (`<out>/<name>-<timestamp>`).
+    pub name: String,
+    pub description: String,
+    pub repeats: u32,
+    /// Parent of the results directory; `None`: the caller's default (`results`).
+    pub out: Option<String>,
+    /// Device spec for stacks that name none.
+    pub device: Option<String>,
+    /// What `--quick` changes.
+    pub quick: Quick,
+    pub workloads: Vec<WorkloadEntry>,
+    pub stacks: Vec<StackSpec>,
+}
+
+/// The `[quick]` table: applied by `--quick`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Quick {
+    /// Replaces the study's default `device`.
+    pub device: Option<String>,
+    /// Replaces `repeats`.
+    pub repeats: Option<u32>,
+    /// Parameter overrides applied to every workload after its own `set`.
+    pub set: Assignments,
+}
+
+impl Quick {
+    pub fn is_empty(&self) -> bool {
+        self.device.is_none() && self.repeats.is_none() && self.set.is_empty()
+    }
+}
+
+/// One `[[workloads]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadEntry {
+    /// Unique within the study; names result paths. Defaults to `kind`.
+    pub name: String,
+    /// The workload kind (`dvr`).
+    pub kind: String,
+    /// Parameter overrides.
+    pub set: Assignments,
+    /// Overrides applied by `--quick`, after the study's `[quick] set`.
+    pub quick: Assignments,
+}
+
+impl WorkloadEntry {
+    /// The workload kind's implementation (checked when the study was parsed).
+    pub fn workload(&self) -> Result<&'static dyn Workload, workload::UnknownWorkload> {
+        workload::find(&self.kind)
+    }
+}
+
+/// Where a study's text came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A built-in study (its file under `studies/`).
+    Builtin {
+        name: String,
+        path: String,
+    },
+    File(PathBuf),
+}
+
+impl Origin {
+    /// How errors name the file.
+    pub fn label(&self) -> String {
+        match self {
+            Origin::Builtin { path, .. } => format!("{path} (built-in)"),
+            Origin::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStudy {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: String,
+    repeats: Option<Spanned<i64>>,
+    out: Option<String>,
+    device: Option<Spanned<String>>,
+    quick: Option<RawQuick>,
+    #[serde(default)]
+    workloads: Vec<RawWorkload>,
+    #[serde(default)]
+    stacks: Vec<StackSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuick {
+    device: Option<Spanned<String>>,
+    repeats: Option<Spanned<i64>>,
+    #[serde(default)]
+    set: RawSet,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    kind: Spanned<String>,
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    set: RawSet,
+    #[serde(default)]
+    quick: RawSet,
+}
+
+type RawSet = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+/// Second, lenient pass: only where each stack's keys are.
+#[derive(Deserialize)]
+struct StackSpans {
+    #[serde(default)]
+    stacks: Vec<StackSpan>,
+}
+
+#[derive(Deserialize)]
+struct StackSpan {
+    name: Spanned<String>,
+    #[serde(default)]
+    devices: Vec<Spanned<String>>,
+    logdev: Option<Spanned<String>>,
+    fs: Option<Spanned<toml::Value>>,
+    mkfs: Option<Spanned<toml::Value>>,
+    mount: Option<Spanned<toml::Value>>,
+}
+
+/// Reads errors back to a place in one text.
+struct Src<'a> {
+    text: &'a str,
+    file: String,
+}
+
+impl Src<'_> {
+    fn at(
+        &self,
+        span: Range<usize>,
+        key: Option<String>,
+        message: impl Into<String>,
+    ) -> StudyError {
+        let (line, column) = line_col(self.text, span.start);
+        StudyError::At {
+            file: self.file.clone(),
+            line,
+            column,
+            key,
+            message: message.into(),
+        }
+    }
+
+    fn toml(&self, e: toml::de::Error) -> StudyError {
+        let span = e.span().unwrap_or(0..0);
+        let key = key_at(self.text, span.start);
+        self.at(span, key, e.message().trim().replace('\n', "; "))
+    }
+}
+
+/// Reads and parses the study file at `path`.
+pub fn read(path: &Path) -> Result<Study, StudyError> {
+    let text = std::fs::read_to_string(path).map_err(|e| StudyError::io(path, e))?;
+    parse(&text, &Origin::File(path.to_path_buf()))
+}
+
+/// Parses and checks a study's text.
+pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
+    let src = Src {
+        text,
+        file: origin.label(),
+    };
+    let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml(e))?;
+    let spans: StackSpans = toml::from_str(text).map_err(|e| src.toml(e))?;
+    let end = text.len()..text.len();
+
+    check_name(&src, &raw.name, "name")?;
+    let repeats = match &raw.repeats {
+        Some(r) => check_repeats(&src, r, "repeats")?,
+        None => 1,
+    };
+    if let Some(d) = &raw.device {
+        check_device(&src, d, "device")?;
+    }
+
+    let quick = match &raw.quick {
+        Some(q) => Quick {
+            device: match &q.device {
+                Some(d) => {
+                    check_device(&src, d, "quick.device")?;
+                    Some(d.get_ref().clone())
+                }
+                None => None,
+            },
+            repeats: match &q.repeats {
+                Some(r) => Some(check_repeats(&src, r, "quick.repeats")?),
+                None => None,
+            },
+            set: assignments(&src, &q.set, "quick.set")?,
+        },
+        None => Quick::default(),
+    };
+    let quick_set_raw = raw.quick.as_ref().map(|q| &q.set);
+
+    if raw.workloads.is_empty() {
+        return Err(src.at(
+            end.clone(),
+            Some("workloads".into()),
+            format!(
+                "the study has no workloads; add a [[workloads]] table with kind = one of: {}",
+                known_kinds()
+            ),
+        ));
+    }
+    let mut workloads: Vec<WorkloadEntry> = Vec::new();
+    for (i, w) in raw.workloads.iter().enumerate() {
+        let at = |k: &str| format!("workloads[{i}].{k}");
+        let wl = workload::find(w.kind.get_ref())
+            .map_err(|e| src.at(w.kind.span(), Some(at("kind")), e.to_string()))?;
+        let name = match &w.name {
+            Some(n) => {
+                check_name(&src, n, &at("name"))?;
+                n.get_ref().clone()
+            }
+            None => w.kind.get_ref().clone(),
+        };
+        if workloads.iter().any(|o| o.name == name) {
+            let span = w.name.as_ref().map_or(w.kind.span(), |n| n.span());
+            return Err(src.at(
+                span,
+                Some(at("name")),
+                format!("a workload named '{name}' is already in the study; give each [[workloads]] entry a distinct `name`"),
+            ));
+        }
+        let entry = WorkloadEntry {
+            name,
+            kind: w.kind.get_ref().clone(),
+            set: assignments(&src, &w.set, &at("set"))?,
+            quick: assignments(&src, &w.quick, &at("quick"))?,
+        };
+        // The workload as run, and as run with --quick: later tables win, so an error is
+        // reported at the latest table that assigns the parameter.
+        let normal: [(&RawSet, String); 1] = [(&w.set, at("set"))];
+        check_params(
+            &src,
+            wl,
+            &entry.set,
+            &normal,
+            w.kind.span(),
+            &at("kind"),
+            "",
+        )?;
+        let empty = RawSet::new();
+        let quick_tables = [
+            (&w.set, at("set")),
+            (quick_set_raw.unwrap_or(&empty), "quick.set".to_string()),
+            (&w.quick, at("quick")),
+        ];
+        let q = entry.set.then(&quick.set).then(&entry.quick);
+        check_params(
+            &src,
+            wl,
+            &q,
+            &quick_tables,
+            w.kind.span(),
+            &at("kind"),
+            "with --quick: ",
+        )?;
+        workloads.push(entry);
+    }
+
+    if raw.stacks.is_empty() {
+        return Err(src.at(
+            end,
+            Some("stacks".into()),
+            "the study has no stacks; add a [[stacks]] table with at least a `name`",
+        ));
+    }
+    for (i, (s, sp)) in raw.stacks.iter().zip(&spans.stacks).enumerate() {
+        let at = |k: &str| format!("stacks[{i}].{k}");
+        check_name(&src, &sp.name, &at("name"))?;
+        for (j, d) in sp.devices.iter().enumerate() {
+            check_device(&src, d, &at(&format!("devices[{j}]")))?;
+        }
+        if let Some(d) = &sp.logdev {
+            check_device(&src, d, &at("logdev"))?;
+        }
+        if let Some(prev) = raw.stacks[..i].iter().position(|o| o.name == s.name) {
+            return Err(src.at(
+                sp.name.span(),
+                Some(at("name")),
+                format!(
+                    "stack name '{}' is already used by stacks[{prev}]; stack names must be unique",
+                    s.name
+                ),
+            ));
+        }
+        if s.layout != LayoutKind::Files {
+            let set = [
+                ("fs", s.fs.is_some(), &sp.fs),
+                ("mkfs", !s.mkfs.is_empty(), &sp.mkfs),
+                ("mount", !s.mount.is_empty(), &sp.mount),
+            ];
+            if let Some((k, _, Some(v))) = set.into_iter().find(|(_, on, _)| *on) {
+                return Err(src.at(
+                    v.span(),
+                    Some(at(k)),
+                    format!(
+                        "layout '{}' does raw I/O without a filesystem, so `{k}` does not apply; use layout = \"files\" for a filesystem",
+                        s.layout.name()
+                    ),
+                ));
+            }
+        }
+    }
+
+    Ok(Study {
+        name: raw.name.into_inner(),
+        description: raw.description,
+        repeats,
+        out: raw.out,
+        device: raw.device.map(Spanned::into_inner),
+        quick,
+        workloads,
+        stacks: raw.stacks,
+    })
+}
+
+fn known_kinds() -> String {
+    workload::all()
+        .iter()
+        .map(|w| w.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether `name` can be a path component of the results directory.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn check_name(src: &Src, n: &Spanned<String>, key: &str) -> Result<(), StudyError> {
+    if valid_name(n.get_ref()) {
+        return Ok(());
+    }
+    Err(src.at(
+        n.span(),
+        Some(key.into()),
+        format!(
+            "'{}' is not a valid name; allowed: 1 to 64 of the characters A-Z a-z 0-9 - _ . (not starting with '.')",
+            n.get_ref()
+        ),
+    ))
+}
+
+fn check_repeats(src: &Src, r: &Spanned<i64>, key: &str) -> Result<u32, StudyError> {
+    match u32::try_from(*r.get_ref()) {
+        Ok(n) if (1..=MAX_REPEATS).contains(&n) => Ok(n),
+        _ => Err(src.at(
+            r.span(),
+            Some(key.into()),
+            format!(
+                "{} is not allowed; repeats must be a whole number from 1 to {MAX_REPEATS}",
+                r.get_ref()
+            ),
+        )),
+    }
+}
+
+/// Checks a device spec's syntax. Whether this host can build it (root, kernel support for
+/// `md:` or `zfs:`) is decided when the stack is built, so such a stack is reported then and
+/// the rest of the study still runs.
+fn check_device(src: &Src, d: &Spanned<String>, key: &str) -> Result<(), StudyError> {
+    let text = d.get_ref();
+    let kind = text.split_once(':').map(|(k, _)| k);
+    let checked_here = matches!(kind, Some("dir" | "image" | "block" | "emu"));
+    match DeviceSpec::parse(text) {
+        Ok(_) => Ok(()),
+        Err(_) if !checked_here && kind.is_some_and(|k| KERNEL_KINDS.contains(&k)) => Ok(()),
+        Err(message) => Err(src.at(d.span(), Some(key.into()), message)),
+    }
+}
+
+/// Device kinds that need kernel support; checked when a stack is built.
+const KERNEL_KINDS: &[&str] = &["md", "zfs", "dm", "nbd", "ublk"];
+
+/// A `set` table as assignments in the file's order; values may be strings, numbers or
+/// booleans.
+fn assignments(src: &Src, set: &RawSet, key: &str) -> Result<Assignments, StudyError> {
+    let mut entries: Vec<_> = set.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    let mut out = Vec::new();
+    for (k, v) in entries {
+        let text = match v.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Float(x) => x.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => {
+                return Err(src.at(
+                    v.span(),
+                    Some(format!("{key}.{}", k.get_ref())),
+                    format!(
+                        "a parameter value must be a string, number or true/false, not a {}",
+                        other.type_str()
+                    ),
+                ))
+            }
+        };
+        out.push((k.get_ref().clone(), text));
+    }
+    Ok(Assignments(out))
+}
+
+/// Resolves and plans `set` with workload `wl`; a failure is reported at the latest of
+/// `tables` that assigns the parameter at fault, else at the workload's `kind`.
+fn check_params(
+    src: &Src,
+    wl: &dyn Workload,
+    set: &Assignments,
+    tables: &[(&RawSet, String)],
+    kind_span: Range<usize>,
+    kind_key: &str,
+    note: &str,
+) -> Result<(), StudyError> {
+    let err = match wl.resolve(set.pairs()) {
+        Ok(p) => match wl.plan(&p) {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    let (param, on_key) = match &err {
+        ParamError::Unknown { name, .. } => (Some(name.as_str()), true),
+        ParamError::Invalid { name, .. } => (Some(name.as_str()), false),
+        ParamError::Malformed(_) => (None, false),
+    };
+    let found = param.and_then(|p| {
+        tables.iter().rev().find_map(|(t, key)| {
+            t.iter().find(|(k, _)| k.get_ref() == p).map(|(k, v)| {
+                (
+                    if on_key { k.span() } else { v.span() },
+                    format!("{key}.{p}"),
+                )
+            })
+        })
+    });
+    let (span, key) = found.unwrap_or((kind_span, kind_key.to_string()));
+    Err(src.at(span, Some(key), format!("{note}{err}")))
+}

@@ -1,0 +1,344 @@
+//! manifest.json of a results directory: the study as resolved, the options it ran with, the
+//! host, and every trial with its status. It is rewritten atomically (temporary file + rename)
+//! whenever a trial changes state, and it is what `--resume` reads to run only what is missing.
+
+use super::error::StudyError;
+use super::expand::{expand, Expansion, Options, Trial};
+use super::file::Study;
+use super::results::{host_json, utc_iso, ResultsDir};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Version of the manifest's layout.
+pub const FORMAT: u32 = 1;
+
+/// Where a trial stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Skipped,
+}
+
+/// One trial in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// `<stack>/<workload>/r<N>`.
+    pub id: String,
+    pub stack: String,
+    pub workload: String,
+    pub kind: String,
+    pub repeat: usize,
+    pub status: Status,
+    /// Why it failed or was skipped.
+    pub reason: Option<String>,
+    /// The trial's directory, relative to the results directory.
+    pub path: String,
+    pub started_utc: Option<String>,
+    pub finished_utc: Option<String>,
+}
+
+/// The whole manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    /// The study's name.
+    pub study: String,
+    pub options: Options,
+    pub created_utc: String,
+    pub updated_utc: String,
+    /// Host, kernel and tool versions ([`host_json`]).
+    pub host: Json,
+    /// The study as resolved (the same as study.toml).
+    pub resolved: Study,
+    pub trials: Vec<TrialRecord>,
+}
+
+/// What is left to do in a results directory.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub manifest: Manifest,
+    /// Trials not done, in run order.
+    pub todo: Vec<Trial>,
+}
+
+/// The path of a results directory's manifest.
+pub fn manifest_path(root: &Path) -> PathBuf {
+    root.join("manifest.json")
+}
+
+/// A trial's directory relative to the results directory.
+fn rel_path(t: &Trial) -> String {
+    format!("trials/{}/{}/r{}", t.stack.name, t.workload, t.repeat)
+}
+
+/// Whether a finished trial's files are in place.
+fn trial_complete(root: &Path, rec: &TrialRecord) -> bool {
+    root.join(&rec.path).join("result.json").is_file()
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StudyError> {
+    let tmp = path.with_extension("tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| StudyError::io(path, e))
+}
+
+impl Manifest {
+    /// A manifest with every trial of `exp` pending.
+    pub fn new(exp: &Expansion) -> Manifest {
+        let now = utc_iso(SystemTime::now());
+        Manifest {
+            format: FORMAT,
+            study: exp.study.name.clone(),
+            options: exp.options.clone(),
+            created_utc: now.clone(),
+            updated_utc: now,
+            host: host_json(),
+            resolved: exp.study.clone(),
+            trials: exp
+                .trials
+                .iter()
+                .map(|t| TrialRecord {
+                    id: t.id.clone(),
+                    stack: t.stack.name.clone(),
+                    workload: t.workload.clone(),
+                    kind: t.kind.clone(),
+                    repeat: t.repeat,
+                    status: Status::Pending,
+                    reason: None,
+                    path: rel_path(t),
+                    started_utc: None,
+                    finished_utc: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Starts a study in `results`: writes study.toml and manifest.json.
+    pub fn create(results: &ResultsDir, exp: &Expansion) -> Result<Manifest, StudyError> {
+        let mut m = Manifest::new(exp);
+        let toml_path = results.root.join("study.toml");
+        let text = format!(
+            "# The study as run: every default written out. Run it again with\n# iotrial study {}\n{}",
+            toml_path.display(),
+            exp.study.to_toml()
+        );
+        write_atomic(&toml_path, text.as_bytes())?;
+        m.save(&results.root)?;
+        Ok(m)
+    }
+
+    /// Reads `<root>/manifest.json`.
+    pub fn load(root: &Path) -> Result<Manifest, StudyError> {
+        let path = manifest_path(root);
+        let text = std::fs::read_to_string(&path).map_err(|e| StudyError::io(&path, e))?;
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| StudyError::Manifest {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        if m.format != FORMAT {
+            return Err(StudyError::Manifest {
+                path,
+                message: format!(
+                    "format {} is not the one this iotrial reads ({FORMAT})",
+                    m.format
+                ),
+            });
+        }
+        Ok(m)
+    }
+
+    /// Writes `<root>/manifest.json` atomically.
+    pub fn save(&mut self, root: &Path) -> Result<(), StudyError> {
+        self.updated_utc = utc_iso(SystemTime::now());
+        let mut text = serde_json::to_string_pretty(self).expect("a manifest serializes");
+        text.push('\n');
+        write_atomic(&manifest_path(root), text.as_bytes())
+    }
+
+    /// The expansion the manifest's study gives (to resume without the study file).
+    pub fn expansion(&self) -> Result<Expansion, StudyError> {
+        let mut exp = expand(&self.resolved, &Options::default())?;
+        exp.options = self.options.clone();
+        Ok(exp)
+    }
+
+    /// The record of trial `id`.
+    pub fn trial(&self, id: &str) -> Option<&TrialRecord> {
+        self.trials.iter().find(|t| t.id == id)
+    }
+
+    /// Sets a trial's status (and `reason`); `running` stamps the start, `done`, `failed` and
+    /// `skipped` the finish, `pending` clears both. Call [`Manifest::save`] to record it.
+    pub fn set_status(
+        &mut self,
+        id: &str,
+        status: Status,
+        reason: Option<String>,
+    ) -> Result<(), StudyError> {
+        let rec = self
+            .trials
+            .iter_mut()
+            .find(|t| t.id == id)
+            .ok_or_else(|| StudyError::UnknownTrial(id.to_string()))?;
+        let now = utc_iso(SystemTime::now());
+        match status {
+            Status::Pending => {
+                rec.started_utc = None;
+                rec.finished_utc = None;
+            }
+            Status::Running => {
+                rec.started_utc = Some(now);
+                rec.finished_utc = None;
+            }
+            Status::Done | Status::Failed | Status::Skipped => rec.finished_utc = Some(now),
+        }
+        rec.status = status;
+        rec.reason = reason;
+        Ok(())
+    }
+
+    /// [`Manifest::set_status`], then [`Manifest::save`].
+    pub fn update(
+        &mut self,
+        root: &Path,
+        id: &str,
+        status: Status,
+        reason: Option<String>,
+    ) -> Result<(), StudyError> {
+        self.set_status(id, status, reason)?;
+        self.save(root)
+    }
+
+    /// Counts of trials by status: (done, failed, skipped, other).
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        let n = |s: Status| self.trials.iter().filter(|t| t.status == s).count();
+        let (d, f, s) = (n(Status::Done), n(Status::Failed), n(Status::Skipped));
+        (d, f, s, self.trials.len() - d - f - s)
+    }
+}
+
+/// The first way `now` differs from `then`, in words.
+fn difference(then: &Study, now: &Study) -> Option<String> {
+    let names = |s: &Study| -> Vec<String> { s.stacks.iter().map(|x| x.name.clone()).collect() };
+    if then.name != now.name {
+        return Some(format!("study '{}', not '{}'", then.name, now.name));
+    }
+    if then.repeats != now.repeats {
+        return Some(format!(
+            "repeats {} then, {} now",
+            then.repeats, now.repeats
+        ));
+    }
+    if names(then) != names(now) {
+        return Some(format!(
+            "stacks [{}] then, [{}] now",
+            names(then).join(", "),
+            names(now).join(", ")
+        ));
+    }
+    if then.workloads.len() != now.workloads.len() {
+        return Some("the workloads differ".into());
+    }
+    for (a, b) in then.workloads.iter().zip(&now.workloads) {
+        if a.name != b.name || a.kind != b.kind {
+            return Some(format!("workload '{}' then, '{}' now", a.name, b.name));
+        }
+        if let Some((k, v)) = a.set.pairs().iter().find(|(k, v)| b.set.get(k) != Some(v)) {
+            let now_v = b.set.get(k).unwrap_or("(unset)");
+            return Some(format!(
+                "workload '{}' parameter {k} = {v} then, {now_v} now (was --quick given the same way?)",
+                a.name
+            ));
+        }
+    }
+    if let Some((a, b)) = then.stacks.iter().zip(&now.stacks).find(|(a, b)| a != b) {
+        if a.devices != b.devices {
+            return Some(format!(
+                "stack '{}' devices [{}] then, [{}] now",
+                a.name,
+                a.devices.join(", "),
+                b.devices.join(", ")
+            ));
+        }
+        return Some(format!("stack '{}' is described differently", a.name));
+    }
+    (then != now).then(|| "the study's settings differ".to_string())
+}
+
+/// Removes every `.partial` trial directory under `<root>/trials`.
+fn discard_partials(root: &Path) -> Result<(), StudyError> {
+    let trials = root.join("trials");
+    let Ok(stacks) = std::fs::read_dir(&trials) else {
+        return Ok(());
+    };
+    for stack in stacks.flatten() {
+        let Ok(workloads) = std::fs::read_dir(stack.path()) else {
+            continue;
+        };
+        for w in workloads.flatten() {
+            let Ok(entries) = std::fs::read_dir(w.path()) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "partial") && p.is_dir() {
+                    std::fs::remove_dir_all(&p).map_err(|err| StudyError::io(&p, err))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prepares the results directory `root` to continue `exp`: checks that it holds the same
+/// study, discards partial trial directories, counts a trial done exactly when its final
+/// directory holds result.json (a trial finished just before an interruption counts even if
+/// the manifest did not record it), marks the rest pending, and saves the manifest.
+pub fn resume(root: &Path, exp: &Expansion) -> Result<Resume, StudyError> {
+    let mut manifest = Manifest::load(root)?;
+    if let Some(d) = difference(&manifest.resolved, &exp.study) {
+        return Err(StudyError::Mismatch {
+            path: root.to_path_buf(),
+            difference: d,
+        });
+    }
+    discard_partials(root)?;
+    let mut todo = Vec::new();
+    for t in &exp.trials {
+        let Some(rec) = manifest.trials.iter_mut().find(|r| r.id == t.id) else {
+            return Err(StudyError::Manifest {
+                path: manifest_path(root),
+                message: format!("trial {} is missing", t.id),
+            });
+        };
+        if trial_complete(root, rec) {
+            if rec.status != Status::Done {
+                rec.status = Status::Done;
+                rec.reason = None;
+                rec.finished_utc
+                    .get_or_insert_with(|| utc_iso(SystemTime::now()));
+            }
+        } else {
+            rec.status = Status::Pending;
+            rec.reason = None;
+            rec.started_utc = None;
+            rec.finished_utc = None;
+            todo.push(t.clone());
+        }
+    }
+    manifest.save(root)?;
+    Ok(Resume { manifest, todo })
+}

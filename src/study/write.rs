@@ -1,0 +1,75 @@
+//! Writes a study back as TOML in the format it is read in (study.toml of a results
+//! directory): the resolved study, with every parameter and stack field written out.
+
+use super::file::Study;
+use super::Assignments;
+use std::fmt::Write;
+
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        k.to_string()
+    } else {
+        quote(k)
+    }
+}
+
+fn set_table(out: &mut String, header: &str, set: &Assignments) {
+    if set.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "[{header}]");
+    for (k, v) in set.pairs() {
+        let _ = writeln!(out, "{} = {}", key(k), quote(v));
+    }
+}
+
+impl Study {
+    /// The study as a study file; parsing it gives this study back.
+    pub fn to_toml(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "name = {}", quote(&self.name));
+        let _ = writeln!(o, "description = {}", quote(&self.description));
+        let _ = writeln!(o, "repeats = {}", self.repeats);
+        if let Some(out) = &self.out {
+            let _ = writeln!(o, "out = {}", quote(out));
+        }
+        if let Some(d) = &self.device {
+            let _ = writeln!(o, "device = {}", quote(d));
+        }
+        if !self.quick.is_empty() {
+            let _ = writeln!(o, "\n[quick]");
+            if let Some(d) = &self.quick.device {
+                let _ = writeln!(o, "device = {}", quote(d));
+            }
+            if let Some(r) = self.quick.repeats {
+                let _ = writeln!(o, "repeats = {r}");
+            }
+            set_table(&mut o, "quick.set", &self.quick.set);
+        }
+        for w in &self.workloads {
+            let _ = writeln!(o, "\n[[workloads]]");
+            let _ = writeln!(o, "name = {}", quote(&w.name));
+            let _ = writeln!(o, "kind = {}", quote(&w.kind));
+            set_table(&mut o, "workloads.set", &w.set);
+            set_table(&mut o, "workloads.quick", &w.quick);
+        }
+        for s in &self.stacks {
+            let _ = writeln!(o, "\n[[stacks]]");
+            let _ = writeln!(o, "name = {}", quote(&s.name));
+            let table = toml::Value::try_from(s).expect("a stack spec serializes to TOML");
+            if let toml::Value::Table(t) = table {
+                for (k, v) in t.iter().filter(|(k, _)| *k != "name") {
+                    let _ = writeln!(o, "{} = {v}", key(k));
+                }
+            }
+        }
+        o
+    }
+}

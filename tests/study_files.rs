@@ -1,0 +1,396 @@
+//! Study files: every kind of bad input gives an error naming the file, line, column and key;
+//! the built-in `dvr` study parses and expands; `--quick`, `--only` and `--device` apply.
+
+use iotrial::study::{builtin, expand, file, Options, Origin, StudyError};
+
+const GOOD: &str = r#"name = "t"
+description = "test study"
+device = "image:size=1GiB"
+
+[quick]
+device = "image:size=512MiB"
+set = { samples = 16 }
+
+[[workloads]]
+kind = "dvr"
+set = { samples = "64", region_size = "8MiB" }
+
+[[stacks]]
+name = "a"
+fs = "ext4"
+
+[[stacks]]
+name = "b"
+layout = "regions"
+"#;
+
+fn origin() -> Origin {
+    Origin::File("my.toml".into())
+}
+
+/// Parses `text`, expecting an error; returns (line, column, key, message).
+fn err(text: &str) -> (usize, usize, Option<String>, String) {
+    match file::parse(text, &origin()) {
+        Err(StudyError::At {
+            file,
+            line,
+            column,
+            key,
+            message,
+        }) => {
+            assert_eq!(file, "my.toml");
+            (line, column, key, message)
+        }
+        other => panic!("expected a located error, got {other:?}"),
+    }
+}
+
+/// GOOD with `from` replaced by `to`.
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn good_study_parses() {
+    let s = file::parse(GOOD, &origin()).unwrap();
+    assert_eq!(s.name, "t");
+    assert_eq!(s.repeats, 1);
+    assert_eq!(s.stacks.len(), 2);
+    assert_eq!(s.quick.set.get("samples"), Some("16"));
+    assert_eq!(s.workloads[0].name, "dvr");
+}
+
+#[test]
+fn unknown_top_level_key() {
+    let (line, col, key, msg) = err(&edit("description", "descripton"));
+    assert_eq!((line, col), (2, 1));
+    assert_eq!(key.as_deref(), Some("descripton"));
+    assert!(
+        msg.contains("unknown field `descripton`") && msg.contains("`description`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_stack_key_names_the_stack_and_the_allowed_keys() {
+    let (line, _, key, msg) = err(&edit("fs = \"ext4\"", "filesystem = \"ext4\""));
+    assert_eq!(line, 15);
+    assert_eq!(key.as_deref(), Some("stacks[0].filesystem"));
+    assert!(
+        msg.contains("expected one of") && msg.contains("`fs`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_type() {
+    let (line, col, key, msg) = err(&edit("fs = \"ext4\"", "fs = \"ext4\"\nmkfs = \"-T\""));
+    assert_eq!((line, col), (16, 8));
+    assert_eq!(key.as_deref(), Some("stacks[0].mkfs"));
+    assert!(msg.contains("expected a sequence"), "{msg}");
+}
+
+#[test]
+fn toml_syntax_error() {
+    let (line, _, _, msg) = err(&edit("name = \"a\"", "name = \"a"));
+    assert_eq!(line, 14);
+    assert!(!msg.is_empty());
+}
+
+#[test]
+fn duplicate_stack_names() {
+    let (line, col, key, msg) = err(&edit("name = \"b\"", "name = \"a\""));
+    assert_eq!((line, col), (18, 8));
+    assert_eq!(key.as_deref(), Some("stacks[1].name"));
+    assert!(msg.contains("already used by stacks[0]"), "{msg}");
+}
+
+#[test]
+fn bad_stack_name() {
+    let (line, _, key, msg) = err(&edit("name = \"b\"", "name = \"../b\""));
+    assert_eq!(line, 18);
+    assert_eq!(key.as_deref(), Some("stacks[1].name"));
+    assert!(msg.contains("A-Z a-z 0-9"), "{msg}");
+}
+
+#[test]
+fn unknown_workload_kind() {
+    let (line, col, key, msg) = err(&edit("kind = \"dvr\"", "kind = \"tivo\""));
+    assert_eq!((line, col), (10, 8));
+    assert_eq!(key.as_deref(), Some("workloads[0].kind"));
+    assert!(
+        msg.contains("unknown workload 'tivo'; available: dvr"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_parameter() {
+    let (line, col, key, msg) = err(&edit("samples = \"64\"", "sampels = \"64\""));
+    assert_eq!((line, col), (11, 9));
+    assert_eq!(key.as_deref(), Some("workloads[0].set.sampels"));
+    assert!(msg.contains("allowed: recorders, players"), "{msg}");
+}
+
+#[test]
+fn bad_parameter_value() {
+    let (line, col, key, msg) = err(&edit("\"64\"", "\"many\""));
+    assert_eq!((line, col), (11, 19));
+    assert_eq!(key.as_deref(), Some("workloads[0].set.samples"));
+    assert!(msg.contains("not a whole number"), "{msg}");
+}
+
+#[test]
+fn impossible_parameters_found_by_the_plan() {
+    let (line, _, key, msg) = err(&edit("\"8MiB\"", "\"4KiB\", io_size = \"1MiB\""));
+    assert_eq!(line, 11);
+    assert_eq!(key.as_deref(), Some("workloads[0].set.region_size"));
+    assert!(msg.contains("at least io_size"), "{msg}");
+}
+
+#[test]
+fn quick_overrides_are_checked_too() {
+    let (line, _, key, msg) = err(&edit("samples = 16", "samples = 0"));
+    assert_eq!(line, 7);
+    assert_eq!(key.as_deref(), Some("quick.set.samples"));
+    assert!(msg.starts_with("with --quick: "), "{msg}");
+}
+
+#[test]
+fn parameter_value_of_the_wrong_type() {
+    let (line, _, key, msg) = err(&edit("samples = 16", "samples = [16]"));
+    assert_eq!(line, 7);
+    assert_eq!(key.as_deref(), Some("quick.set.samples"));
+    assert!(msg.contains("string, number or true/false"), "{msg}");
+}
+
+#[test]
+fn zero_repeats() {
+    let (line, col, key, msg) = err(&edit("description", "repeats = 0\ndescription"));
+    assert_eq!((line, col), (2, 11));
+    assert_eq!(key.as_deref(), Some("repeats"));
+    assert!(msg.contains("from 1 to"), "{msg}");
+}
+
+#[test]
+fn no_stacks_and_no_workloads() {
+    let cut = GOOD.find("[[stacks]]").unwrap();
+    let (_, _, key, msg) = err(&GOOD[..cut]);
+    assert_eq!(key.as_deref(), Some("stacks"));
+    assert!(msg.contains("no stacks"), "{msg}");
+    let (_, _, key, msg) = err("name = \"x\"\n[[stacks]]\nname = \"a\"\n");
+    assert_eq!(key.as_deref(), Some("workloads"));
+    assert!(msg.contains("kind = one of: dvr"), "{msg}");
+}
+
+#[test]
+fn filesystem_keys_on_a_raw_layout() {
+    let (line, _, key, msg) = err(&edit(
+        "layout = \"regions\"",
+        "layout = \"regions\"\nmount = \"noatime\"",
+    ));
+    assert_eq!(line, 20);
+    assert_eq!(key.as_deref(), Some("stacks[1].mount"));
+    assert!(msg.contains("does not apply"), "{msg}");
+}
+
+#[test]
+fn missing_name_and_bad_device() {
+    let (line, _, _, msg) = err(&edit("name = \"t\"\n", ""));
+    assert_eq!(line, 1);
+    assert!(msg.contains("missing field `name`"), "{msg}");
+    let (line, _, key, msg) = err(&edit("\"image:size=1GiB\"", "\"/dev/sdb\""));
+    assert_eq!(line, 3);
+    assert_eq!(key.as_deref(), Some("device"));
+    assert!(msg.contains("allowed: dir:PATH, image:"), "{msg}");
+    let (line, _, key, msg) = err(&edit(
+        "fs = \"ext4\"",
+        "fs = \"ext4\"\ndevices = [\"image:size=1GiB\", \"image:size=1KiB\"]",
+    ));
+    assert_eq!(line, 16);
+    assert_eq!(key.as_deref(), Some("stacks[0].devices[1]"));
+    assert!(msg.contains("at least 64MiB"), "{msg}");
+    let (_, _, key, msg) = err(&edit(
+        "fs = \"ext4\"",
+        "fs = \"xfs\"\nlogdev = \"floppy:0\"",
+    ));
+    assert_eq!(key.as_deref(), Some("stacks[0].logdev"));
+    assert!(msg.contains("unknown device kind 'floppy'"), "{msg}");
+    // Kinds that need kernel support are judged when the stack is built, not here.
+    let md = edit("fs = \"ext4\"", "fs = \"xfs\"\ndevices = [\"md:raid10\"]");
+    assert!(file::parse(&md, &origin()).is_ok());
+}
+
+#[test]
+fn error_display_names_file_line_and_key() {
+    let e = file::parse(&edit("kind = \"dvr\"", "kind = \"tivo\""), &origin()).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("my.toml:10:8: workloads[0].kind: unknown workload 'tivo'"),
+        "{e}"
+    );
+    let e = builtin::load("no-such-study").unwrap_err().to_string();
+    assert!(e.contains("built-in: dvr"), "{e}");
+}
+
+#[test]
+fn builtin_dvr_is_the_seed_matrix() {
+    let list = builtin::list().unwrap();
+    let dvr = list.iter().find(|b| b.name == "dvr").unwrap();
+    assert_eq!((dvr.stacks, dvr.path.as_str()), (6, "studies/dvr.toml"));
+    assert!(dvr.description.starts_with("Seed 000"));
+    // The shipped file runs as it is and is the same study.
+    let from_file = builtin::load("studies/dvr.toml").unwrap();
+    assert_eq!(from_file, builtin::load("dvr").unwrap());
+
+    let exp = expand(&from_file, &Options::default()).unwrap();
+    let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "raw-partitions/dvr/r1",
+            "ext4/dvr/r1",
+            "ext4-noatime/dvr/r1",
+            "ext4-writeback/dvr/r1",
+            "ext4-commit1/dvr/r1",
+            "xfs/dvr/r1"
+        ]
+    );
+    let mounts: Vec<&str> = exp.trials.iter().map(|t| t.stack.mount.as_str()).collect();
+    assert_eq!(
+        mounts,
+        [
+            "",
+            "",
+            "noatime",
+            "noatime,data=writeback",
+            "noatime,data=writeback,commit=1",
+            ""
+        ]
+    );
+    for t in &exp.trials {
+        assert_eq!(t.stack.scheduler.as_deref(), Some("mq-deadline"));
+        assert_eq!(t.stack.devices, ["image:size=3GiB"]);
+        assert_eq!(t.params.u64("samples"), 2048);
+    }
+    assert_eq!(exp.trials[0].stack.layout.name(), "partitions");
+    assert_eq!(exp.trials[1].stack.mkfs, ["-T", "largefile4"]);
+    assert_eq!(exp.trials[5].stack.fs.as_deref(), Some("xfs"));
+    // Regions fit the device with room for the filesystems.
+    let regions = exp.trials[0].params.u64("region_size") * 10;
+    assert!(regions <= 3 << 30 && regions * 5 >= (3u64 << 30) * 4);
+}
+
+#[test]
+fn quick_only_and_device() {
+    let dvr = builtin::load("dvr").unwrap();
+    let quick = Options {
+        quick: true,
+        ..Options::default()
+    };
+    let exp = expand(&dvr, &quick).unwrap();
+    assert_eq!(exp.trials.len(), 6);
+    for t in &exp.trials {
+        assert_eq!(t.stack.devices, ["image:size=512MiB"]);
+        assert_eq!(t.params.u64("samples"), 256);
+        assert_eq!(t.params.u64("region_size"), 32 << 20);
+    }
+
+    let only = Options {
+        only: vec!["xfs,ext4".into()],
+        device: Some("block:/dev/sdz".into()),
+        ..Options::default()
+    };
+    let exp = expand(&dvr, &only).unwrap();
+    let names: Vec<&str> = exp.study.stacks.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ext4", "xfs"], "study order is kept");
+    assert!(exp
+        .trials
+        .iter()
+        .all(|t| t.stack.devices == ["block:/dev/sdz"]));
+    assert_eq!(exp.study.device.as_deref(), Some("block:/dev/sdz"));
+
+    let e = expand(
+        &dvr,
+        &Options {
+            only: vec!["zfs".into()],
+            ..Options::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("no stack 'zfs'") && e.contains("raw-partitions, ext4, ext4-noatime"),
+        "{e}"
+    );
+}
+
+#[test]
+fn repeats_and_workload_names() {
+    let text = GOOD.replace("description", "repeats = 2\ndescription")
+        + "\n[[workloads]]\nname = \"dvr-buffered\"\nkind = \"dvr\"\nset = { direct = false, region_size = \"8MiB\" }\n";
+    let s = file::parse(&text, &origin()).unwrap();
+    let exp = expand(&s, &Options::default()).unwrap();
+    let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "a/dvr/r1",
+            "a/dvr/r2",
+            "a/dvr-buffered/r1",
+            "a/dvr-buffered/r2",
+            "b/dvr/r1",
+            "b/dvr/r2",
+            "b/dvr-buffered/r1",
+            "b/dvr-buffered/r2"
+        ]
+    );
+    assert!(!exp.trials[2].params.bool("direct"));
+    // Two entries of one kind need distinct names.
+    let dup = GOOD.to_string() + "\n[[workloads]]\nkind = \"dvr\"\n";
+    let (line, _, key, msg) = err(&dup);
+    assert_eq!(line, 22);
+    assert_eq!(key.as_deref(), Some("workloads[1].name"));
+    assert!(msg.contains("distinct `name`"), "{msg}");
+}
+
+#[test]
+fn no_device_anywhere() {
+    let s = file::parse(&edit("device = \"image:size=1GiB\"\n", ""), &origin()).unwrap();
+    let e = expand(&s, &Options::default()).unwrap_err().to_string();
+    assert!(e.contains("stack 'a'") && e.contains("--device"), "{e}");
+    assert!(expand(
+        &s,
+        &Options {
+            quick: true,
+            ..Options::default()
+        }
+    )
+    .is_ok());
+}
+
+#[test]
+fn resolved_study_round_trips_through_study_toml() {
+    for opts in [
+        Options::default(),
+        Options {
+            quick: true,
+            only: vec!["ext4-noatime".into()],
+            device: None,
+        },
+    ] {
+        let exp = expand(&builtin::load("dvr").unwrap(), &opts).unwrap();
+        let text = exp.study.to_toml();
+        assert!(
+            text.contains("[workloads.set]\nrecorders = \"8\""),
+            "{text}"
+        );
+        let back = file::parse(&text, &origin()).unwrap();
+        assert_eq!(back, exp.study, "{text}");
+        // Resolving a resolved study changes nothing.
+        let again = expand(&back, &Options::default()).unwrap();
+        assert_eq!(again.study, exp.study);
+        assert_eq!(again.trials, exp.trials);
+    }
+}
