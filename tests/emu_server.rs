@@ -276,3 +276,25 @@ fn a_killed_server_leaves_a_mount_that_abort_connection_removes() {
     }
     assert!(!Path::new(&conn).exists(), "{conn} is still there");
 }
+
+#[test]
+fn stopping_under_an_attached_loop_device_aborts_instead_of_hanging() {
+    skip_unless_ready!("losetup");
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), FixedModel::new(64 * MIB, 0, true), 1.0);
+    let lo = LoopDev::attach(&server.device_file(), true).expect("losetup");
+    let err = server.stop().unwrap_err();
+    assert!(
+        matches!(err, iotrial::emu::EmuError::BusyAborted { .. }),
+        "{err}"
+    );
+    assert!(fuse_mounts_at(&dir.path().join("fuse")).unwrap().is_empty());
+    // The loop device sees a dead backing file and still detaches.
+    let mut buf = vec![0u8; 4096];
+    let dev = std::fs::File::open(&lo.dev).unwrap();
+    assert!(dev.read_exact_at(&mut buf, 0).is_err());
+    drop(dev);
+    drop(lo);
+    let loops = run("losetup", &["-a"]).unwrap();
+    assert!(!loops.contains(dir.path().to_str().unwrap()), "{loops}");
+}
