@@ -1,4 +1,16 @@
 //! Emulated devices: device models (a cheap function from request to service time) and the
 //! FUSE server that serves a model to the kernel as a file, with a loop device on top.
 
+mod conn;
+mod counters;
+mod error;
+mod fs;
 pub mod model;
+mod server;
+mod timer;
+
+pub use conn::{abort_connection, fuse_mounts_at, FuseMount};
+pub use error::EmuError;
+pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
+pub use server::{EmuServer, FSTYPE, SOURCE};
+pub use timer::{Clock, TimerQueue};

@@ -1,0 +1,167 @@
+//! Cleanup of FUSE mounts a killed server left behind: find the mount's FUSE connection
+//! (its device minor in /proc/self/mountinfo is the connection number under
+//! /sys/fs/fuse/connections), abort it so nothing waits on a dead server, then unmount lazily.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+
+use rustix::mount::{MountFlags, UnmountFlags};
+
+use super::error::EmuError;
+
+const MOUNTINFO: &str = "/proc/self/mountinfo";
+const FUSECTL: &str = "/sys/fs/fuse/connections";
+
+/// One FUSE mount found in mountinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FuseMount {
+    /// Connection number (the device minor).
+    pub minor: u32,
+    pub mountpoint: PathBuf,
+    /// `fuse`, `fuse.SUBTYPE` or `fuseblk`.
+    pub fstype: String,
+    pub source: String,
+}
+
+/// Decodes the octal escapes (`\040` for a space) mountinfo uses in paths.
+fn unescape(field: &str) -> PathBuf {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = |c: u8| (b'0'..=b'7').contains(&c);
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|&c| oct(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    PathBuf::from(OsString::from_vec(out))
+}
+
+/// Parses the FUSE mounts out of the text of a mountinfo file.
+pub fn parse_fuse_mounts(mountinfo: &str) -> Vec<FuseMount> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (pre, post) = line.split_once(" - ")?;
+            let pre: Vec<&str> = pre.split(' ').collect();
+            let mut post = post.split(' ');
+            let fstype = post.next()?;
+            let source = post.next().unwrap_or("");
+            if !(fstype == "fuse" || fstype == "fuseblk" || fstype.starts_with("fuse.")) {
+                return None;
+            }
+            let (_, minor) = pre.get(2)?.split_once(':')?;
+            Some(FuseMount {
+                minor: minor.parse().ok()?,
+                mountpoint: unescape(pre.get(4)?),
+                fstype: fstype.to_string(),
+                source: source.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The absolute form of `path` without touching a possibly dead mount at its last component
+/// (stat on a mount whose server died fails with ENOTCONN).
+pub fn resolve_mountpoint(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map(|p| p.join(name))
+            .unwrap_or(abs.clone()),
+        _ => abs,
+    }
+}
+
+/// FUSE mounts currently at `mountpoint`, innermost (most recent) last.
+pub fn fuse_mounts_at(mountpoint: &Path) -> Result<Vec<FuseMount>, EmuError> {
+    let target = resolve_mountpoint(mountpoint);
+    let text = std::fs::read_to_string(MOUNTINFO).map_err(|source| EmuError::MountInfo {
+        path: MOUNTINFO.into(),
+        source,
+    })?;
+    Ok(parse_fuse_mounts(&text)
+        .into_iter()
+        .filter(|m| m.mountpoint == target)
+        .collect())
+}
+
+/// Writes to the `abort` file of FUSE connection `minor`, mounting fusectl first if needed.
+pub fn abort_minor(mountpoint: &Path, minor: u32) -> Result<(), EmuError> {
+    let dir = Path::new(FUSECTL).join(minor.to_string());
+    if !dir.exists() {
+        // fusectl may not be mounted; mount it (harmless if it already is elsewhere).
+        let _ = rustix::mount::mount("fusectl", FUSECTL, "fusectl", MountFlags::empty(), None);
+    }
+    if !dir.exists() {
+        // The connection is already gone (its superblock was released).
+        return Ok(());
+    }
+    std::fs::write(dir.join("abort"), b"1").map_err(|source| EmuError::Abort {
+        path: mountpoint.to_path_buf(),
+        minor,
+        source,
+    })
+}
+
+/// Aborts the FUSE connection of every FUSE mount at `mountpoint` and lazily unmounts it, so a
+/// killed server leaves nothing behind. Returns how many mounts were removed; 0 when nothing
+/// was mounted there.
+pub fn abort_connection(mountpoint: &Path) -> Result<usize, EmuError> {
+    let mounts = fuse_mounts_at(mountpoint)?;
+    let target = resolve_mountpoint(mountpoint);
+    for m in mounts.iter().rev() {
+        abort_minor(mountpoint, m.minor)?;
+        rustix::mount::unmount(&target, UnmountFlags::DETACH).map_err(|e| EmuError::Unmount {
+            path: target.clone(),
+            source: e.into(),
+        })?;
+    }
+    Ok(mounts.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+51 22 0:47 / /tmp/a\\040b rw,nosuid,nodev,relatime shared:30 - fuse.iotrial iotrial-emu rw,user_id=0,group_id=0
+52 22 0:48 / /mnt/x rw,relatime - fuse /dev/fuse rw,user_id=0
+53 22 0:49 / /mnt/y rw,relatime - fusectl fusectl rw
+";
+
+    #[test]
+    fn parses_fuse_mounts_with_escaped_paths() {
+        let m = parse_fuse_mounts(SAMPLE);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].minor, 47);
+        assert_eq!(m[0].mountpoint, PathBuf::from("/tmp/a b"));
+        assert_eq!(m[0].fstype, "fuse.iotrial");
+        assert_eq!(m[0].source, "iotrial-emu");
+        assert_eq!(m[1].minor, 48);
+        assert_eq!(m[1].mountpoint, PathBuf::from("/mnt/x"));
+    }
+
+    #[test]
+    fn unescape_leaves_plain_backslashes() {
+        assert_eq!(unescape("/a\\b"), PathBuf::from("/a\\b"));
+        assert_eq!(unescape("/a\\134b"), PathBuf::from("/a\\b"));
+    }
+
+    #[test]
+    fn nothing_mounted_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(abort_connection(dir.path()).unwrap(), 0);
+    }
+}

@@ -1,0 +1,153 @@
+//! Server-side counters of the emulated device (requests by kind, bytes, errors, the most
+//! requests in flight at once, how late replies went out) and the pool of read buffers, both
+//! shared by the request threads and the timer thread without per-request allocation.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use serde_json::{json, Value as Json};
+
+use super::model::ReqKind;
+
+/// Lock-free counters updated once per request.
+#[derive(Debug, Default)]
+pub struct Counters {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    flushes: AtomicU64,
+    discards: AtomicU64,
+    bytes_read: AtomicU64,
+    bytes_written: AtomicU64,
+    bytes_discarded: AtomicU64,
+    errors: AtomicU64,
+    in_flight: AtomicU64,
+    in_flight_max: AtomicU64,
+    late_ns_sum: AtomicU64,
+    late_ns_max: AtomicU64,
+    replies: AtomicU64,
+}
+
+impl Counters {
+    /// A request of `kind` and `len` bytes arrived.
+    pub fn arrive(&self, kind: ReqKind, len: u64) {
+        let (n, bytes) = match kind {
+            ReqKind::Read => (&self.reads, &self.bytes_read),
+            ReqKind::Write => (&self.writes, &self.bytes_written),
+            ReqKind::Flush => (&self.flushes, &self.bytes_discarded),
+            ReqKind::Discard => (&self.discards, &self.bytes_discarded),
+        };
+        n.fetch_add(1, Relaxed);
+        if kind != ReqKind::Flush {
+            bytes.fetch_add(len, Relaxed);
+        }
+        let now = self.in_flight.fetch_add(1, Relaxed) + 1;
+        self.in_flight_max.fetch_max(now, Relaxed);
+    }
+
+    /// A reply went out `late_ns` after its due time; `failed` if it carried an error.
+    pub fn replied(&self, late_ns: u64, failed: bool) {
+        self.in_flight.fetch_sub(1, Relaxed);
+        self.replies.fetch_add(1, Relaxed);
+        self.late_ns_sum.fetch_add(late_ns, Relaxed);
+        self.late_ns_max.fetch_max(late_ns, Relaxed);
+        if failed {
+            self.errors.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Requests currently in flight.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight.load(Relaxed)
+    }
+
+    /// The counters as JSON.
+    pub fn to_json(&self) -> Json {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        let replies = g(&self.replies);
+        json!({
+            "requests": {
+                "read": g(&self.reads),
+                "write": g(&self.writes),
+                "flush": g(&self.flushes),
+                "discard": g(&self.discards),
+            },
+            "bytes_read": g(&self.bytes_read),
+            "bytes_written": g(&self.bytes_written),
+            "bytes_discarded": g(&self.bytes_discarded),
+            "errors": g(&self.errors),
+            "in_flight": self.in_flight(),
+            "in_flight_max": g(&self.in_flight_max),
+            "late_us_max": g(&self.late_ns_max) as f64 / 1e3,
+            "late_us_mean": if replies == 0 { 0.0 } else { g(&self.late_ns_sum) as f64 / 1e3 / replies as f64 },
+        })
+    }
+}
+
+/// Reusable read buffers, so a read does not allocate once the pool is warm.
+#[derive(Debug)]
+pub struct BufPool {
+    free: Mutex<Vec<Vec<u8>>>,
+    size: usize,
+}
+
+impl BufPool {
+    /// A pool of buffers of at least `size` bytes.
+    pub fn new(size: usize) -> Self {
+        BufPool {
+            free: Mutex::new(Vec::with_capacity(256)),
+            size,
+        }
+    }
+
+    /// A buffer of at least `len` bytes (its contents are stale).
+    pub fn take(&self, len: usize) -> Vec<u8> {
+        let buf = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut buf = buf.unwrap_or_else(|| vec![0; self.size]);
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        buf
+    }
+
+    /// Returns a buffer to the pool.
+    pub fn give(&self, buf: Vec<u8>) {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        if free.len() < 256 {
+            free.push(buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_flight_max_tracks_the_peak() {
+        let c = Counters::default();
+        c.arrive(ReqKind::Read, 4096);
+        c.arrive(ReqKind::Write, 8192);
+        c.replied(10, false);
+        c.arrive(ReqKind::Flush, 0);
+        c.replied(30, true);
+        c.replied(20, false);
+        let j = c.to_json();
+        assert_eq!(j["in_flight_max"], 2);
+        assert_eq!(j["bytes_read"], 4096);
+        assert_eq!(j["bytes_written"], 8192);
+        assert_eq!(j["errors"], 1);
+        assert_eq!(j["requests"]["flush"], 1);
+        assert_eq!(c.in_flight(), 0);
+    }
+
+    #[test]
+    fn pool_reuses_buffers() {
+        let p = BufPool::new(16);
+        let b = p.take(8);
+        let ptr = b.as_ptr();
+        p.give(b);
+        let again = p.take(16);
+        assert_eq!(again.as_ptr(), ptr);
+        assert!(p.take(32).len() >= 32);
+    }
+}

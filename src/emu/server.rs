@@ -1,0 +1,245 @@
+//! The emulated-device server: mounts a FUSE filesystem (directly with mount(2) on /dev/fuse,
+//! no libfuse or fusermount) whose one file is a device model's disk, runs its worker threads
+//! and reply timer, reports counters, and unmounts and joins everything on stop or drop.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use fuser::{BackgroundSession, Config, Session, SessionACL};
+use rustix::mount::{MountFlags, UnmountFlags};
+use serde_json::{json, Value as Json};
+
+use super::conn;
+use super::counters::{BufPool, Counters};
+use super::error::EmuError;
+use super::fs::{EmuFs, ModelState, Pending, Sender, DISK_NAME, MAX_IO};
+use super::model::DeviceModel;
+use super::timer::{Clock, TimerQueue};
+
+/// FUSE worker threads (each reads requests from its own cloned /dev/fuse descriptor).
+const WORKERS: usize = 4;
+/// Filesystem type and source shown in mountinfo / findmnt.
+pub const FSTYPE: &str = "fuse.iotrial";
+pub const SOURCE: &str = "iotrial-emu";
+
+/// A device model served as the file `<mountpoint>/disk`.
+pub struct EmuServer {
+    mountpoint: PathBuf,
+    mounted: bool,
+    /// FUSE connection number of our mount.
+    minor: Option<u32>,
+    scale: f64,
+    model: Arc<Mutex<ModelState>>,
+    counters: Arc<Counters>,
+    timer: Arc<TimerQueue<(Pending, i32)>>,
+    session: Option<BackgroundSession>,
+}
+
+fn open_backing(path: &Path, capacity: u64) -> Result<File, EmuError> {
+    let err = |source| EmuError::Backing {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(err)?;
+    f.set_len(capacity).map_err(err)?;
+    Ok(f)
+}
+
+/// Mounts a FUSE filesystem on `mountpoint` served through the returned /dev/fuse descriptor.
+fn mount_fuse(mountpoint: &Path) -> Result<OwnedFd, EmuError> {
+    let dev: OwnedFd = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map_err(EmuError::DevFuse)?
+        .into();
+    let data = format!(
+        "fd={},rootmode=40000,user_id={},group_id={},max_read={}",
+        dev.as_raw_fd(),
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+        MAX_IO
+    );
+    let data = std::ffi::CString::new(data).map_err(|e| EmuError::Mount {
+        path: mountpoint.to_path_buf(),
+        source: std::io::Error::other(e),
+    })?;
+    rustix::mount::mount(
+        SOURCE,
+        mountpoint,
+        FSTYPE,
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(data.as_c_str()),
+    )
+    .map_err(|e| EmuError::Mount {
+        path: mountpoint.to_path_buf(),
+        source: e.into(),
+    })?;
+    Ok(dev)
+}
+
+impl EmuServer {
+    /// Serves `model` as `<mountpoint>/disk`, its data in the sparse image `backing` (created
+    /// or resized to the model's capacity). Every modeled delay is divided by `scale`.
+    pub fn start(
+        model: Box<dyn DeviceModel>,
+        backing: &Path,
+        mountpoint: &Path,
+        scale: f64,
+    ) -> Result<EmuServer, EmuError> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(EmuError::BadScale(scale));
+        }
+        let capacity = model.capacity();
+        if capacity == 0 {
+            return Err(EmuError::ZeroCapacity);
+        }
+        let backing = open_backing(backing, capacity)?;
+        let mp_err = |source| EmuError::Mountpoint {
+            path: mountpoint.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(mountpoint).map_err(mp_err)?;
+        let mountpoint = mountpoint.canonicalize().map_err(mp_err)?;
+
+        let clock = Clock::new();
+        let sender = Sender {
+            clock,
+            counters: Arc::new(Counters::default()),
+            pool: Arc::new(BufPool::new(MAX_IO as usize)),
+        };
+        let timer_sender = sender.clone();
+        let timer = TimerQueue::start(clock, move |due, (p, errno)| {
+            timer_sender.send(due, p, errno)
+        })
+        .map_err(|source| EmuError::Thread {
+            name: "emu-timer",
+            source,
+        })?;
+        let timer = Arc::new(timer);
+        let model = Arc::new(Mutex::new(ModelState { model, last_ns: 0 }));
+        let counters = Arc::clone(&sender.counters);
+        let fs = EmuFs::new(
+            Arc::clone(&model),
+            capacity,
+            backing,
+            scale,
+            sender,
+            Arc::clone(&timer),
+        );
+
+        let dev = mount_fuse(&mountpoint)?;
+        // Read from mountinfo: a stat of the mount would wait for the server to answer.
+        let minor = conn::fuse_mounts_at(&mountpoint)
+            .ok()
+            .and_then(|m| m.last().map(|m| m.minor));
+        let mut server = EmuServer {
+            mountpoint,
+            mounted: true,
+            minor,
+            scale,
+            model,
+            counters,
+            timer,
+            session: None,
+        };
+        let mut config = Config::default();
+        config.n_threads = Some(WORKERS);
+        config.clone_fd = true;
+        let session = Session::from_fd(fs, dev, SessionACL::Owner, config)
+            .and_then(Session::spawn)
+            .map_err(|source| EmuError::Session {
+                path: server.mountpoint.clone(),
+                source,
+            });
+        // On error, `server` drops here and removes the mount.
+        server.session = Some(session?);
+        Ok(server)
+    }
+
+    /// The file that stands for the device (attach a loop device to it).
+    pub fn device_file(&self) -> PathBuf {
+        self.mountpoint.join(DISK_NAME)
+    }
+
+    /// The mount point (canonical).
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// The model's own statistics and the server's counters.
+    pub fn stats(&self) -> Json {
+        let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        json!({
+            "model": m.model.name(),
+            "capacity": m.model.capacity(),
+            "scale": self.scale,
+            "model_stats": m.model.stats(),
+            "server": self.counters.to_json(),
+        })
+    }
+
+    /// Unmounts and joins every thread. If the mount is busy (a loop device still holds the
+    /// file), its FUSE connection is aborted and it is lazily unmounted, and
+    /// [`EmuError::BusyAborted`] says so.
+    pub fn stop(mut self) -> Result<(), EmuError> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<(), EmuError> {
+        let mut result = Ok(());
+        if std::mem::take(&mut self.mounted) {
+            match rustix::mount::unmount(&self.mountpoint, UnmountFlags::empty()) {
+                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+                Err(e) => {
+                    self.force_unmount();
+                    result = Err(if e == rustix::io::Errno::BUSY {
+                        EmuError::BusyAborted {
+                            path: self.mountpoint.clone(),
+                        }
+                    } else {
+                        EmuError::Unmount {
+                            path: self.mountpoint.clone(),
+                            source: e.into(),
+                        }
+                    });
+                }
+            }
+        }
+        if let Some(session) = self.session.take() {
+            // Once the connection is gone the session ends, cleanly or with an I/O error;
+            // only a panic is worth reporting.
+            if let Err(e) = session.join() {
+                if result.is_ok() && e.to_string().contains("panicked") {
+                    result = Err(EmuError::Panicked("fuse session"));
+                }
+            }
+        }
+        if !self.timer.shutdown() && result.is_ok() {
+            result = Err(EmuError::Panicked("emu-timer"));
+        }
+        result
+    }
+
+    /// Aborts our FUSE connection and detaches the mount, so no thread waits on it.
+    fn force_unmount(&self) {
+        if let Some(minor) = self.minor {
+            let _ = conn::abort_minor(&self.mountpoint, minor);
+        }
+        let _ = rustix::mount::unmount(&self.mountpoint, UnmountFlags::DETACH);
+    }
+}
+
+impl Drop for EmuServer {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}

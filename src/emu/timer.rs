@@ -1,0 +1,233 @@
+//! The timer queue that delays replies: request threads push a reply with the real time it is
+//! due, and one thread sends each reply when its time comes. Request threads never sleep, so
+//! many requests can be in flight; the model's own timeline decides the due times, so late
+//! timer wake-ups do not accumulate into the model.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::num::NonZeroU64;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A monotonic clock in nanoseconds since the server started.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    start: Instant,
+}
+
+impl Clock {
+    pub fn new() -> Self {
+        Clock {
+            start: Instant::now(),
+        }
+    }
+
+    /// Nanoseconds since the clock was created.
+    pub fn now_ns(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct Entry<T> {
+    due_ns: u64,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.due_ns, self.seq) == (other.due_ns, other.seq)
+    }
+}
+impl<T> Eq for Entry<T> {}
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Entry<T> {
+    /// Reversed, so the max-heap pops the earliest due time (ties in push order).
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.due_ns, other.seq).cmp(&(self.due_ns, self.seq))
+    }
+}
+
+struct State<T> {
+    heap: BinaryHeap<Entry<T>>,
+    seq: u64,
+    shutdown: bool,
+}
+
+struct Inner<T> {
+    state: Mutex<State<T>>,
+    wake: Condvar,
+    clock: Clock,
+}
+
+/// A binary heap of pending items keyed by due time, served by one thread that hands each
+/// item, with its due time, to the handler given at start.
+pub struct TimerQueue<T> {
+    inner: Arc<Inner<T>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Waits shorter than this are spun rather than slept, so short delays stay accurate.
+const SPIN_NS: u64 = 20_000;
+
+impl<T: Send + 'static> TimerQueue<T> {
+    /// Starts the timer thread. `clock` is the timeline due times are given on; `fire` is
+    /// called on the timer thread with each item and its due time.
+    pub fn start<F>(clock: Clock, fire: F) -> std::io::Result<Self>
+    where
+        F: FnMut(u64, T) + Send + 'static,
+    {
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State {
+                heap: BinaryHeap::with_capacity(1024),
+                seq: 0,
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+            clock,
+        });
+        let thread_inner = Arc::clone(&inner);
+        let thread = std::thread::Builder::new()
+            .name("emu-timer".into())
+            .spawn(move || run(&thread_inner, fire))?;
+        Ok(TimerQueue {
+            inner,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Queues `item` to fire at `due_ns` on the clock's timeline.
+    pub fn push(&self, due_ns: u64, item: T) {
+        let mut st = lock(&self.inner.state);
+        let seq = st.seq;
+        st.seq += 1;
+        let earliest = st.heap.peek().is_none_or(|e| due_ns < e.due_ns);
+        st.heap.push(Entry { due_ns, seq, item });
+        drop(st);
+        if earliest {
+            self.inner.wake.notify_one();
+        }
+    }
+
+    /// Items queued and not yet fired.
+    pub fn pending(&self) -> usize {
+        lock(&self.inner.state).heap.len()
+    }
+
+    /// Fires every pending item now and joins the thread. Returns false if the thread
+    /// panicked. Items pushed afterwards are dropped.
+    pub fn shutdown(&self) -> bool {
+        lock(&self.inner.state).shutdown = true;
+        self.inner.wake.notify_one();
+        let thread = lock(&self.thread).take();
+        match thread {
+            Some(t) => t.join().is_ok(),
+            None => true,
+        }
+    }
+}
+
+impl<T> Drop for TimerQueue<T> {
+    fn drop(&mut self) {
+        lock(&self.inner.state).shutdown = true;
+        self.inner.wake.notify_one();
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn run<T, F: FnMut(u64, T)>(inner: &Inner<T>, mut fire: F) {
+    // Default timer slack (50 us) would delay every wake-up; ask for 1 ns.
+    let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+    let mut st = lock(&inner.state);
+    loop {
+        let now = inner.clock.now_ns();
+        match st.heap.peek() {
+            Some(e) if e.due_ns <= now || st.shutdown => {
+                let Some(e) = st.heap.pop() else { continue };
+                drop(st);
+                fire(e.due_ns, e.item);
+                st = lock(&inner.state);
+            }
+            Some(e) if e.due_ns - now <= SPIN_NS => {
+                drop(st);
+                std::hint::spin_loop();
+                st = lock(&inner.state);
+            }
+            Some(e) => {
+                let wait = Duration::from_nanos(e.due_ns - now - SPIN_NS / 2);
+                st = inner
+                    .wake
+                    .wait_timeout(st, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            None if st.shutdown => return,
+            None => st = inner.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn queue(clock: Clock) -> (TimerQueue<u32>, mpsc::Receiver<(u32, u64)>) {
+        let (tx, rx) = mpsc::channel();
+        let q = TimerQueue::start(clock, move |_due, id| {
+            let _ = tx.send((id, clock.now_ns()));
+        })
+        .unwrap();
+        (q, rx)
+    }
+
+    #[test]
+    fn fires_in_due_order_not_push_order() {
+        let clock = Clock::new();
+        let (q, rx) = queue(clock);
+        let base = clock.now_ns();
+        for (id, delay_ms) in [(1, 30u64), (2, 10), (3, 20), (4, 10)] {
+            q.push(base + delay_ms * 1_000_000, id);
+        }
+        let got: Vec<(u32, u64)> = (0..4).map(|_| rx.recv().unwrap()).collect();
+        let ids: Vec<u32> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ids, vec![2, 4, 3, 1]);
+        for (id, at) in got {
+            let due = base + [0, 30, 10, 20, 10][id as usize] * 1_000_000;
+            assert!(at >= due, "item {id} fired early");
+            assert!(
+                at < due + 20_000_000,
+                "item {id} fired {} ns late",
+                at - due
+            );
+        }
+        assert!(q.shutdown());
+    }
+
+    #[test]
+    fn shutdown_fires_pending_items() {
+        let clock = Clock::new();
+        let (q, rx) = queue(clock);
+        q.push(clock.now_ns() + 3_600_000_000_000, 7);
+        assert_eq!(q.pending(), 1);
+        assert!(q.shutdown());
+        assert_eq!(rx.try_recv().unwrap().0, 7);
+    }
+}

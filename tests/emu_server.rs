@@ -1,0 +1,300 @@
+//! Root integration tests of the emulated-device server: FUSE file semantics (timing, scale,
+//! parallel requests, flush, discard, injected errors), the full stack FUSE -> loop (direct
+//! I/O) -> ext4, and cleanup of the stale mount a SIGKILLed server leaves. Each test prints why
+//! it skips when not root or without /dev/fuse, and leaves no mount, loop device or image.
+
+mod emu_common;
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use emu_common::{run, skip_reason, FixedModel, LoopDev, Mounted};
+use iotrial::emu::{abort_connection, fuse_mounts_at, EmuServer};
+
+const MIB: u64 = 1 << 20;
+
+macro_rules! skip_unless_ready {
+    ($($tool:expr),*) => {
+        if let Some(why) = skip_reason(&[$($tool),*]) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn start(dir: &Path, model: FixedModel, scale: f64) -> EmuServer {
+    EmuServer::start(
+        Box::new(model),
+        &dir.join("image"),
+        &dir.join("fuse"),
+        scale,
+    )
+    .expect("server starts")
+}
+
+#[test]
+fn reads_are_delayed_by_the_model_divided_by_scale() {
+    skip_unless_ready!();
+    let dir = tempfile::tempdir().unwrap();
+    // 20 ms modeled, scale 10 -> 2 ms real.
+    let server = start(
+        dir.path(),
+        FixedModel::new(64 * MIB, 20_000_000, true),
+        10.0,
+    );
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(server.device_file())
+        .unwrap();
+    assert_eq!(f.metadata().unwrap().len(), 64 * MIB);
+    f.write_all_at(b"hello", 4096).unwrap();
+    let mut buf = [0u8; 5];
+    let mut worst = Duration::ZERO;
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        f.read_exact_at(&mut buf, 4096).unwrap();
+        worst = worst.max(t.elapsed());
+        best = best.min(t.elapsed());
+    }
+    assert_eq!(&buf, b"hello");
+    assert!(best >= Duration::from_micros(1_900), "read took {best:?}");
+    assert!(worst < Duration::from_millis(20), "read took {worst:?}");
+    drop(f);
+    let stats = server.stats();
+    assert_eq!(stats["model_stats"]["read"], 5);
+    assert_eq!(stats["server"]["bytes_read"], 25);
+    server.stop().unwrap();
+    assert!(fuse_mounts_at(&dir.path().join("fuse")).unwrap().is_empty());
+}
+
+#[test]
+fn many_requests_are_in_flight_at_once() {
+    skip_unless_ready!();
+    let dir = tempfile::tempdir().unwrap();
+    // Each request takes 10 ms and they do not queue: 8 threads x 10 reads run in ~100 ms
+    // when requests overlap, 800 ms when they are served one at a time.
+    let server = start(
+        dir.path(),
+        FixedModel::new(64 * MIB, 10_000_000, false),
+        1.0,
+    );
+    let file = server.device_file();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for i in 0..8u64 {
+            let file = &file;
+            s.spawn(move || {
+                let f = std::fs::File::open(file).unwrap();
+                let mut buf = vec![0u8; 4096];
+                for j in 0..10u64 {
+                    f.read_exact_at(&mut buf, (i * 10 + j) * 4096).unwrap();
+                }
+            });
+        }
+    });
+    let elapsed = t.elapsed();
+    let stats = server.stats();
+    let max = stats["server"]["in_flight_max"].as_u64().unwrap();
+    assert!(max >= 4, "at most {max} requests in flight");
+    assert!(elapsed < Duration::from_millis(400), "took {elapsed:?}");
+    server.stop().unwrap();
+}
+
+#[test]
+fn fsync_flushes_and_punch_hole_discards() {
+    skip_unless_ready!();
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), FixedModel::new(64 * MIB, 0, true), 1.0);
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(server.device_file())
+        .unwrap();
+    f.write_all_at(&vec![0xabu8; 4 * MIB as usize], 0).unwrap();
+    f.sync_all().unwrap();
+    let image = dir.path().join("image");
+    let before = std::fs::metadata(&image).unwrap().blocks();
+    rustix::fs::fallocate(
+        &f,
+        rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+        0,
+        4 * MIB,
+    )
+    .unwrap();
+    let after = std::fs::metadata(&image).unwrap().blocks();
+    assert!(
+        after + 4 * MIB / 512 <= before,
+        "{before} -> {after} blocks"
+    );
+    let mut buf = [1u8; 512];
+    f.read_exact_at(&mut buf, MIB).unwrap();
+    assert!(buf.iter().all(|&b| b == 0));
+    drop(f);
+    let stats = server.stats();
+    assert!(stats["model_stats"]["flush"].as_u64().unwrap() >= 1);
+    assert_eq!(stats["model_stats"]["discard"], 1);
+    assert_eq!(stats["server"]["bytes_discarded"], 4 * MIB);
+    server.stop().unwrap();
+}
+
+#[test]
+fn model_errors_reach_the_caller() {
+    skip_unless_ready!();
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = FixedModel::new(64 * MIB, 0, true);
+    model.fail = (MIB, 2 * MIB);
+    let server = start(dir.path(), model, 1.0);
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(server.device_file())
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    f.read_exact_at(&mut buf, 0).unwrap();
+    let err = f.read_exact_at(&mut buf, MIB + 4096).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(5), "{err}");
+    let err = f.write_all_at(&buf, MIB).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(5), "{err}");
+    drop(f);
+    assert_eq!(server.stats()["server"]["errors"], 2);
+    server.stop().unwrap();
+}
+
+#[test]
+fn ext4_on_a_direct_io_loop_device_over_the_server() {
+    skip_unless_ready!("losetup", "mkfs.ext4", "findmnt");
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), FixedModel::new(256 * MIB, 50_000, true), 1.0);
+    let lo = LoopDev::attach(&server.device_file(), true).expect("losetup");
+    assert!(lo.direct_io(), "{} does not do direct I/O", lo.dev);
+    run("mkfs.ext4", &["-q", "-F", &lo.dev]).expect("mkfs.ext4");
+
+    let fsdir = dir.path().join("fs");
+    let data: Vec<u8> = (0..3 * MIB as usize).map(|i| (i * 7 % 251) as u8).collect();
+    let m = Mounted::mount(&lo.dev, &fsdir, "ext4").unwrap();
+    let mut out = std::fs::File::create(fsdir.join("file")).unwrap();
+    out.write_all(&data).unwrap();
+    out.sync_all().unwrap();
+    drop(out);
+    m.unmount().unwrap();
+    // Read back after a fresh mount, so the data comes through the device.
+    let m = Mounted::mount(&lo.dev, &fsdir, "ext4").unwrap();
+    assert!(std::fs::read(fsdir.join("file")).unwrap() == data);
+    m.unmount().unwrap();
+    let dev = lo.dev.clone();
+    drop(lo);
+
+    let stats = server.stats();
+    eprintln!("{stats}");
+    assert!(stats["model_stats"]["write"].as_u64().unwrap() > 0);
+    assert!(stats["model_stats"]["read"].as_u64().unwrap() > 0);
+    assert!(stats["model_stats"]["flush"].as_u64().unwrap() > 0);
+    server.stop().unwrap();
+
+    let root = dir.path().to_str().unwrap();
+    let loops = run("losetup", &["-a"]).unwrap();
+    assert!(!loops.contains(root), "loop device left: {loops}");
+    let mounts = run("findmnt", &["-rn", "-o", "TARGET"]).unwrap();
+    assert!(!mounts.contains(root), "mount left: {mounts}");
+    assert!(!loops
+        .lines()
+        .any(|l| l.starts_with(&format!("{dev}:")) && l.contains(root)));
+}
+
+const HELPER_ENV: &str = "IOTRIAL_EMU_HELPER_DIR";
+
+/// Not a test on its own: the server process the SIGKILL test runs and kills.
+#[test]
+#[ignore]
+fn helper_serve_until_killed() {
+    let Some(dir) = std::env::var_os(HELPER_ENV) else {
+        return;
+    };
+    let dir = Path::new(&dir);
+    let server = start(dir, FixedModel::new(64 * MIB, 0, true), 1.0);
+    std::fs::write(dir.join("ready"), b"").unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+    drop(server);
+}
+
+#[test]
+fn a_killed_server_leaves_a_mount_that_abort_connection_removes() {
+    skip_unless_ready!();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("fuse");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "helper_serve_until_killed"])
+        .env(HELPER_ENV, dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill the child (and reap it) whatever happens below.
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let t = Instant::now();
+    while !dir.path().join("ready").exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "helper did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _reap = Reap(child);
+    // Guard: whatever the assertions say, do not leave the mount behind.
+    struct Abort<'a>(&'a Path);
+    impl Drop for Abort<'_> {
+        fn drop(&mut self) {
+            let _ = abort_connection(self.0);
+        }
+    }
+    let _abort = Abort(&mnt);
+
+    let stale = fuse_mounts_at(&mnt).unwrap();
+    assert_eq!(stale.len(), 1, "expected the killed server's mount");
+    let err = std::fs::metadata(mnt.join("disk")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(107), "{err}"); // ENOTCONN
+    assert_eq!(abort_connection(&mnt).unwrap(), 1);
+    assert!(fuse_mounts_at(&mnt).unwrap().is_empty());
+    let conn = format!("/sys/fs/fuse/connections/{}", stale[0].minor);
+    let t = Instant::now();
+    while Path::new(&conn).exists() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!Path::new(&conn).exists(), "{conn} is still there");
+}
+
+#[test]
+fn stopping_under_an_attached_loop_device_aborts_instead_of_hanging() {
+    skip_unless_ready!("losetup");
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), FixedModel::new(64 * MIB, 0, true), 1.0);
+    let lo = LoopDev::attach(&server.device_file(), true).expect("losetup");
+    let err = server.stop().unwrap_err();
+    assert!(
+        matches!(err, iotrial::emu::EmuError::BusyAborted { .. }),
+        "{err}"
+    );
+    assert!(fuse_mounts_at(&dir.path().join("fuse")).unwrap().is_empty());
+    // The loop device sees a dead backing file and still detaches.
+    let mut buf = vec![0u8; 4096];
+    let dev = std::fs::File::open(&lo.dev).unwrap();
+    assert!(dev.read_exact_at(&mut buf, 0).is_err());
+    drop(dev);
+    drop(lo);
+    let loops = run("losetup", &["-a"]).unwrap();
+    assert!(!loops.contains(dir.path().to_str().unwrap()), "{loops}");
+}
