@@ -19,7 +19,8 @@ pub struct LatencySummary {
 /// at or below it. `sorted` must be non-empty and ascending.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let n = sorted.len();
-    let rank = ((p / 100.0) * n as f64).ceil() as usize;
+    // p * n / 100 rather than (p / 100) * n: 0.999 * 1000 is 999.0000000000001 in floating point.
+    let rank = (p * n as f64 / 100.0).ceil() as usize;
     sorted[rank.clamp(1, n) - 1]
 }
 
