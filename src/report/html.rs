@@ -178,6 +178,7 @@ fn context(report: &Report) -> (Json, Json) {
         "study": report.study,
         "header": report.header,
         "workloads": workloads,
+        "unfinished": report.unfinished,
     });
     (ctx, json!({ "charts": charts }))
 }
@@ -232,6 +233,29 @@ mod tests {
         for code in [UPLOT_JS, REPORT_JS, CAPTURE_JS] {
             assert!(!code.to_ascii_lowercase().contains("</script"));
         }
+    }
+
+    #[test]
+    fn labels_from_results_are_escaped() {
+        let d = tempfile::tempdir().unwrap();
+        let xss = "<script>alert(1)</script>";
+        let t = d.path().join("trials/x/dvr/r1");
+        std::fs::create_dir_all(&t).unwrap();
+        let result = json!({"verdict": {"record_mbit_guaranteed": 20.0},
+                            "target": {"mount": {"options": format!("rw,{xss}")}},
+                            "warnings": [xss]});
+        std::fs::write(t.join("result.json"), result.to_string()).unwrap();
+        let manifest = json!({"study": xss, "host": {"hostname": xss, "kernel": xss},
+            "trials": [{"stack": xss, "workload": "dvr", "repeat": 1, "status": "done", "path": "trials/x/dvr/r1"},
+                       {"stack": xss, "workload": "dvr", "repeat": 2, "status": "failed", "path": "trials/x/dvr/r2"}]});
+        std::fs::write(d.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let files = write_report(d.path()).unwrap();
+        let html = std::fs::read_to_string(files.html).unwrap();
+        assert!(!html.contains(xss), "unescaped label in report.html");
+        assert!(html.matches("&lt;script&gt;alert(1)&lt;").count() >= 6);
+        assert!(html.contains("failed"));
+        let md = std::fs::read_to_string(files.markdown).unwrap();
+        assert!(!md.contains(xss) && md.contains("&lt;script&gt;alert(1)"));
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub fn render(report: &Report) -> String {
     for (k, v) in &report.header {
         s.push_str(&format!("- {}: {}\n", cell(k), cell(v)));
     }
+    if !report.unfinished.is_empty() {
+        s.push_str("\nTrials that did not finish and are not in this report:\n\n");
+        for u in &report.unfinished {
+            s.push_str(&format!("- {}\n", cell(u)));
+        }
+    }
     for w in &report.workloads {
         s.push_str(&format!("\n## Workload {}: verdict\n\n", cell(&w.workload)));
         s.push_str(&table(&w.table.rows_text()));

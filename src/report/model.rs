@@ -35,6 +35,8 @@ pub struct Report {
     /// Header facts in display order: (name, value).
     pub header: Vec<(String, String)>,
     pub workloads: Vec<WorkloadReport>,
+    /// Trials the manifest lists as not done: `stack / workload / rN: status`.
+    pub unfinished: Vec<String>,
 }
 
 /// Builds the report of `study`.
@@ -70,7 +72,26 @@ pub fn build(study: &Study) -> Result<Report, ReportError> {
         study: study.name(),
         header: header(study),
         workloads,
+        unfinished: unfinished(&study.manifest),
     })
+}
+
+fn unfinished(manifest: &Json) -> Vec<String> {
+    manifest["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["status"].as_str().is_some_and(|s| s != "done"))
+        .map(|t| {
+            format!(
+                "{} / {} / r{}: {}",
+                json_text(&t["stack"]),
+                json_text(&t["workload"]),
+                json_text(&t["repeat"]),
+                json_text(&t["status"])
+            )
+        })
+        .collect()
 }
 
 fn warnings(trials: &[&Trial]) -> Vec<String> {

@@ -305,11 +305,11 @@ pub fn welch_text(w: Option<&Welch>) -> String {
     match w {
         None => "-".into(),
         Some(w) => format!(
-            "p = {}, {}",
+            "p {}, {}",
             if w.p < 0.001 {
-                "<0.001".to_string()
+                "< 0.001".to_string()
             } else {
-                format!("{:.3}", w.p)
+                format!("= {:.3}", w.p)
             },
             if w.significant() {
                 "significant"
