@@ -12,6 +12,7 @@ PACKAGES=(
   util-linux   # losetup, wipefs, blkid, findmnt
   fuse3        # /dev/fuse userspace helpers for emulated devices
   chromium     # headless browser that checks report.html
+  fonts-dejavu-core  # fonts for report screenshots on a fresh machine
 )
 
 missing=()

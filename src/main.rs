@@ -63,6 +63,21 @@ enum Command {
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
+    /// Rebuild report.html and report.md of a results directory (no I/O on any stack).
+    Report {
+        /// A results directory (holds trials/ and manifest.json).
+        dir: PathBuf,
+    },
+    /// Compare the verdicts of two results directories: deltas and whether each is significant.
+    Compare {
+        /// Results directory before the change.
+        a: PathBuf,
+        /// Results directory after the change.
+        b: PathBuf,
+        /// Print a Markdown table instead of the terminal table.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// List what iotrial knows.
     List {
         #[arg(value_enum)]
@@ -168,6 +183,16 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
         Command::Cleanup => cmd_cleanup(),
+        Command::Report { dir } => {
+            let files = report::html::write_report(&dir).map_err(usage)?;
+            println!("{}\n{}", files.html.display(), files.markdown.display());
+            Ok(())
+        }
+        Command::Compare { a, b, markdown } => {
+            let c = report::compare::compare_dirs(&a, &b).map_err(usage)?;
+            print!("{}", report::compare::render(&c, markdown));
+            Ok(())
+        }
         Command::List {
             what: ListWhat::Workloads,
         } => {

@@ -1,6 +1,9 @@
 //! Analysis shared by workloads: latency statistics, moving windows, consecutive sums,
-//! fairness, and per-second time series. Pure functions over samples; no I/O.
+//! fairness, per-second time series, comparisons across repeats and stacks, and downsampling
+//! for charts. Pure functions over samples; no I/O.
 
+pub mod compare;
+pub mod downsample;
 pub mod fairness;
 pub mod stats;
 pub mod timeseries;

@@ -144,6 +144,10 @@ impl Workload for Dvr {
         }
         Ok(Box::new(analyze(p, streams)))
     }
+
+    fn report_sections(&self) -> Option<&'static dyn crate::report::sections::ReportSections> {
+        Some(&super::dvr_report::DvrReport)
+    }
 }
 
 /// Figures of one stream.

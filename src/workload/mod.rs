@@ -3,6 +3,7 @@
 //! (per-stream figures and the verdict, in the user's terms).
 
 pub mod dvr;
+pub mod dvr_report;
 
 use crate::engine::{Plan, StreamSamples};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -80,6 +81,11 @@ pub trait Workload: Sync {
     /// comparison table reads back from result.json's `verdict` by [`Figure::key`].
     fn figure_specs(&self) -> Vec<Figure> {
         Vec::new()
+    }
+
+    /// What this workload adds to the report (charts and tables); `None`: the verdict table only.
+    fn report_sections(&self) -> Option<&'static dyn crate::report::sections::ReportSections> {
+        None
     }
 
     /// Resolves `overrides` against this workload's parameters.
