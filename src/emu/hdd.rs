@@ -733,6 +733,10 @@ impl<T: Translation> DeviceModel for Disk<T> {
             }
         }
         let s = now_ns.max(self.busy_until);
+        // Requests past the end transfer nothing (the server rejects them; never index past it).
+        let mut req = req;
+        req.offset = req.offset.min(self.capacity);
+        req.len = req.len.min(self.capacity - req.offset);
         let done = match req.kind {
             ReqKind::Read if req.len > 0 => self.read(s, req.offset, req.len),
             ReqKind::Write if req.len > 0 => self.write(s, req.offset, req.len),
@@ -1017,6 +1021,20 @@ mod tests {
                 (iops / e.random_write_iops - 1.0).abs() < 0.02,
                 "wb {write_back}: {iops} vs {e:?}"
             );
+        }
+    }
+
+    #[test]
+    fn requests_past_the_end_do_not_panic() {
+        let p = HddParams::default();
+        let mut hdd = Hdd::new(&p).unwrap();
+        let mut smr = crate::emu::smr::new(&p, &Default::default()).unwrap();
+        for d in [&mut hdd as &mut dyn DeviceModel, &mut smr] {
+            for kind in [ReqKind::Read, ReqKind::Write] {
+                let r = d.service(0, req(kind, p.capacity - 4096, 1 << 20));
+                assert!(r.done_ns > 0);
+                d.service(r.done_ns, req(kind, p.capacity + (1 << 30), 4096));
+            }
         }
     }
 
