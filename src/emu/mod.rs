@@ -14,3 +14,12 @@ pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};
+pub mod fault;
+pub mod flash;
+pub mod hdd;
+pub mod null;
+pub mod smr;
+pub mod spec;
+
+pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
+pub use spec::{model_table, ModelKind, ModelParamRow, ModelSpec, ServerSettings, SpecError};

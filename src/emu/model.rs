@@ -48,3 +48,40 @@ pub trait DeviceModel: Send {
     /// State that explains results (cache occupancy, cleaning time, unit copies, cache hits).
     fn stats(&self) -> Json;
 }
+
+/// A model's parameters do not describe a device it can model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{param}: {message}")]
+pub struct ModelError {
+    /// The parameter at fault, as a user writes it in a model spec.
+    pub param: &'static str,
+    pub message: String,
+}
+
+impl ModelError {
+    pub fn new(param: &'static str, message: impl Into<String>) -> Self {
+        ModelError {
+            param,
+            message: message.into(),
+        }
+    }
+}
+
+/// I/O size of the probe's random reads and writes.
+pub const PROBE_RANDOM_IO: u64 = 4096;
+
+/// What a seeker-style probe should measure on a model, derived analytically from its
+/// parameters; printed beside the measurements. Infinite for the `null` model.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Expectations {
+    /// QD1 random 4 KiB read access time, ms (uniform offsets over the whole capacity).
+    pub random_read_ms: f64,
+    /// QD1 sequential read throughput over the outer (first) 1% of the capacity, MB/s (10^6 B/s).
+    pub seq_read_outer_mbs: f64,
+    /// QD1 sequential read throughput over the inner (last) 1% of the capacity, MB/s.
+    pub seq_read_inner_mbs: f64,
+    /// QD1 random 4 KiB write rate, IOPS, in the model's steady state.
+    pub random_write_iops: f64,
+    /// QD1 sequential write throughput over the outer 1%, MB/s.
+    pub seq_write_mbs: f64,
+}

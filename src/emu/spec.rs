@@ -1,0 +1,604 @@
+//! Device model specs as users write them after `emu:` (`hdd`, `hdd,size=200GiB,scale=10`,
+//! `smr,cache=2GiB`, `flash,open_units=2`, `hdd,fail_range=1GiB-1GiB+4MiB`): parsing into a
+//! validated [`ModelSpec`] that builds the model and carries the server settings, the canonical
+//! form with every default written out, and the table behind `iotrial list models`.
+
+use super::fault::{Fault, FaultParams};
+use super::model::{DeviceModel, Expectations, ModelError};
+use super::{flash, hdd, null, smr};
+use crate::params::{parse_value, Kind, Value};
+use crate::units::{parse_size, Size};
+use serde::Serialize;
+use std::fmt;
+
+/// One parameter a model (or every model) accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Default as a user would type it.
+    pub default: &'static str,
+    /// Unit a user reads in `iotrial list models`.
+    pub unit: &'static str,
+    pub meaning: &'static str,
+}
+
+impl ParamDef {
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        default: &'static str,
+        unit: &'static str,
+        meaning: &'static str,
+    ) -> Self {
+        ParamDef {
+            name,
+            kind,
+            default,
+            unit,
+            meaning,
+        }
+    }
+}
+
+/// Parameters every model accepts (besides its own `size`).
+pub static COMMON: &[ParamDef] = &[
+    ParamDef::new(
+        "scale",
+        Kind::Float,
+        "1",
+        "divisor",
+        "time-scale factor dividing every modeled delay",
+    ),
+    ParamDef::new(
+        "fail_prob",
+        Kind::Float,
+        "0",
+        "probability",
+        "fail each read or write with EIO with this probability",
+    ),
+    ParamDef::new(
+        "fail_seed",
+        Kind::Count,
+        "1",
+        "count",
+        "seed of the fault coin tosses (deterministic)",
+    ),
+];
+
+/// The byte-range fault parameter (repeatable; its value is not a plain quantity).
+pub const FAIL_RANGE: ParamDef = ParamDef::new(
+    "fail_range",
+    Kind::Size,
+    "",
+    "START-END",
+    "fail reads and writes touching [START, END) with EIO, e.g. 1GiB-1GiB+4MiB; repeatable",
+);
+
+/// Resolved parameter values, in declaration order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Values {
+    entries: Vec<(&'static str, Value)>,
+}
+
+impl Values {
+    /// The defaults of `defs`.
+    pub fn defaults(defs: &[ParamDef]) -> Values {
+        let entries = defs
+            .iter()
+            .map(|d| {
+                let v = parse_value(d.kind, d.default)
+                    .unwrap_or_else(|e| panic!("built-in default of {} is invalid: {e}", d.name));
+                (d.name, v)
+            })
+            .collect();
+        Values { entries }
+    }
+
+    fn get(&self, name: &str) -> Value {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("model parameter {name} is not declared"))
+    }
+
+    /// A size or count.
+    pub fn u64(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Value::Size(v) | Value::Count(v) => v,
+            other => panic!("model parameter {name} is {other:?}, not an integer"),
+        }
+    }
+
+    /// A duration (seconds) or a number.
+    pub fn f64(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Value::Duration(v) | Value::Float(v) => v,
+            Value::Size(v) | Value::Count(v) => v as f64,
+            Value::Bool(_) => panic!("model parameter {name} is a bool"),
+        }
+    }
+
+    /// A boolean.
+    pub fn bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            Value::Bool(b) => b,
+            other => panic!("model parameter {name} is {other:?}, not a bool"),
+        }
+    }
+}
+
+/// A model spec could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error(
+        "empty device model spec; expected MODEL[,key=value...] with MODEL one of {MODEL_NAMES}"
+    )]
+    Empty,
+    #[error("unknown device model '{0}'; allowed: {MODEL_NAMES}")]
+    UnknownModel(String),
+    #[error("'{0}' in a device model spec is not of the form key=value")]
+    Malformed(String),
+    #[error("unknown parameter '{key}' for device model {model}; allowed: {allowed}")]
+    UnknownKey {
+        model: &'static str,
+        key: String,
+        allowed: String,
+    },
+    #[error("device model {model}, parameter {key}: {message}")]
+    Invalid {
+        model: &'static str,
+        key: String,
+        message: String,
+    },
+}
+
+const MODEL_NAMES: &str = "hdd, smr, flash, null";
+
+/// The device models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    Hdd,
+    Smr,
+    Flash,
+    Null,
+}
+
+impl ModelKind {
+    pub const ALL: [ModelKind; 4] = [
+        ModelKind::Hdd,
+        ModelKind::Smr,
+        ModelKind::Flash,
+        ModelKind::Null,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Hdd => "hdd",
+            ModelKind::Smr => "smr",
+            ModelKind::Flash => "flash",
+            ModelKind::Null => "null",
+        }
+    }
+
+    /// One line saying what the model is.
+    pub fn summary(self) -> &'static str {
+        match self {
+            ModelKind::Hdd => "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
+            ModelKind::Smr => "drive-managed shingled disk: hdd mechanics, persistent cache log, band cleaning when full or idle",
+            ModelKind::Flash => "CompactFlash/SD card: allocation units, few open units, unit copy and erase on scattered writes",
+            ModelKind::Null => "no delay at all: measures the emulator's own cost",
+        }
+    }
+
+    /// Parameters of the model (excluding [`COMMON`]).
+    pub fn params(self) -> Vec<&'static ParamDef> {
+        match self {
+            ModelKind::Hdd => hdd::PARAMS.iter().collect(),
+            ModelKind::Smr => hdd::PARAMS.iter().chain(smr::PARAMS).collect(),
+            ModelKind::Flash => flash::PARAMS.iter().collect(),
+            ModelKind::Null => null::PARAMS.iter().collect(),
+        }
+    }
+
+    fn from_name(name: &str) -> Option<ModelKind> {
+        ModelKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// Settings of the server that serves a model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerSettings {
+    /// Logical capacity in bytes (the served file's size).
+    pub capacity: u64,
+    /// Time-scale divisor: the server waits modeled delay / scale.
+    pub scale: f64,
+}
+
+/// A validated model spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    pub kind: ModelKind,
+    /// Every model parameter, resolved.
+    pub values: Values,
+    pub settings: ServerSettings,
+    pub faults: FaultParams,
+    common: Values,
+}
+
+impl ModelSpec {
+    /// Parses `MODEL[,key=value...]` (an `emu:` prefix is accepted) and validates it.
+    pub fn parse(text: &str) -> Result<ModelSpec, SpecError> {
+        let text = text.trim();
+        let text = text.strip_prefix("emu:").unwrap_or(text);
+        let mut parts = text.split(',').map(str::trim);
+        let name = parts.next().unwrap_or("");
+        if name.is_empty() {
+            return Err(SpecError::Empty);
+        }
+        let kind =
+            ModelKind::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
+        let defs = kind.params();
+        let own: Vec<ParamDef> = defs.iter().map(|d| **d).collect();
+        let mut values = Values::defaults(&own);
+        let mut common = Values::defaults(COMMON);
+        let mut faults = FaultParams::default();
+        let invalid = |key: &str, message: String| SpecError::Invalid {
+            model: kind.name(),
+            key: key.to_string(),
+            message,
+        };
+        let mut ranges_text = Vec::new();
+        for part in parts.filter(|p| !p.is_empty()) {
+            let (key, val) = part
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| SpecError::Malformed(part.to_string()))?;
+            if key == FAIL_RANGE.name {
+                ranges_text.push(val.to_string());
+                continue;
+            }
+            let (set, def) = if let Some(d) = defs.iter().find(|d| d.name == key) {
+                (&mut values, *d)
+            } else if let Some(d) = COMMON.iter().find(|d| d.name == key) {
+                (&mut common, d)
+            } else {
+                let allowed = defs
+                    .iter()
+                    .map(|d| d.name)
+                    .chain(COMMON.iter().map(|d| d.name))
+                    .chain([FAIL_RANGE.name])
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(SpecError::UnknownKey {
+                    model: kind.name(),
+                    key: key.to_string(),
+                    allowed,
+                });
+            };
+            let v = parse_value(def.kind, val).map_err(|m| invalid(key, m))?;
+            if let Some(e) = set.entries.iter_mut().find(|(n, _)| *n == key) {
+                e.1 = v;
+            }
+        }
+        let capacity = values.u64("size");
+        let scale = common.f64("scale");
+        if !(scale > 0.0 && scale.is_finite()) {
+            return Err(invalid(
+                "scale",
+                format!("'{scale}' must be a number greater than 0"),
+            ));
+        }
+        faults.prob = common.f64("fail_prob");
+        if !(0.0..=1.0).contains(&faults.prob) {
+            return Err(invalid("fail_prob", "must be between 0 and 1".to_string()));
+        }
+        faults.seed = common.u64("fail_seed");
+        for r in &ranges_text {
+            let range = parse_range(r).map_err(|m| invalid(FAIL_RANGE.name, m))?;
+            if range.0 >= capacity {
+                return Err(invalid(
+                    FAIL_RANGE.name,
+                    format!("'{r}' starts beyond size {}", Size(capacity)),
+                ));
+            }
+            faults.ranges.push(range);
+        }
+        let spec = ModelSpec {
+            kind,
+            values,
+            settings: ServerSettings { capacity, scale },
+            faults,
+            common,
+        };
+        spec.build()?;
+        Ok(spec)
+    }
+
+    fn model_error(&self, e: ModelError) -> SpecError {
+        SpecError::Invalid {
+            model: self.kind.name(),
+            key: e.param.to_string(),
+            message: e.message,
+        }
+    }
+
+    /// Builds a fresh model (with fault injection if any fault is configured).
+    pub fn build(&self) -> Result<Box<dyn DeviceModel>, SpecError> {
+        let v = &self.values;
+        let model: Box<dyn DeviceModel> = match self.kind {
+            ModelKind::Hdd => Box::new(
+                hdd::Hdd::new(&hdd::HddParams::from_values(v)).map_err(|e| self.model_error(e))?,
+            ),
+            ModelKind::Smr => Box::new(
+                smr::new(
+                    &hdd::HddParams::from_values(v),
+                    &smr::SmrParams::from_values(v),
+                )
+                .map_err(|e| self.model_error(e))?,
+            ),
+            ModelKind::Flash => Box::new(
+                flash::Flash::new(&flash::FlashParams::from_values(v))
+                    .map_err(|e| self.model_error(e))?,
+            ),
+            ModelKind::Null => Box::new(null::Null::new(self.settings.capacity)),
+        };
+        Ok(if self.faults.is_active() {
+            Box::new(Fault::new(model, &self.faults))
+        } else {
+            model
+        })
+    }
+
+    /// What a seeker-style probe should measure, with sequential transfers of `seq_io` bytes.
+    pub fn expectations(&self, seq_io: u64) -> Result<Expectations, SpecError> {
+        let v = &self.values;
+        let e = match self.kind {
+            ModelKind::Hdd => hdd::expect(&hdd::HddParams::from_values(v), seq_io),
+            ModelKind::Smr => smr::expect(
+                &hdd::HddParams::from_values(v),
+                &smr::SmrParams::from_values(v),
+                seq_io,
+            ),
+            ModelKind::Flash => flash::expect(&flash::FlashParams::from_values(v), seq_io),
+            ModelKind::Null => Ok(null::expect()),
+        };
+        e.map_err(|e| self.model_error(e))
+    }
+}
+
+impl std::str::FromStr for ModelSpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ModelSpec::parse(s)
+    }
+}
+
+/// The canonical spec: model, then every parameter with its resolved value.
+impl fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind.name())?;
+        for (n, v) in self.values.entries.iter().chain(&self.common.entries) {
+            write!(f, ",{n}={v}")?;
+        }
+        for (a, b) in &self.faults.ranges {
+            write!(f, ",{}={}-{}", FAIL_RANGE.name, Size(*a), Size(*b))?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `START-END` where each side is a sum of sizes (`1GiB-1GiB+4MiB`).
+fn parse_range(text: &str) -> Result<(u64, u64), String> {
+    let expected = "expected START-END such as 1GiB-1GiB+4MiB";
+    let (a, b) = text
+        .split_once('-')
+        .ok_or_else(|| format!("'{text}' is not a range; {expected}"))?;
+    let sum = |s: &str| -> Result<u64, String> {
+        s.split('+').try_fold(0u64, |acc, t| {
+            let n = parse_size(t).map_err(|e| format!("{e} ({expected})"))?;
+            acc.checked_add(n)
+                .ok_or_else(|| format!("'{text}' is too large"))
+        })
+    };
+    let (a, b) = (sum(a)?, sum(b)?);
+    if b <= a {
+        return Err(format!("'{text}' is empty: END must be greater than START"));
+    }
+    Ok((a, b))
+}
+
+/// One row of `iotrial list models`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ModelParamRow {
+    /// Model name, or `all` for parameters every model accepts.
+    pub model: &'static str,
+    pub parameter: &'static str,
+    pub default: &'static str,
+    pub unit: &'static str,
+    pub meaning: &'static str,
+}
+
+/// Every model's parameters, then those every model accepts, for `iotrial list models`.
+pub fn model_table() -> Vec<ModelParamRow> {
+    let row = |model, d: &ParamDef| ModelParamRow {
+        model,
+        parameter: d.name,
+        default: d.default,
+        unit: d.unit,
+        meaning: d.meaning,
+    };
+    let mut rows = Vec::new();
+    for k in ModelKind::ALL {
+        rows.extend(k.params().into_iter().map(|d| row(k.name(), d)));
+    }
+    rows.extend(COMMON.iter().chain([&FAIL_RANGE]).map(|d| row("all", d)));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emu::model::{ReqKind, Request};
+
+    #[test]
+    fn plain_models_parse_with_defaults() {
+        for (text, name, cap) in [
+            ("hdd", "hdd", 64u64 << 30),
+            ("emu:smr", "smr", 64 << 30),
+            ("flash", "flash", 4 << 30),
+            ("null", "null", 16 << 30),
+        ] {
+            let s = ModelSpec::parse(text).unwrap();
+            assert_eq!(s.kind.name(), name);
+            assert_eq!(
+                s.settings,
+                ServerSettings {
+                    capacity: cap,
+                    scale: 1.0
+                }
+            );
+            let m = s.build().unwrap();
+            assert_eq!((m.name(), m.capacity()), (name, cap));
+        }
+    }
+
+    #[test]
+    fn values_override_defaults() {
+        let s = ModelSpec::parse("hdd,size=200GiB,scale=10").unwrap();
+        assert_eq!(
+            s.settings,
+            ServerSettings {
+                capacity: 200 << 30,
+                scale: 10.0
+            }
+        );
+        assert_eq!(
+            ModelSpec::parse("smr,cache=1GiB")
+                .unwrap()
+                .values
+                .u64("cache"),
+            1 << 30
+        );
+        let f = ModelSpec::parse("flash,size=4GiB,open_units=3").unwrap();
+        assert_eq!(f.values.u64("open_units"), 3);
+        let h = ModelSpec::parse(" hdd , rpm=5400, write_back=false ").unwrap();
+        assert_eq!(h.values.f64("rpm"), 5400.0);
+        assert!(!h.values.bool("write_back"));
+    }
+
+    #[test]
+    fn fault_keys_wrap_the_model() {
+        let s = ModelSpec::parse("hdd,fail_range=1GiB-1GiB+4MiB").unwrap();
+        assert_eq!(s.faults.ranges, vec![(1 << 30, (1 << 30) + (4 << 20))]);
+        let mut m = s.build().unwrap();
+        let rd = |offset| Request {
+            kind: ReqKind::Read,
+            offset,
+            len: 4096,
+        };
+        assert_eq!(m.service(0, rd(1 << 30)).errno, 5);
+        assert_eq!(m.service(0, rd(2 << 30)).errno, 0);
+        let p = ModelSpec::parse("flash,fail_prob=0.001,fail_seed=9").unwrap();
+        assert_eq!((p.faults.prob, p.faults.seed), (0.001, 9));
+        let two = ModelSpec::parse("null,fail_range=0-4KiB,fail_range=1MiB-2MiB").unwrap();
+        assert_eq!(two.faults.ranges.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_what_is_allowed() {
+        let err = |t: &str| ModelSpec::parse(t).unwrap_err();
+        assert_eq!(err(""), SpecError::Empty);
+        assert_eq!(err("ssd,size=1GiB"), SpecError::UnknownModel("ssd".into()));
+        assert!(err("ssd").to_string().contains("hdd, smr, flash, null"));
+        match err("hdd,cache=1GiB") {
+            SpecError::UnknownKey {
+                model,
+                key,
+                allowed,
+            } => {
+                assert_eq!((model, key.as_str()), ("hdd", "cache"));
+                assert!(
+                    allowed.contains("rpm")
+                        && allowed.contains("fail_range")
+                        && allowed.contains("scale")
+                );
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(err("hdd,rpm"), SpecError::Malformed("rpm".into()));
+        let bad = |t: &str, key: &str| match err(t) {
+            SpecError::Invalid {
+                key: k, message, ..
+            } => {
+                assert_eq!(k, key, "{t}: {message}");
+                assert!(!message.is_empty());
+            }
+            e => panic!("{t}: {e:?}"),
+        };
+        bad("hdd,size=big", "size");
+        bad("hdd,scale=0", "scale");
+        bad("hdd,write_back=maybe", "write_back");
+        bad("hdd,avg_seek=16ms", "avg_seek");
+        bad("hdd,fail_prob=2", "fail_prob");
+        bad("hdd,fail_range=4MiB", "fail_range");
+        bad("hdd,fail_range=2MiB-1MiB", "fail_range");
+        bad("hdd,size=1GiB,fail_range=2GiB-3GiB", "fail_range");
+        bad("flash,open_units=40", "open_units");
+        bad("smr,band=0", "band");
+        assert!(err("hdd,avg_seek=16ms").to_string().contains("avg_seek"));
+    }
+
+    #[test]
+    fn canonical_form_round_trips() {
+        let s = ModelSpec::parse("smr,cache=1GiB,scale=10,fail_range=1GiB-1GiB+4MiB").unwrap();
+        let text = s.to_string();
+        assert!(text.starts_with("smr,size=64GiB,"), "{text}");
+        assert!(
+            text.contains("cache=1GiB") && text.contains("scale=10"),
+            "{text}"
+        );
+        let again = ModelSpec::parse(&text).unwrap();
+        assert_eq!(again.to_string(), text);
+        assert_eq!((again.settings, again.faults), (s.settings, s.faults));
+    }
+
+    #[test]
+    fn table_lists_every_parameter_with_a_valid_default() {
+        let rows = model_table();
+        for k in ModelKind::ALL {
+            assert!(rows
+                .iter()
+                .any(|r| r.model == k.name() && r.parameter == "size"));
+        }
+        for r in rows.iter().filter(|r| r.parameter != "fail_range") {
+            let def = ModelKind::ALL
+                .iter()
+                .flat_map(|k| k.params())
+                .chain(COMMON.iter())
+                .find(|d| d.name == r.parameter)
+                .unwrap();
+            assert!(parse_value(def.kind, r.default).is_ok(), "{r:?}");
+            assert!(!r.meaning.is_empty() && !r.unit.is_empty());
+        }
+        assert!(rows
+            .iter()
+            .any(|r| r.model == "smr" && r.parameter == "cache"));
+        assert!(rows
+            .iter()
+            .any(|r| r.model == "all" && r.parameter == "fail_range"));
+    }
+
+    #[test]
+    fn expectations_exist_for_every_model() {
+        for k in ModelKind::ALL {
+            let e = ModelSpec::parse(k.name())
+                .unwrap()
+                .expectations(1 << 20)
+                .unwrap();
+            assert!(e.random_read_ms >= 0.0 && e.seq_read_outer_mbs >= e.seq_read_inner_mbs);
+        }
+    }
+}
