@@ -9,6 +9,7 @@ use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
 use iotrial::study::results::{host_json, ResultsDir};
+use iotrial::study::{builtin, run};
 use iotrial::trial::{self, TrialError};
 use iotrial::workload::{self, Outcome};
 use serde_json::json;
@@ -59,6 +60,33 @@ enum Command {
         set: Vec<String>,
         #[arg(long)]
         json: bool,
+    },
+    /// Run a study: workloads x stacks x repeats, a built-in one (`iotrial list studies`) or a
+    /// study file; ends with a comparison table and report.html.
+    Study {
+        /// A built-in study name or a study file.
+        study: String,
+        /// Small sizes and sample counts (the study's [quick] section).
+        #[arg(long)]
+        quick: bool,
+        /// Run only these stacks (repeat or separate with commas).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Run every stack on this device instead (e.g. emu:hdd, block:/dev/sdX, image:size=64GiB).
+        #[arg(long)]
+        device: Option<String>,
+        /// Continue an interrupted study: the newest results directory of this study, or DIR.
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+        resume: Option<String>,
+        /// Print every command and sysfs write it would do; run nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Directory the results directory is created in (default: the study's `out`, else results).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
     },
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
@@ -115,6 +143,10 @@ struct StackArgs {
 enum ListWhat {
     /// Workload kinds, their parameters, defaults and units.
     Workloads,
+    /// Built-in studies.
+    Studies,
+    /// Device models for emu: devices, their parameters and defaults.
+    Models,
 }
 
 /// An error caused by the user's input: exit status 2.
@@ -193,13 +225,137 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             print!("{}", report::compare::render(&c, markdown));
             Ok(())
         }
-        Command::List {
-            what: ListWhat::Workloads,
-        } => {
-            cmd_list_workloads();
-            Ok(())
+        Command::List { what } => cmd_list(what),
+        Command::Study {
+            study,
+            quick,
+            only,
+            device,
+            resume,
+            dry_run,
+            out,
+            wipe,
+        } => cmd_study(
+            &study, quick, only, device, resume, dry_run, out, wipe, stop,
+        ),
+    }
+}
+
+fn cmd_list(what: ListWhat) -> Result<()> {
+    match what {
+        ListWhat::Workloads => cmd_list_workloads(),
+        ListWhat::Studies => {
+            let rows = iotrial::workload::Rows {
+                headings: ["study", "stacks", "workloads", "file", "what it runs"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: builtin::list()?
+                    .into_iter()
+                    .map(|b| {
+                        vec![
+                            b.name,
+                            b.stacks.to_string(),
+                            b.workloads.to_string(),
+                            b.path,
+                            b.description,
+                        ]
+                    })
+                    .collect(),
+            };
+            println!("{}", terminal::table(&rows));
+        }
+        ListWhat::Models => {
+            let rows = iotrial::workload::Rows {
+                headings: ["model", "parameter", "default", "unit", "meaning"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: iotrial::emu::model_table()
+                    .into_iter()
+                    .map(|r| {
+                        vec![
+                            r.model.to_string(),
+                            r.parameter.to_string(),
+                            r.default.to_string(),
+                            r.unit.to_string(),
+                            r.meaning.to_string(),
+                        ]
+                    })
+                    .collect(),
+            };
+            println!("{}", terminal::table(&rows));
         }
     }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_study(
+    name: &str,
+    quick: bool,
+    only: Vec<String>,
+    device: Option<String>,
+    resume: Option<String>,
+    dry_run: bool,
+    out: Option<PathBuf>,
+    wipe: Vec<PathBuf>,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    let study = builtin::load(name).map_err(usage)?;
+    if let Some(d) = &device {
+        DeviceSpec::parse(d).map_err(|m| usage(format!("--device: {m}")))?;
+    }
+    let out_dir = out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(study.out.clone().unwrap_or_else(|| "results".into())));
+    let resume = match resume.as_deref() {
+        None => None,
+        Some("") => Some(run::latest_results(&out_dir, &study.name).ok_or_else(|| {
+            usage(format!(
+                "--resume: no results directory of study {} in {}",
+                study.name,
+                out_dir.display()
+            ))
+        })?),
+        Some(p) => Some(PathBuf::from(p)),
+    };
+    let opts = run::RunOptions {
+        expand: iotrial::study::Options {
+            quick,
+            only,
+            device,
+        },
+        resume,
+        out,
+        dry_run,
+        wipe,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    };
+    let mut say = std::io::stdout();
+    let r = run::run(&study, &opts, stop, &mut say).map_err(|e| {
+        if e.is_user_error() {
+            usage(e)
+        } else {
+            e.into()
+        }
+    })?;
+    if dry_run {
+        return Ok(());
+    }
+    println!("\n{}", r.table);
+    if let Some(rep) = &r.report {
+        println!("report: {}", rep.html.display());
+        println!("        {}", rep.markdown.display());
+    }
+    if let Some(root) = &r.root {
+        println!("results: {}", root.display());
+    }
+    if r.interrupted {
+        return Err(Interrupted.into());
+    }
+    if r.failed > 0 {
+        anyhow::bail!("{} trial(s) failed; see the manifest", r.failed);
+    }
+    Ok(())
 }
 
 fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {

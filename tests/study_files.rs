@@ -238,13 +238,14 @@ fn error_display_names_file_line_and_key() {
 fn builtin_dvr_is_the_seed_matrix() {
     let list = builtin::list().unwrap();
     let dvr = list.iter().find(|b| b.name == "dvr").unwrap();
-    assert_eq!((dvr.stacks, dvr.path.as_str()), (6, "studies/dvr.toml"));
+    // The seed's six stacks, then a host-directory baseline that needs no root.
+    assert_eq!((dvr.stacks, dvr.path.as_str()), (7, "studies/dvr.toml"));
     assert!(dvr.description.starts_with("Seed 000"));
     // The shipped file runs as it is and is the same study.
     let from_file = builtin::load("studies/dvr.toml").unwrap();
     assert_eq!(from_file, builtin::load("dvr").unwrap());
 
-    let exp = expand(&from_file, &Options::default()).unwrap();
+    let mut exp = expand(&from_file, &Options::default()).unwrap();
     let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(
         ids,
@@ -254,9 +255,13 @@ fn builtin_dvr_is_the_seed_matrix() {
             "ext4-noatime/dvr/r1",
             "ext4-writeback/dvr/r1",
             "ext4-commit1/dvr/r1",
-            "xfs/dvr/r1"
+            "xfs/dvr/r1",
+            "host-dir/dvr/r1"
         ]
     );
+    let host = exp.trials.pop().unwrap();
+    assert_eq!(host.stack.devices, ["dir:/var/tmp"]);
+    assert_eq!(host.stack.scheduler, None);
     let mounts: Vec<&str> = exp.trials.iter().map(|t| t.stack.mount.as_str()).collect();
     assert_eq!(
         mounts,
@@ -290,9 +295,11 @@ fn quick_only_and_device() {
         ..Options::default()
     };
     let exp = expand(&dvr, &quick).unwrap();
-    assert_eq!(exp.trials.len(), 6);
+    assert_eq!(exp.trials.len(), 7);
     for t in &exp.trials {
-        assert_eq!(t.stack.devices, ["image:size=512MiB"]);
+        if t.stack.name != "host-dir" {
+            assert_eq!(t.stack.devices, ["image:size=512MiB"]);
+        }
         assert_eq!(t.params.u64("samples"), 256);
         assert_eq!(t.params.u64("region_size"), 32 << 20);
     }

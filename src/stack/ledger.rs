@@ -75,7 +75,8 @@ pub fn ledger_dir() -> PathBuf {
 /// The resources of one running process, mirrored to its ledger file.
 #[derive(Debug)]
 pub struct Ledger {
-    path: PathBuf,
+    /// The ledger file; None for a dry run, which creates nothing.
+    path: Option<PathBuf>,
     entries: Vec<Resource>,
 }
 
@@ -87,21 +88,32 @@ impl Ledger {
         let pid = std::process::id();
         let path = dir.join(format!("ledger-{pid}.json"));
         let l = Ledger {
-            path,
+            path: Some(path),
             entries: Vec::new(),
         };
         l.save()?;
         Ok(l)
     }
 
+    /// A ledger kept in memory only (for `--dry-run`, where nothing is created).
+    pub fn detached() -> Ledger {
+        Ledger {
+            path: None,
+            entries: Vec::new(),
+        }
+    }
+
     fn save(&self) -> std::io::Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
         let doc = serde_json::json!({"pid": std::process::id(), "resources": self.entries});
-        let tmp = self.path.with_extension("tmp");
+        let tmp = path.with_extension("tmp");
         std::fs::write(
             &tmp,
             serde_json::to_vec_pretty(&doc).expect("ledger serializes"),
         )?;
-        std::fs::rename(&tmp, &self.path)
+        std::fs::rename(&tmp, path)
     }
 
     /// Records `r` before the caller creates it.
@@ -142,10 +154,15 @@ impl Ledger {
 
 impl Drop for Ledger {
     fn drop(&mut self) {
+        if self.path.is_none() {
+            return;
+        }
         for e in self.release_all() {
             eprintln!("iotrial: cleanup: {e}");
         }
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 
@@ -213,7 +230,7 @@ mod tests {
         let ledger_path;
         {
             let mut l = Ledger {
-                path: root.path().join("ledger-1.json"),
+                path: Some(root.path().join("ledger-1.json")),
                 entries: vec![],
             };
             l.record(Resource::TempDir { path: d.clone() }).unwrap();
@@ -224,7 +241,7 @@ mod tests {
             })
             .unwrap();
             std::fs::write(&f, "new").unwrap();
-            ledger_path = l.path.clone();
+            ledger_path = l.path.clone().unwrap();
             // Simulate SIGKILL: the ledger file stays, nothing is released.
             std::mem::forget(l);
         }

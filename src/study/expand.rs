@@ -133,7 +133,9 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
             continue;
         }
         let mut s = s.clone();
-        if let Some(d) = &opts.device {
+        // A stack that names a directory is a host-filesystem baseline: --device leaves it be.
+        let on_dir = !s.devices.is_empty() && s.devices.iter().all(|d| d.starts_with("dir:"));
+        if let (Some(d), false) = (&opts.device, on_dir) {
             s.devices = vec![d.clone()];
         } else if s.devices.is_empty() {
             match &device {

@@ -11,6 +11,7 @@ pub mod file;
 mod locate;
 pub mod manifest;
 pub mod results;
+pub mod run;
 pub mod table;
 mod write;
 
