@@ -135,7 +135,17 @@ fn run_built(
     if stop.load(Ordering::Relaxed) || out.incomplete {
         return Err(TrialError::Interrupted);
     }
-    let outcome = workload.analyze(params, &out.streams)?;
+    let mut streams = out.streams;
+    let mut warnings = built.warnings.clone();
+    if built.time_scale != 1.0 {
+        to_model_time(&mut streams, built.time_scale);
+        warnings.push(format!(
+            "times are the device model's: measured times multiplied by the time scale {} (so the host's own CPU time is multiplied too)",
+            crate::units::trim_float(built.time_scale)
+        ));
+    }
+    let outcome = workload.analyze(params, &streams)?;
+    let emulated = ledger.server_stats();
     let target = json!({
         "spec": setup.devices.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" "),
         "layout": setup.stack.layout.name(),
@@ -146,19 +156,35 @@ fn run_built(
         workload: workload.name(),
         params: params.to_json(),
         target,
-        warnings: built.warnings.clone(),
+        warnings,
         outcome: outcome.as_ref(),
         started_utc: utc_iso(started),
         duration_s: t.elapsed().as_secs_f64(),
     }
     .to_json();
     doc["stack"] = built.as_built.clone();
+    if !emulated.is_empty() {
+        doc["stack"]["emulated"] = json!(emulated);
+    }
+    doc["time_scale"] = json!(built.time_scale);
     drop(built);
     Ok(TrialOutput {
         doc,
         outcome,
-        streams: out.streams,
+        streams,
     })
+}
+
+/// Multiplies every time of `streams` by `scale` (measured time on a time-scaled emulated
+/// device -> the model's time).
+fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
+    for st in streams {
+        for s in &mut st.samples {
+            s.issue_ns = (s.issue_ns as f64 * scale) as u64;
+            s.latency_ns = (s.latency_ns as f64 * scale) as u64;
+            s.lag_ns = (s.lag_ns as f64 * scale) as u64;
+        }
+    }
 }
 
 /// Writes result.json, samples.csv and timeseries.csv into `dir`.

@@ -4,6 +4,7 @@
 //! ledger file behind; `iotrial cleanup` releases what it lists.
 
 use super::sys;
+use crate::emu::EmuServer;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -44,8 +45,16 @@ impl Resource {
             Resource::Loop { backing } => sys::detach_loops_of(backing),
             Resource::Mount { target } => sys::unmount(target),
             Resource::Fuse { mountpoint } => {
-                sys::abort_fuse(mountpoint);
-                sys::unmount(mountpoint)
+                // A live server unmounts cleanly once nothing holds its file; a dead one
+                // (SIGKILL) leaves a connection to abort first.
+                match rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::empty()) {
+                    Ok(()) | Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => {
+                        Ok(())
+                    }
+                    Err(_) => crate::emu::abort_connection(mountpoint)
+                        .map(|_| ())
+                        .map_err(|e| format!("abort FUSE at {}: {e}", mountpoint.display())),
+                }
             }
             Resource::Sysfs { path, previous } => {
                 if path.exists() {
@@ -73,11 +82,13 @@ pub fn ledger_dir() -> PathBuf {
 }
 
 /// The resources of one running process, mirrored to its ledger file.
-#[derive(Debug)]
 pub struct Ledger {
     /// The ledger file; None for a dry run, which creates nothing.
     path: Option<PathBuf>,
     entries: Vec<Resource>,
+    /// In-process device servers, each with the index of its entry: stopped right after that
+    /// entry is released.
+    servers: Vec<(usize, EmuServer)>,
 }
 
 impl Ledger {
@@ -90,6 +101,7 @@ impl Ledger {
         let l = Ledger {
             path: Some(path),
             entries: Vec::new(),
+            servers: Vec::new(),
         };
         l.save()?;
         Ok(l)
@@ -100,6 +112,7 @@ impl Ledger {
         Ledger {
             path: None,
             entries: Vec::new(),
+            servers: Vec::new(),
         }
     }
 
@@ -123,6 +136,16 @@ impl Ledger {
         Ok(self.entries.len() - 1)
     }
 
+    /// Keeps an in-process server alive until ledger entry `entry` (its mount) is released.
+    pub fn hold_server(&mut self, entry: usize, server: EmuServer) {
+        self.servers.push((entry, server));
+    }
+
+    /// What the in-process servers report (model state, request counters).
+    pub fn server_stats(&self) -> Vec<serde_json::Value> {
+        self.servers.iter().map(|(_, s)| s.stats()).collect()
+    }
+
     /// Number of resources held.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -140,6 +163,15 @@ impl Ledger {
             let r = self.entries.pop().expect("non-empty");
             if let Err(e) = r.release() {
                 errors.push(e);
+            }
+            if self
+                .servers
+                .last()
+                .is_some_and(|(i, _)| *i == self.entries.len())
+            {
+                let (_, server) = self.servers.pop().expect("non-empty");
+                // Already unmounted by the release above; this joins the server's threads.
+                let _ = server.stop();
             }
             let _ = self.save();
         }
@@ -232,6 +264,7 @@ mod tests {
             let mut l = Ledger {
                 path: Some(root.path().join("ledger-1.json")),
                 entries: vec![],
+                servers: vec![],
             };
             l.record(Resource::TempDir { path: d.clone() }).unwrap();
             std::fs::create_dir(&d).unwrap();

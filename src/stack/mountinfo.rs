@@ -98,7 +98,10 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 
 /// The mount whose mount point is exactly `target` (the last one, if stacked).
 pub fn mount_at(target: &Path) -> Option<Mount> {
-    let canon = target.canonicalize().ok()?;
+    // A dead FUSE mount cannot be stat'ed; compare the path as given then.
+    let canon = target
+        .canonicalize()
+        .unwrap_or_else(|_| target.to_path_buf());
     read().into_iter().rfind(|m| m.mount_point == canon)
 }
 

@@ -8,6 +8,7 @@ use super::files::{self, FileLayout};
 use super::guard;
 use super::ledger::{Ledger, Resource};
 use super::{fs, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
+use crate::emu::{EmuServer, ModelSpec};
 use crate::engine::{Op, Placement, Plan};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -33,6 +34,9 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// Files of the `files` layout; removed before the filesystem is unmounted.
     pub files: Option<FileLayout>,
+    /// Emulated devices run this many times faster than the model: multiply measured times
+    /// by it to get the model's (1 for real devices).
+    pub time_scale: f64,
 }
 
 /// One attached block device.
@@ -106,27 +110,7 @@ fn attach(
                 f.set_len(*size)
                     .map_err(|e| StackError::io(format!("size {}", file.display()), e))?;
             }
-            ledger
-                .record(Resource::Loop {
-                    backing: file.clone(),
-                })
-                .map_err(ledger_err)?;
-            let mut a = sys::args(&["--find", "--show", "--direct-io=on"]);
-            if partscan {
-                a.push("--partscan".into());
-            }
-            a.push(file.display().to_string());
-            let out = actions.run("losetup", &a)?;
-            let path = if actions.dry_run {
-                PathBuf::from(format!("/dev/loopN{index}"))
-            } else {
-                PathBuf::from(out.trim())
-            };
-            let disk = path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
+            let (path, disk) = attach_loop(&file, index, partscan, ledger, actions)?;
             Ok(Dev {
                 spec: spec.to_string(),
                 path,
@@ -147,13 +131,77 @@ fn attach(
                 disk: info.disk,
             })
         }
-        DeviceSpec::Emu(m) => Err(StackError::Spec(format!(
-            "emu:{m}: emulated devices are not built by this version of iotrial"
-        ))),
+        DeviceSpec::Emu(m) => {
+            let model_spec =
+                ModelSpec::parse(m).map_err(|e| StackError::Spec(format!("emu:{m}: {e}")))?;
+            let backing = work.join(format!("emu{index}.img"));
+            let mp = work.join(format!("emu{index}"));
+            actions.note(format!(
+                "serve model {model_spec} through FUSE at {} (data in sparse {}), delays divided by {}",
+                mp.display(),
+                backing.display(),
+                model_spec.settings.scale
+            ));
+            let file = if actions.dry_run {
+                mp.join(crate::emu::DISK_NAME)
+            } else {
+                let model = model_spec
+                    .build()
+                    .map_err(|e| StackError::Spec(format!("emu:{m}: {e}")))?;
+                let entry = ledger
+                    .record(Resource::Fuse {
+                        mountpoint: mp.clone(),
+                    })
+                    .map_err(ledger_err)?;
+                let server = EmuServer::start(model, &backing, &mp, model_spec.settings.scale)
+                    .map_err(|e| StackError::Command(format!("emu:{m}: {e}")))?;
+                let f = server.device_file();
+                ledger.hold_server(entry, server);
+                f
+            };
+            let (path, disk) = attach_loop(&file, index, partscan, ledger, actions)?;
+            Ok(Dev {
+                spec: spec.to_string(),
+                path,
+                disk,
+            })
+        }
         DeviceSpec::Dir(_) | DeviceSpec::TempDir => Err(StackError::Spec(
             "a dir: device cannot be combined with other devices".into(),
         )),
     }
+}
+
+/// Attaches `file` to a loop device (direct I/O on), in the ledger first; (path, kernel name).
+fn attach_loop(
+    file: &Path,
+    index: usize,
+    partscan: bool,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<(PathBuf, String), StackError> {
+    ledger
+        .record(Resource::Loop {
+            backing: file.to_path_buf(),
+        })
+        .map_err(ledger_err)?;
+    let mut a = sys::args(&["--find", "--show", "--direct-io=on"]);
+    if partscan {
+        a.push("--partscan".into());
+    }
+    a.push(file.display().to_string());
+    let out = actions.run("losetup", &a)?;
+    let path = if actions.dry_run {
+        PathBuf::from(format!("/dev/loopN{index}"))
+    } else {
+        PathBuf::from(out.trim())
+    };
+    let disk = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    Ok((path, disk))
 }
 
 /// Facts about a block device for the stack as built.
@@ -366,6 +414,7 @@ pub fn build(
                 as_built: json!({"name": spec.name, "layout": "files", "devices": [d.to_string()], "commands": actions.log}),
                 warnings,
                 files: None,
+                time_scale: 1.0,
             });
         }
         let layout = files::create(&parent, plan, opts.want_direct, stop)?;
@@ -381,6 +430,7 @@ pub fn build(
             as_built,
             warnings,
             files: Some(layout),
+            time_scale: 1.0,
         });
     }
     if let Some(d) = devices.iter().find(|d| !d.needs_root()) {
@@ -395,6 +445,11 @@ pub fn build(
             spec.name, devices[0]
         )));
     }
+    let mut all_specs = devices.to_vec();
+    if let Some(l) = &spec.logdev {
+        all_specs.extend(DeviceSpec::parse(l).ok());
+    }
+    let time_scale = time_scale_of(&spec.name, &all_specs)?;
     let work = work_dir(ledger, actions)?;
     let partscan = spec.layout == LayoutKind::Partitions;
     let mut devs = Vec::new();
@@ -520,7 +575,32 @@ pub fn build(
         as_built,
         warnings,
         files: files_layout,
+        time_scale,
     })
+}
+
+/// The one time scale of a stack's devices: every emulated device must share it, and a
+/// time-scaled device cannot be mixed with real ones (their times would not compare).
+fn time_scale_of(name: &str, devices: &[DeviceSpec]) -> Result<f64, StackError> {
+    let mut scales = Vec::new();
+    for d in devices {
+        scales.push(match d {
+            DeviceSpec::Emu(m) => {
+                ModelSpec::parse(m)
+                    .map_err(|e| StackError::Spec(format!("emu:{m}: {e}")))?
+                    .settings
+                    .scale
+            }
+            _ => 1.0,
+        });
+    }
+    let first = scales.first().copied().unwrap_or(1.0);
+    if scales.iter().any(|s| *s != first) {
+        return Err(StackError::Spec(format!(
+            "stack {name}: its devices run at different time scales ({scales:?}); give every emu: device the same scale and mix no real device with a scaled one"
+        )));
+    }
+    Ok(first)
 }
 
 #[cfg(test)]

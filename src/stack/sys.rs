@@ -132,17 +132,6 @@ pub fn unmount(target: &Path) -> Result<(), String> {
     }
 }
 
-/// Aborts the FUSE connection mounted at `mountpoint` (so a dead server's requests fail
-/// instead of hanging).
-pub fn abort_fuse(mountpoint: &Path) {
-    if let Some(m) = super::mountinfo::mount_at(mountpoint) {
-        if m.fs_type.starts_with("fuse") {
-            let p = format!("/sys/fs/fuse/connections/{}/abort", m.dev.1);
-            let _ = std::fs::write(p, "1");
-        }
-    }
-}
-
 /// Reads a sysfs attribute, trimmed.
 pub fn read_sysfs(path: &Path) -> Option<String> {
     std::fs::read_to_string(path)
