@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod emu;
 pub mod engine;
 pub mod params;
+pub mod probe;
 pub mod report;
 pub mod stack;
 pub mod study;

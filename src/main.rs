@@ -88,6 +88,11 @@ enum Command {
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
     },
+    /// Characterize a device.
+    Device {
+        #[command(subcommand)]
+        what: DeviceCommand,
+    },
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
@@ -137,6 +142,29 @@ struct StackArgs {
     /// Allow destroying the signatures on this block device (name it exactly as in --target).
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum DeviceCommand {
+    /// Seeker-style probe: random 4 KiB read access time, sequential read MB/s at the outer and
+    /// inner 1%, random 4 KiB write IOPS, sequential write MB/s; beside the model's expectation
+    /// for emu: devices. Writes to the device.
+    Probe {
+        /// The device: emu:MODEL[,k=v], image:[PATH][,size=], block:/dev/X.
+        spec: String,
+        /// Random I/Os per random phase.
+        #[arg(long, default_value_t = 1000)]
+        random_ios: usize,
+        /// Bytes per sequential phase (at most 1% of the device).
+        #[arg(long, default_value = "256MiB")]
+        seq_bytes: String,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -215,6 +243,16 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
         Command::Cleanup => cmd_cleanup(),
+        Command::Device {
+            what:
+                DeviceCommand::Probe {
+                    spec,
+                    random_ios,
+                    seq_bytes,
+                    wipe,
+                    json,
+                },
+        } => cmd_probe(&spec, random_ios, &seq_bytes, wipe, json, stop),
         Command::Report { dir } => {
             let files = report::html::write_report(&dir).map_err(usage)?;
             println!("{}\n{}", files.html.display(), files.markdown.display());
@@ -480,6 +518,80 @@ fn print_outcome(outcome: &dyn Outcome, warnings: &serde_json::Value) {
         }
     }
     println!("{}", outcome.verdict_line());
+}
+
+fn cmd_probe(
+    spec: &str,
+    random_ios: usize,
+    seq_bytes: &str,
+    wipe: Vec<PathBuf>,
+    as_json: bool,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    use iotrial::probe::{probe, ProbeError, ProbeOptions};
+    let device = DeviceSpec::parse(spec).map_err(usage)?;
+    let seq_bytes = iotrial::units::parse_size(seq_bytes)
+        .map_err(|e| usage(format!("--seq-bytes: {}", e.0)))?;
+    if random_ios == 0 {
+        return Err(usage("--random-ios: must be at least 1"));
+    }
+    let opts = ProbeOptions {
+        random_ios,
+        seq_bytes,
+        ..Default::default()
+    };
+    let build = BuildOptions {
+        wipe,
+        want_direct: true,
+        ..Default::default()
+    };
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let r = match probe(&device, &opts, &build, &mut ledger, stop) {
+        Ok(r) => r,
+        Err(ProbeError::Interrupted) => return Err(Interrupted.into()),
+        Err(ProbeError::Stack(e)) if e.is_user_error() => return Err(usage(e)),
+        Err(ProbeError::Other(m)) if m.starts_with("emu:") || m.starts_with("a probe") => {
+            return Err(usage(m))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    let rows = iotrial::workload::Rows {
+        headings: ["figure", "measured", "model expects", "difference"]
+            .map(String::from)
+            .to_vec(),
+        rows: r
+            .figures
+            .iter()
+            .map(|f| {
+                vec![
+                    format!("{} ({})", f.name, f.unit),
+                    format!("{:.3}", f.measured),
+                    f.expected
+                        .map(|e| format!("{e:.3}"))
+                        .unwrap_or_else(|| "-".into()),
+                    f.diff_pct
+                        .map(|d| format!("{d:+.1}%"))
+                        .unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect(),
+    };
+    println!(
+        "{} ({} bytes){}",
+        r.device,
+        r.capacity_bytes,
+        if r.time_scale != 1.0 {
+            format!(", times scaled back by {}", r.time_scale)
+        } else {
+            String::new()
+        }
+    );
+    println!("{}", terminal::table(&rows));
+    Ok(())
 }
 
 fn cmd_cleanup() -> Result<()> {

@@ -1,0 +1,304 @@
+//! `iotrial device probe`: a seeker-style characterization of one device — QD1 random 4 KiB
+//! read access time, sequential read MB/s at the outer and inner 1%, random 4 KiB write IOPS,
+//! sequential write MB/s — each printed beside the device model's analytic expectation when
+//! the device is emulated. Every phase is a one-stream run of the engine on the raw device.
+
+use crate::emu::{Expectations, ModelSpec};
+use crate::engine::{
+    self, BackendKind, EngineOptions, Op, Pacing, Pattern, Placement, Plan, Protocol, StreamPlan,
+};
+use crate::stack::actions::Actions;
+use crate::stack::ledger::Ledger;
+use crate::stack::provision::{self, BuildOptions};
+use crate::stack::{DeviceSpec, LayoutKind, StackError, StackSpec};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Random I/O size of the probe.
+pub const RANDOM_IO: u64 = 4096;
+/// Sequential I/O size of the probe.
+pub const SEQ_IO: u64 = 1 << 20;
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeOptions {
+    /// Random I/Os per random phase.
+    pub random_ios: usize,
+    /// Bytes per sequential phase (capped at 1% of the device).
+    pub seq_bytes: u64,
+    pub seed: u64,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            random_ios: 1000,
+            seq_bytes: 256 << 20,
+            seed: 1,
+        }
+    }
+}
+
+/// One figure, measured and (for a model) expected.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeFigure {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub measured: f64,
+    pub expected: Option<f64>,
+    /// measured / expected - 1, in percent.
+    pub diff_pct: Option<f64>,
+}
+
+/// What a probe found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    pub device: String,
+    pub capacity_bytes: u64,
+    pub time_scale: f64,
+    pub figures: Vec<ProbeFigure>,
+    pub stack: serde_json::Value,
+}
+
+/// A probe failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error(transparent)]
+    Stack(#[from] StackError),
+    #[error(transparent)]
+    Engine(#[from] engine::EngineError),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One measurement: `n` I/Os of `io` bytes over `len` bytes from `offset`.
+struct Phase {
+    op: Op,
+    pattern: Pattern,
+    io: u64,
+    offset: u64,
+    len: u64,
+    n: usize,
+}
+
+/// Runs a phase; returns (mean access time s, elapsed s).
+fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f64), ProbeError> {
+    let Phase {
+        op,
+        pattern,
+        io,
+        offset,
+        len,
+        n,
+    } = ph;
+    let plan = Plan {
+        streams: vec![StreamPlan {
+            name: "probe".into(),
+            role: "probe".into(),
+            op,
+            region_len: len,
+            io_size: io,
+            pattern,
+            pacing: Pacing::Max,
+            samples: n,
+        }],
+    };
+    let placement = [Placement {
+        path: dev.to_path_buf(),
+        offset,
+        len,
+    }];
+    let opts = EngineOptions {
+        direct: true,
+        backend: BackendKind::Psync,
+        seed,
+        time_limit: None,
+    };
+    let out = engine::run(&plan, &placement, opts, Arc::new(Protocol::new(1)), |p| {
+        if stop.load(Ordering::Relaxed) {
+            p.request_stop();
+        }
+    })?;
+    if stop.load(Ordering::Relaxed) || out.incomplete {
+        return Err(ProbeError::Interrupted);
+    }
+    let s = &out.streams[0];
+    if let Some(bad) = s.samples.iter().find(|x| x.errno != 0) {
+        return Err(ProbeError::Other(format!(
+            "{} {} failed at offset {}: errno {}",
+            op.as_str(),
+            dev.display(),
+            bad.offset,
+            bad.errno
+        )));
+    }
+    let mean_lat =
+        s.samples.iter().map(|x| x.latency_ns as f64).sum::<f64>() / s.samples.len() as f64;
+    Ok((mean_lat / 1e9, s.elapsed_s()))
+}
+
+fn figure(
+    name: &'static str,
+    unit: &'static str,
+    measured: f64,
+    expected: Option<f64>,
+) -> ProbeFigure {
+    let diff_pct = expected
+        .filter(|e| e.is_finite() && *e > 0.0)
+        .map(|e| (measured / e - 1.0) * 100.0);
+    ProbeFigure {
+        name,
+        unit,
+        measured,
+        expected: expected.filter(|e| e.is_finite()),
+        diff_pct,
+    }
+}
+
+/// Probes `device`. Random writes and sequential writes destroy data: real disks pass the guard.
+pub fn probe(
+    device: &DeviceSpec,
+    opts: &ProbeOptions,
+    build: &BuildOptions,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+) -> Result<ProbeResult, ProbeError> {
+    let (expect, scale): (Option<Expectations>, f64) = match device {
+        DeviceSpec::Emu(m) => {
+            let spec =
+                ModelSpec::parse(m).map_err(|e| ProbeError::Other(format!("emu:{m}: {e}")))?;
+            (
+                Some(
+                    spec.expectations(SEQ_IO)
+                        .map_err(|e| ProbeError::Other(e.to_string()))?,
+                ),
+                spec.settings.scale,
+            )
+        }
+        DeviceSpec::Dir(_) | DeviceSpec::TempDir => {
+            return Err(ProbeError::Other(
+                "a probe needs a block device: image:, block: or emu:".into(),
+            ))
+        }
+        _ => (None, 1.0),
+    };
+    let stack = StackSpec {
+        name: "probe".into(),
+        devices: vec![device.to_string()],
+        layout: LayoutKind::Regions,
+        ..Default::default()
+    };
+    let tiny = Plan {
+        streams: vec![StreamPlan {
+            name: "probe".into(),
+            role: "probe".into(),
+            op: Op::Write,
+            region_len: RANDOM_IO,
+            io_size: RANDOM_IO,
+            pattern: Pattern::Random,
+            pacing: Pacing::Max,
+            samples: 1,
+        }],
+    };
+    let mark = ledger.len();
+    let result: Result<ProbeResult, ProbeError> = (|| {
+        let mut actions = Actions::new(false);
+        let built = provision::build(
+            &stack,
+            std::slice::from_ref(device),
+            &tiny,
+            build,
+            ledger,
+            &mut actions,
+            stop,
+        )?;
+        let dev = built.placements[0].path.clone();
+        let cap = built.as_built["devices"][0]["size_bytes"]
+            .as_u64()
+            .ok_or_else(|| ProbeError::Other("device size unknown".into()))?;
+        let cap = cap - cap % SEQ_IO;
+        let one_pct = (cap / 100 / SEQ_IO).max(1) * SEQ_IO;
+        let seq_len = one_pct.min(opts.seq_bytes.max(SEQ_IO) / SEQ_IO * SEQ_IO);
+        let seq_n = (seq_len / SEQ_IO) as usize;
+        let n = opts.random_ios;
+        let s = scale;
+        let random = |op| Phase {
+            op,
+            pattern: Pattern::Random,
+            io: RANDOM_IO,
+            offset: 0,
+            len: cap,
+            n,
+        };
+        let seq = |op, offset| Phase {
+            op,
+            pattern: Pattern::Sequential,
+            io: SEQ_IO,
+            offset,
+            len: seq_len,
+            n: seq_n,
+        };
+        let (rr, _) = phase(&dev, random(Op::Read), opts.seed, stop)?;
+        let (_, t_out) = phase(&dev, seq(Op::Read, 0), opts.seed, stop)?;
+        let (_, t_in) = phase(&dev, seq(Op::Read, cap - seq_len), opts.seed, stop)?;
+        let (_, t_rw) = phase(&dev, random(Op::Write), opts.seed + 1, stop)?;
+        let (_, t_sw) = phase(&dev, seq(Op::Write, 0), opts.seed, stop)?;
+        let mbs = |t: f64| seq_len as f64 / (t * s) / 1e6;
+        let e = expect.as_ref();
+        let figures = vec![
+            figure(
+                "random 4KiB read access time",
+                "ms",
+                rr * s * 1e3,
+                e.map(|e| e.random_read_ms),
+            ),
+            figure(
+                "sequential read, outer 1%",
+                "MB/s",
+                mbs(t_out),
+                e.map(|e| e.seq_read_outer_mbs),
+            ),
+            figure(
+                "sequential read, inner 1%",
+                "MB/s",
+                mbs(t_in),
+                e.map(|e| e.seq_read_inner_mbs),
+            ),
+            figure(
+                "random 4KiB write",
+                "IOPS",
+                n as f64 / (t_rw * s),
+                e.map(|e| e.random_write_iops),
+            ),
+            figure(
+                "sequential write, outer 1%",
+                "MB/s",
+                mbs(t_sw),
+                e.map(|e| e.seq_write_mbs),
+            ),
+        ];
+        let mut stack_json = built.as_built.clone();
+        let emulated = ledger.server_stats();
+        if !emulated.is_empty() {
+            stack_json["emulated"] = serde_json::json!(emulated);
+        }
+        drop(built);
+        Ok(ProbeResult {
+            device: device.to_string(),
+            capacity_bytes: cap,
+            time_scale: s,
+            figures,
+            stack: stack_json,
+        })
+    })();
+    let errors = ledger.release_to(mark);
+    let r = result?;
+    if !errors.is_empty() {
+        return Err(ProbeError::Other(format!("cleanup: {}", errors.join("; "))));
+    }
+    Ok(r)
+}
