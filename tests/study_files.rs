@@ -276,7 +276,7 @@ fn builtin_dvr_is_the_seed_matrix() {
     );
     for t in &exp.trials {
         assert_eq!(t.stack.scheduler.as_deref(), Some("mq-deadline"));
-        assert_eq!(t.stack.devices, ["image:size=3GiB"]);
+        assert_eq!(t.stack.devices, ["emu:hdd,size=16GiB"]);
         assert_eq!(t.params.u64("samples"), 2048);
     }
     assert_eq!(exp.trials[0].stack.layout.name(), "partitions");
@@ -284,7 +284,7 @@ fn builtin_dvr_is_the_seed_matrix() {
     assert_eq!(exp.trials[5].stack.fs.as_deref(), Some("xfs"));
     // Regions fit the device with room for the filesystems.
     let regions = exp.trials[0].params.u64("region_size") * 10;
-    assert!(regions <= 3 << 30 && regions * 5 >= (3u64 << 30) * 4);
+    assert!(regions <= 16 << 30 && regions * 100 >= (16u64 << 30) * 75);
 }
 
 #[test]
@@ -298,10 +298,10 @@ fn quick_only_and_device() {
     assert_eq!(exp.trials.len(), 7);
     for t in &exp.trials {
         if t.stack.name != "host-dir" {
-            assert_eq!(t.stack.devices, ["image:size=512MiB"]);
+            assert_eq!(t.stack.devices, ["emu:hdd,size=4GiB,scale=10"]);
         }
         assert_eq!(t.params.u64("samples"), 256);
-        assert_eq!(t.params.u64("region_size"), 32 << 20);
+        assert_eq!(t.params.u64("region_size"), 320 << 20);
     }
 
     let only = Options {
