@@ -1,0 +1,306 @@
+//! Runs `iotrial study` for real: a quick two-stack study on images (root) whose result.json
+//! files hold the mount options the kernel applied, and a study killed mid-way and resumed,
+//! which reruns only what was missing (no root: directory stacks).
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn iotrial(work: &Path) -> Command {
+    let mut c = Command::cargo_bin("iotrial").unwrap();
+    c.env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
+        .env("TMPDIR", work);
+    c
+}
+
+fn results_root(out: &Path) -> PathBuf {
+    std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("manifest.json").exists())
+        .expect("a results directory")
+        .path()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn quick_two_stack_study_on_images_reads_mount_options_back() {
+    if !can_build_stacks("quick_two_stack_study_on_images_reads_mount_options_back") {
+        return;
+    }
+    if !have("mkfs.xfs") {
+        eprintln!("skipped quick_two_stack_study_on_images_reads_mount_options_back: mkfs.xfs missing (scripts/install-deps.sh installs it)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let study = work.path().join("two.toml");
+    std::fs::write(
+        &study,
+        r#"name = "two"
+description = "ext4 writeback vs xfs"
+device = "image:size=512MiB"
+[[workloads]]
+kind = "dvr"
+set = { samples = "24", region_size = "16MiB", io_size = "64KiB", window = "50ms" }
+[[stacks]]
+name = "ext4-wb"
+fs = "ext4"
+mount = "noatime,data=writeback"
+scheduler = "mq-deadline"
+[[stacks]]
+name = "xfs"
+fs = "xfs"
+scheduler = "mq-deadline"
+"#,
+    )
+    .unwrap();
+    let out = work.path().join("out");
+    let a = iotrial(work.path())
+        .arg("study")
+        .arg(&study)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        said.contains("ext4-wb") && said.contains("xfs") && said.contains("report: "),
+        "{said}"
+    );
+    let root = results_root(&out);
+    let ext4 = read_json(&root.join("trials/ext4-wb/dvr/r1/result.json"));
+    let applied = ext4["stack"]["mount"]["applied"].as_str().unwrap();
+    assert!(
+        applied.contains("noatime") && applied.contains("data=writeback"),
+        "{applied}"
+    );
+    assert_eq!(ext4["stack"]["mount"]["fs_type"], "ext4");
+    assert!(ext4["stack"]["mkfs"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("mke2fs"));
+    assert_eq!(ext4["stack"]["scheduler"][0]["active"], "mq-deadline");
+    assert!(ext4["stack"]["devices"][0]["size_bytes"].as_u64().unwrap() == 512 << 20);
+    let xfs = read_json(&root.join("trials/xfs/dvr/r1/result.json"));
+    assert_eq!(xfs["stack"]["mount"]["fs_type"], "xfs");
+    assert!(xfs["stack"]["mkfs"]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("mkfs.xfs -f"));
+    let m = read_json(&root.join("manifest.json"));
+    assert!(
+        m["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "done"),
+        "{m}"
+    );
+    assert!(
+        root.join("study.toml").exists()
+            && root.join("report.html").exists()
+            && root.join("report.md").exists()
+    );
+    assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
+}
+
+#[test]
+fn killed_study_resumes_without_rerunning_finished_trials() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let study = work.path().join("three.toml");
+    let stack = |n: &str| {
+        format!(
+            "[[stacks]]\nname = \"{n}\"\ndevices = [\"dir:{}\"]\n",
+            data.display()
+        )
+    };
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"three\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"4000\", region_size = \"8MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}{}{}",
+            stack("a"),
+            stack("b"),
+            stack("c")
+        ),
+    )
+    .unwrap();
+    let out = work.path().join("out");
+    let bin = assert_cmd::cargo::cargo_bin("iotrial");
+    let mut child = std::process::Command::new(bin)
+        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
+        .arg("study")
+        .arg(&study)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it as soon as the first trial is complete.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let first = loop {
+        if let Some(root) = std::fs::read_dir(&out)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path())
+        {
+            let f = root.join("trials/a/dvr/r1/result.json");
+            if f.exists() {
+                break f;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "first trial never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    // .../<root>/trials/a/dvr/r1/result.json
+    let root = first.ancestors().nth(5).unwrap().to_path_buf();
+    let before = std::fs::metadata(&first).unwrap().modified().unwrap();
+    if status.success() {
+        eprintln!("the study finished before it could be killed; resume has nothing to do");
+    }
+    let a = iotrial(work.path())
+        .arg("study")
+        .arg(&study)
+        .arg("--out")
+        .arg(&out)
+        .arg("--resume")
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        !said.contains("a/dvr/r1:"),
+        "finished trial not rerun: {said}"
+    );
+    assert_eq!(
+        std::fs::metadata(&first).unwrap().modified().unwrap(),
+        before,
+        "finished trial untouched"
+    );
+    for s in ["a", "b", "c"] {
+        assert!(
+            root.join(format!("trials/{s}/dvr/r1/result.json")).exists(),
+            "{s} done after resume"
+        );
+    }
+    let m = read_json(&root.join("manifest.json"));
+    assert!(
+        m["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "done"),
+        "{m}"
+    );
+    let partial: Vec<_> = walk(&root)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(partial.is_empty(), "{partial:?}");
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "stream files removed"
+    );
+}
+
+#[test]
+fn dry_run_prints_commands_and_runs_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let a = iotrial(work.path())
+        .args(["study", "dvr", "--quick", "--dry-run", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    for needle in [
+        "losetup --find --show --direct-io=on",
+        "mkfs.ext4 -F -q -T largefile4",
+        "mount -t ext4 -o noatime,data=writeback,commit=1",
+        "mkfs.xfs -f",
+        "sfdisk",
+        "echo mq-deadline > /sys/block/",
+    ] {
+        assert!(said.contains(needle), "dry run shows '{needle}':\n{said}");
+    }
+    assert!(!out.exists(), "no results directory");
+    assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
+}
+
+#[test]
+fn without_root_stacks_are_skipped_with_the_reason() {
+    // Run as an unprivileged user: as root via setpriv, else as we are.
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let bin = assert_cmd::cargo::cargo_bin("iotrial");
+    let mut cmd = if rustix::process::geteuid().is_root() {
+        if !have("setpriv") {
+            eprintln!("skipped without_root_stacks_are_skipped_with_the_reason: running as root and setpriv is missing");
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin);
+        c
+    } else {
+        std::process::Command::new(&bin)
+    };
+    cmd.env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
+        .env("TMPDIR", work.path());
+    let o = cmd
+        .args([
+            "study",
+            "dvr",
+            "--quick",
+            "--only",
+            "ext4,host-dir",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    if said.is_empty() && String::from_utf8_lossy(&o.stderr).contains("Permission denied") {
+        eprintln!("skipped without_root_stacks_are_skipped_with_the_reason: the unprivileged user cannot run the test binary here");
+        return;
+    }
+    assert!(
+        o.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains("ext4/dvr/r1: skipped: stack needs root"),
+        "{said}"
+    );
+    assert!(
+        said.contains("host-dir/dvr/r1: records guaranteed"),
+        "{said}"
+    );
+}
+
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            v.extend(walk(&e.path()));
+        }
+    }
+    v
+}
