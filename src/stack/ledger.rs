@@ -207,8 +207,17 @@ pub struct CleanupReport {
     pub live: Vec<u32>,
 }
 
+/// Whether `pid` is a live process. A zombie counts as dead: a killed run whose threads still
+/// wait on its own FUSE server shows as one until its connection is aborted.
 fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the parenthesised command name, which may itself hold spaces.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
 }
 
 /// Releases the resources of every ledger whose process is gone, newest first.
@@ -236,6 +245,17 @@ pub fn cleanup(dir: &Path) -> CleanupReport {
         }
         let res: Vec<Resource> =
             serde_json::from_value(doc["resources"].clone()).unwrap_or_default();
+        // The dead run's FUSE servers are gone: abort their connections first, so unmounting
+        // the filesystems above them fails fast instead of waiting on a server forever (and so
+        // the run's own threads, stuck on that I/O, can exit).
+        for r in &res {
+            if let Resource::Fuse { mountpoint } = r {
+                if let Err(e) = crate::emu::abort_connection(mountpoint) {
+                    rep.errors
+                        .push(format!("abort FUSE at {}: {e}", mountpoint.display()));
+                }
+            }
+        }
         for r in res.iter().rev() {
             match r.release() {
                 Ok(()) => rep.released.push(format!("{r:?}")),
