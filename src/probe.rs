@@ -15,6 +15,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Random I/O size of the probe.
 pub const RANDOM_IO: u64 = 4096;
@@ -75,7 +76,11 @@ pub enum ProbeError {
     Other(String),
 }
 
-/// One measurement: `n` I/Os of `io` bytes over `len` bytes from `offset`.
+/// One measurement: `n` I/Os of `io` bytes over `len` bytes from `offset`. A write phase
+/// ends with a cache flush of the device, counted in its time: a write-back cache would
+/// otherwise absorb the first writes of a phase at host speed and hold the last ones when it
+/// ends, so the figure would depend on the phase's length and the next phase would pay for
+/// this one's destaging. With the flush it is the sustained rate (as the model's expectation).
 struct Phase {
     op: Op,
     pattern: Pattern,
@@ -123,6 +128,12 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
             p.request_stop();
         }
     })?;
+    // The engine's teardown between the last completion and the flush (tens of µs) is not
+    // counted; the device keeps destaging meanwhile, so the flush is that much shorter.
+    let flush_s = match op {
+        Op::Write => flush(dev)?,
+        _ => 0.0,
+    };
     if stop.load(Ordering::Relaxed) || out.incomplete {
         return Err(ProbeError::Interrupted);
     }
@@ -138,7 +149,18 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
     }
     let mean_lat =
         s.samples.iter().map(|x| x.latency_ns as f64).sum::<f64>() / s.samples.len() as f64;
-    Ok((mean_lat / 1e9, s.elapsed_s()))
+    Ok((mean_lat / 1e9, s.elapsed_s() + flush_s))
+}
+
+/// Flushes the device's write cache (fsync on the block device reaches the device as a cache
+/// flush); returns the seconds it took.
+fn flush(dev: &Path) -> Result<f64, ProbeError> {
+    let t = Instant::now();
+    let f = std::fs::File::open(dev)
+        .map_err(|e| ProbeError::Other(format!("open {}: {e}", dev.display())))?;
+    f.sync_all()
+        .map_err(|e| ProbeError::Other(format!("flush {}: {e}", dev.display())))?;
+    Ok(t.elapsed().as_secs_f64())
 }
 
 fn figure(
