@@ -44,7 +44,7 @@ fn new_manifest_and_study_toml() {
     let r = ResultsDir::create(out.path(), "dvr").unwrap();
     let exp = dvr(&quick());
     let m = Manifest::create(&r, &exp).unwrap();
-    assert_eq!(m.trials.len(), 6);
+    assert_eq!(m.trials.len(), 7);
     assert!(m.trials.iter().all(|t| t.status == Status::Pending));
     assert_eq!(m.trials[1].path, "trials/ext4/dvr/r1");
     assert_eq!(Manifest::load(&r.root).unwrap(), m);
@@ -79,7 +79,7 @@ fn status_changes_are_saved_with_timestamps() {
         m.set_status("zfs/dvr/r1", Status::Done, None),
         Err(StudyError::UnknownTrial(_))
     ));
-    assert_eq!(m.counts(), (0, 0, 1, 5));
+    assert_eq!(m.counts(), (0, 0, 1, 6));
 }
 
 #[test]
@@ -124,7 +124,8 @@ fn resume_runs_only_what_is_missing() {
             "ext4-noatime/dvr/r1",
             "ext4-writeback/dvr/r1",
             "ext4-commit1/dvr/r1",
-            "xfs/dvr/r1"
+            "xfs/dvr/r1",
+            "host-dir/dvr/r1"
         ]
     );
     assert!(!partial.exists(), "partial trial directory discarded");
@@ -140,7 +141,7 @@ fn resume_runs_only_what_is_missing() {
     // Resuming from the manifest alone finds the same work.
     let m = Manifest::load(&r.root).unwrap();
     let again = resume(&r.root, &m.expansion().unwrap()).unwrap();
-    assert_eq!(again.todo.len(), 4);
+    assert_eq!(again.todo.len(), 5);
 }
 
 #[test]
@@ -177,7 +178,7 @@ fn resume_names_a_changed_device() {
     let msg = resume(&r.root, &dvr(&other)).unwrap_err().to_string();
     assert!(
         msg.contains(
-            "stack 'raw-partitions' devices [image:size=3GiB] then, [image:size=4GiB] now"
+            "stack 'raw-partitions' devices [emu:hdd,size=16GiB] then, [image:size=4GiB] now"
         ),
         "{msg}"
     );
