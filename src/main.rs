@@ -455,6 +455,7 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         scheduler: a.scheduler.clone(),
         tunables,
         logdev: None,
+        baseline: false,
     };
     Ok((spec, devices))
 }

@@ -59,6 +59,12 @@ fn good_study_parses() {
     assert_eq!(s.stacks.len(), 2);
     assert_eq!(s.quick.set.get("samples"), Some("16"));
     assert_eq!(s.workloads[0].name, "dvr");
+    assert!(
+        !s.stacks[0].baseline,
+        "a stack is ranked unless it says otherwise"
+    );
+    let s = file::parse(&edit("layout = \"regions\"", "baseline = true"), &origin()).unwrap();
+    assert!(s.stacks[1].baseline);
 }
 
 #[test]
@@ -89,6 +95,10 @@ fn wrong_type() {
     assert_eq!((line, col), (16, 8));
     assert_eq!(key.as_deref(), Some("stacks[0].mkfs"));
     assert!(msg.contains("expected a sequence"), "{msg}");
+    let (line, _, key, msg) = err(&edit("fs = \"ext4\"", "baseline = \"yes\""));
+    assert_eq!(line, 15);
+    assert_eq!(key.as_deref(), Some("stacks[0].baseline"));
+    assert!(msg.contains("expected a boolean"), "{msg}");
 }
 
 #[test]
@@ -261,6 +271,8 @@ fn builtin_dvr_is_the_seed_matrix() {
     );
     let host = exp.trials.pop().unwrap();
     assert_eq!(host.stack.devices, ["dir:/var/tmp"]);
+    assert!(host.stack.baseline, "host-dir is shown, never ranked");
+    assert!(exp.trials.iter().all(|t| !t.stack.baseline));
     assert_eq!(host.stack.scheduler, None);
     let mounts: Vec<&str> = exp.trials.iter().map(|t| t.stack.mount.as_str()).collect();
     assert_eq!(

@@ -1,5 +1,6 @@
 //! The end-of-study comparison table: one row per stack, means over repeats, the best value
-//! of each column marked by its direction, pass/fail, and stacks that did not run listed.
+//! of each column marked by its direction, pass/fail, baselines labelled and never marked, and
+//! stacks that did not run listed.
 
 use iotrial::study::results::ResultsDir;
 use iotrial::study::table::{Comparison, NotRun, TrialFigures};
@@ -36,6 +37,7 @@ fn figures_come_from_result_json() {
 fn best_is_marked_by_direction_and_repeats_are_averaged() {
     let c = Comparison {
         stacks: vec!["raw".into(), "ext4".into(), "xfs".into()],
+        baselines: vec![],
         results: vec![
             fig("raw", 32.0, 1.5, true),
             fig("raw", 30.0, 1.5, true),
@@ -106,4 +108,36 @@ fn table_from_a_results_directory() {
         "one stack: nothing to mark\n{text}"
     );
     assert!(text.contains("failed xfs: mkfs.xfs not found"), "{text}");
+}
+
+#[test]
+fn baseline_with_the_best_values_is_labelled_not_starred() {
+    let out = tempfile::tempdir().unwrap();
+    let r = ResultsDir::create(out.path(), "dvr").unwrap();
+    let opts = Options {
+        only: vec!["raw-partitions,xfs,host-dir".into()],
+        ..Options::default()
+    };
+    let exp = expand(&builtin::load("dvr").unwrap(), &opts).unwrap();
+    let mut m = Manifest::create(&r, &exp).unwrap();
+    // host-dir, the dvr study's baseline, has the best value in every column.
+    for (stack, mbit, preroll) in [
+        ("raw-partitions", 30.0, 1.5),
+        ("xfs", 20.0, 1.8),
+        ("host-dir", 90.0, 0.2),
+    ] {
+        let tmp = r.begin_trial(stack, "dvr", 1).unwrap();
+        let doc = result(mbit, preroll, true).to_string();
+        std::fs::write(tmp.join("result.json"), doc).unwrap();
+        r.commit_trial(&tmp, stack, "dvr", 1).unwrap();
+        m.update(&r.root, &format!("{stack}/dvr/r1"), Status::Done, None)
+            .unwrap();
+    }
+    let c = Comparison::from_results(&r.root, &m).unwrap();
+    assert_eq!(c.baselines, ["host-dir"]);
+    let (rows, _) = c.rows("dvr");
+    assert_eq!(rows.rows[0][..3], ["raw-partitions", "30.0 *", "1.50 *"]);
+    assert_eq!(rows.rows[1][..3], ["xfs", "20.0", "1.80"]);
+    assert_eq!(rows.rows[2][..3], ["host-dir (baseline)", "90.0", "0.200"]);
+    assert!(c.render().contains("baselines are not ranked"));
 }

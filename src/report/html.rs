@@ -259,6 +259,34 @@ mod tests {
     }
 
     #[test]
+    fn baseline_with_the_best_values_is_not_starred() {
+        let d = tempfile::tempdir().unwrap();
+        let mut trials = Vec::new();
+        for (stack, mbit) in [("a", 20.0), ("b", 18.0), ("host", 90.0)] {
+            let t = d.path().join(format!("trials/{stack}/w/r1"));
+            std::fs::create_dir_all(&t).unwrap();
+            let result = json!({"verdict": {"mbit": mbit}});
+            std::fs::write(t.join("result.json"), result.to_string()).unwrap();
+            trials.push(
+                json!({"stack": stack, "workload": "w", "repeat": 1, "status": "done",
+                               "path": format!("trials/{stack}/w/r1")}),
+            );
+        }
+        let manifest = json!({"study": "s", "trials": trials, "resolved": {"stacks": [
+            {"name": "a"}, {"name": "b"}, {"name": "host", "baseline": true}]}});
+        std::fs::write(d.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let files = write_report(d.path()).unwrap();
+        let md = std::fs::read_to_string(files.markdown).unwrap();
+        assert!(md.contains("| ★ a | 20.0 |"), "{md}");
+        assert!(md.contains("| host (baseline) | 90.0 |"), "{md}");
+        assert!(md.contains("never ranked"), "{md}");
+        let html = std::fs::read_to_string(files.html).unwrap();
+        assert_eq!(html.matches(r#"title="best">★</span> a<"#).count(), 1);
+        assert_eq!(html.matches(r#"class="top""#).count(), 1);
+        assert!(html.contains("<td>host (baseline)</td><td>90.0</td>"));
+    }
+
+    #[test]
     fn anchors_are_unique_and_plain() {
         let mut used = Vec::new();
         assert_eq!(anchor("dvr-Stack <script>", &mut used), "dvr-stack-script");

@@ -1,6 +1,7 @@
 //! Reading a results directory back: manifest.json for header facts (when present) and every
-//! finished trial's result.json under `trials/<stack>/<workload>/r<N>/`. Missing keys are
-//! tolerated; unfinished trials (`r<N>.partial`) are skipped.
+//! finished trial's result.json under `trials/<stack>/<workload>/r<N>/`, and which stacks are
+//! baselines (the manifest's resolved study). Missing keys are tolerated; unfinished trials
+//! (`r<N>.partial`) are skipped.
 
 use super::{json, ReportError};
 use serde_json::Value as Json;
@@ -34,6 +35,8 @@ pub struct Study {
     pub manifest: Json,
     /// Trials ordered by workload, then stack in manifest order (else by name), then repeat.
     pub trials: Vec<Trial>,
+    /// Baseline stacks (shown but never ranked), from the manifest's resolved study.
+    pub baselines: Vec<String>,
 }
 
 impl Study {
@@ -94,10 +97,18 @@ impl Study {
                     b.repeat,
                 ))
         });
+        let baselines = manifest["resolved"]["stacks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["baseline"].as_bool() == Some(true))
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect();
         Ok(Study {
             root: root.to_path_buf(),
             manifest,
             trials,
+            baselines,
         })
     }
 
@@ -120,6 +131,7 @@ impl Study {
                 Some(s) if s.stack == t.stack => s.trials.push(t),
                 _ => out.push(StackTrials {
                     stack: &t.stack,
+                    baseline: self.baselines.contains(&t.stack),
                     trials: vec![t],
                 }),
             }
@@ -140,6 +152,8 @@ impl Study {
 #[derive(Debug, Clone)]
 pub struct StackTrials<'a> {
     pub stack: &'a str,
+    /// A baseline: shown beside the others, never ranked.
+    pub baseline: bool,
     pub trials: Vec<&'a Trial>,
 }
 
@@ -211,7 +225,8 @@ mod tests {
             r,
             "manifest.json",
             r#"{"study":"s","trials":[{"stack":"xfs"},{"stack":"ext4"},
-                {"stack":"a/b","path":"trials/a-b/dvr/r1"}]}"#,
+                {"stack":"a/b","path":"trials/a-b/dvr/r1"}],
+                "resolved":{"stacks":[{"name":"ext4","baseline":true},{"name":"xfs"}]}}"#,
         );
         for rel in [
             "ext4/dvr/r1",
@@ -229,7 +244,9 @@ mod tests {
             .map(|t| (t.stack.as_str(), t.repeat))
             .collect();
         assert_eq!(got, vec![("xfs", 1), ("ext4", 1), ("ext4", 2), ("a/b", 1)]);
-        assert_eq!(s.stacks("dvr").len(), 3);
+        let stacks = s.stacks("dvr");
+        let baseline: Vec<(&str, bool)> = stacks.iter().map(|s| (s.stack, s.baseline)).collect();
+        assert_eq!(baseline, [("xfs", false), ("ext4", true), ("a/b", false)]);
         assert_eq!(s.name(), "s");
     }
 

@@ -1,6 +1,7 @@
 //! The verdict table: one row per stack, one column per verdict figure, each the mean of the
 //! stack's repeats with its 95% confidence interval; pass/fail against the target; the best
 //! stack on the headline figure, and whether every other stack differs from it significantly.
+//! Baseline stacks are shown, labelled, and left out of both.
 
 use super::load::StackTrials;
 use crate::analysis::compare::{self, Estimate, Welch};
@@ -71,6 +72,8 @@ pub struct StackRow {
     pub values: Vec<Vec<f64>>,
     pub estimates: Vec<Option<Estimate>>,
     pub target: Target,
+    /// A baseline: never the best, not tested against it.
+    pub baseline: bool,
     /// Welch's test of this stack against the best on the headline figure.
     pub vs_best: Option<Welch>,
 }
@@ -144,6 +147,7 @@ impl VerdictTable {
                     estimates: values.iter().map(|v| Estimate::of(v)).collect(),
                     values,
                     target: target(&s.trials),
+                    baseline: s.baseline,
                     vs_best: None,
                 }
             })
@@ -152,7 +156,7 @@ impl VerdictTable {
         if let Some(b) = best {
             let reference = rows[b].values[0].clone();
             for (i, r) in rows.iter_mut().enumerate() {
-                if i != b {
+                if i != b && !r.baseline {
                     r.vs_best = compare::welch(&r.values[0], &reference);
                 }
             }
@@ -164,7 +168,7 @@ impl VerdictTable {
         }
     }
 
-    /// Index of the best row in column `col`.
+    /// Index of the best row in column `col` (never a baseline).
     pub fn best_in(&self, col: usize) -> Option<usize> {
         best_index(&self.rows, col, self.columns[col].better)
     }
@@ -194,10 +198,15 @@ impl VerdictTable {
         h
     }
 
-    /// The cells of row `i` as text (the stack name unmarked).
+    /// The cells of row `i` as text (the stack name without the best mark; a baseline's
+    /// followed by ` (baseline)`).
     pub fn cells(&self, i: usize) -> Vec<String> {
         let r = &self.rows[i];
-        let mut v = vec![r.stack.clone()];
+        let mut v = vec![if r.baseline {
+            format!("{} (baseline)", r.stack)
+        } else {
+            r.stack.clone()
+        }];
         if self.has_repeats() {
             v.push(r.repeats.to_string());
         }
@@ -252,13 +261,18 @@ impl VerdictTable {
         } else {
             "Each stack ran once, so no confidence interval or significance test is possible; differences may be noise.".to_string()
         };
-        head + &stats
+        let baseline = if self.rows.iter().any(|r| r.baseline) {
+            " Stacks marked (baseline) are shown for reference and never ranked: not marked best, not tested against the best."
+        } else {
+            ""
+        };
+        head + &stats + baseline
     }
 }
 
 fn best_index(rows: &[StackRow], col: usize, better: Better) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
-    for (i, r) in rows.iter().enumerate() {
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| !r.baseline) {
         let Some(m) = r.estimates[col].map(|e| e.mean) else {
             continue;
         };
@@ -373,10 +387,12 @@ mod tests {
         let stacks = vec![
             StackTrials {
                 stack: "b",
+                baseline: false,
                 trials: b.iter().collect(),
             },
             StackTrials {
                 stack: "a",
+                baseline: false,
                 trials: a.iter().collect(),
             },
         ];
@@ -398,10 +414,45 @@ mod tests {
         let a = [trial("a", 1, 20.0, true)];
         let stacks = vec![StackTrials {
             stack: "a",
+            baseline: false,
             trials: a.iter().collect(),
         }];
         let t = VerdictTable::build(col(), &stacks);
         assert_eq!(t.rows_text().rows[0], vec!["★ a", "20.0", "pass"]);
         assert!(t.method_note().contains("no confidence interval"));
+    }
+
+    #[test]
+    fn baseline_is_never_best() {
+        let host = [trial("host", 1, 90.0, true), trial("host", 2, 91.0, true)];
+        let a = [trial("a", 1, 20.0, true), trial("a", 2, 20.4, true)];
+        let b = [trial("b", 1, 18.0, false), trial("b", 2, 18.6, false)];
+        let stacks = vec![
+            StackTrials {
+                stack: "a",
+                baseline: false,
+                trials: a.iter().collect(),
+            },
+            StackTrials {
+                stack: "b",
+                baseline: false,
+                trials: b.iter().collect(),
+            },
+            StackTrials {
+                stack: "host",
+                baseline: true,
+                trials: host.iter().collect(),
+            },
+        ];
+        let t = VerdictTable::build(col(), &stacks);
+        assert_eq!(t.best, Some(0));
+        assert_eq!(t.best_in(0), Some(0));
+        assert!(t.rows[1].vs_best.is_some());
+        assert!(t.rows[2].vs_best.is_none(), "a baseline is not tested");
+        let rows = t.rows_text();
+        assert_eq!(rows.rows[0][0], "★ a");
+        assert_eq!(rows.rows[2][0], "host (baseline)");
+        assert_eq!(rows.rows[2].last().unwrap(), "-");
+        assert!(t.method_note().contains("never ranked"));
     }
 }

@@ -57,4 +57,8 @@ pub struct StackSpec {
     /// An external log device for xfs (`logdev=`), as a device spec.
     #[serde(default)]
     pub logdev: Option<String>,
+    /// A reference stack shown beside the others but never ranked: not marked best, not the
+    /// stack others are tested against.
+    #[serde(default)]
+    pub baseline: bool,
 }

@@ -1,7 +1,8 @@
 //! The comparison table printed at the end of a study: for each workload, one row per stack,
 //! the verdict's headline figures as columns (means over repeats), pass/fail against the
-//! target, the best value of each column marked with `*` (when the stacks differ), and the
-//! stacks that did not run listed with their reason.
+//! target, the best value of each column marked with `*` (when the stacks differ), baseline
+//! stacks labelled and never marked best, and the stacks that did not run listed with their
+//! reason.
 
 use super::error::StudyError;
 use super::manifest::{Manifest, Status};
@@ -67,6 +68,8 @@ pub struct NotRun {
 pub struct Comparison {
     /// Stacks in study order.
     pub stacks: Vec<String>,
+    /// Baseline stacks: shown, labelled, never marked best.
+    pub baselines: Vec<String>,
     pub results: Vec<TrialFigures>,
     pub not_run: Vec<NotRun>,
 }
@@ -80,6 +83,13 @@ impl Comparison {
                 .resolved
                 .stacks
                 .iter()
+                .map(|s| s.name.clone())
+                .collect(),
+            baselines: manifest
+                .resolved
+                .stacks
+                .iter()
+                .filter(|s| s.baseline)
                 .map(|s| s.name.clone())
                 .collect(),
             ..Comparison::default()
@@ -131,10 +141,22 @@ impl Comparison {
             } else {
                 String::new()
             };
-            let _ = writeln!(out, "* best in its column{mean}");
+            let baseline = if self.baselines.iter().any(|b| self.ran(b, w)) {
+                "; baselines are not ranked"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "* best in its column{baseline}{mean}");
         }
         out.push_str(&self.not_run_lines());
         out
+    }
+
+    /// Whether stack `stack` has figures for workload `w`.
+    fn ran(&self, stack: &str, w: &str) -> bool {
+        self.results
+            .iter()
+            .any(|r| r.stack == stack && r.workload == w)
     }
 
     /// One line per stack (or trial) that did not produce figures.
@@ -204,11 +226,14 @@ impl Comparison {
         if has_target {
             headings.push("target".into());
         }
+        let ranked: Vec<bool> = stacks.iter().map(|s| !self.baselines.contains(s)).collect();
         let best: Vec<Option<f64>> = (0..specs.len())
             .map(|i| {
                 let vals: Vec<f64> = cells
                     .iter()
-                    .filter_map(|c| c[i].as_deref()?.parse::<f64>().ok())
+                    .zip(&ranked)
+                    .filter(|(_, r)| **r)
+                    .filter_map(|(c, _)| c[i].as_deref()?.parse::<f64>().ok())
                     .collect();
                 // Nothing to choose between: one value, or all the same.
                 if vals.len() < 2 || vals.iter().all(|v| *v == vals[0]) {
@@ -225,11 +250,20 @@ impl Comparison {
             .iter()
             .zip(&cells)
             .zip(&targets)
-            .map(|((s, c), t)| {
-                let mut row = vec![s.to_string()];
+            .zip(&ranked)
+            .map(|(((s, c), t), ranked)| {
+                let mut row = vec![if *ranked {
+                    s.to_string()
+                } else {
+                    format!("{s} (baseline)")
+                }];
                 for (i, v) in c.iter().enumerate() {
                     row.push(match v {
-                        Some(text) if best[i].is_some() && text.parse::<f64>().ok() == best[i] => {
+                        Some(text)
+                            if *ranked
+                                && best[i].is_some()
+                                && text.parse::<f64>().ok() == best[i] =>
+                        {
                             format!("{text} *")
                         }
                         Some(text) => text.clone(),
