@@ -169,41 +169,27 @@ fn sigkill_on_an_emulated_device_then_cleanup() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("iotrial");
-    let mut child = std::process::Command::new(bin)
-        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
-        .env("TMPDIR", work.path())
-        .args([
-            "run",
-            "dvr",
-            "--target",
-            "emu:hdd,size=2GiB,scale=20",
-            "--fs",
-            "ext4",
-            "--out",
-        ])
-        .arg(work.path().join("out"))
-        .args([
-            "--set",
-            "samples=1000000",
-            "--set",
-            "region_size=16MiB",
-            "--set",
-            "io_size=64KiB",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !mounts_under(work.path())
-        .iter()
-        .any(|m| m.contains(" - ext4 "))
-    {
-        assert!(std::time::Instant::now() < deadline, "stack never mounted");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let out = work.path().join("out").display().to_string();
+    let mut args = vec![
+        "run",
+        "dvr",
+        "--target",
+        "emu:hdd,size=2GiB,scale=20",
+        "--fs",
+        "ext4",
+        "--out",
+        &out,
+    ];
+    args.extend(ENDLESS);
+    let mut child = spawn_iotrial(work.path(), &args);
+    wait_until("ext4 is mounted on the emulated disk", 60, || {
+        mounts_under(work.path())
+            .iter()
+            .any(|m| m.contains(" - ext4 "))
+    });
     std::thread::sleep(std::time::Duration::from_millis(1000));
+    let loops = loop_names_under(work.path());
+    assert!(!loops.is_empty(), "the run attached a loop device");
     child.kill().unwrap();
     // The killed process cannot finish exiting while its threads wait on its own FUSE server:
     // cleanup must abort that connection. Give the kernel a moment, then clean up.
@@ -221,6 +207,9 @@ fn sigkill_on_an_emulated_device_then_cleanup() {
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(said.contains("Fuse"), "{said}");
     assert_nothing_left(work.path());
+    for l in &loops {
+        assert!(!loop_attached(l), "{l} still attached after cleanup");
+    }
     let left: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
         .flatten()

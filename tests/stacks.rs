@@ -234,65 +234,65 @@ fn sigkill_mid_trial_then_cleanup_leaves_nothing() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("iotrial");
-    let mut child = std::process::Command::new(bin)
-        .env("IOTRIAL_LEDGER_DIR", work.path())
-        .env("TMPDIR", work.path())
-        .args([
-            "run",
-            "dvr",
-            "--target",
-            "image:size=1GiB",
-            "--fs",
-            "ext4",
-            "--scheduler",
-            "bfq",
-            "--out",
-        ])
-        .arg(out.path())
-        .args([
-            "--set",
-            "samples=1000000",
-            "--set",
-            "region_size=16MiB",
-            "--set",
-            "io_size=64KiB",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let out = work.path().join("out");
+    let out_s = out.display().to_string();
+    let mut args = vec![
+        "run",
+        "dvr",
+        "--target",
+        "image:size=1GiB",
+        "--fs",
+        "ext4",
+        "--scheduler",
+        "bfq",
+        "--out",
+        &out_s,
+    ];
+    args.extend(ENDLESS);
+    let mut child = spawn_iotrial(work.path(), &args);
     // Wait until the stack is mounted, then kill mid-trial.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while mounts_under(work.path()).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "stack never mounted");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until("the stack is mounted", 30, || {
+        !mounts_under(work.path()).is_empty()
+    });
     std::thread::sleep(std::time::Duration::from_millis(1000));
+    let loops = loop_names_under(work.path());
+    assert!(!loops.is_empty(), "the run attached a loop device");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
         !mounts_under(work.path()).is_empty(),
         "SIGKILL left the mount behind, as expected"
     );
-    let a = iotrial(work.path()).arg("cleanup").assert().success();
+    let a = iotrial(&work.path().join("ledger"))
+        .arg("cleanup")
+        .assert()
+        .success();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(said.contains("released"), "{said}");
     assert!(mounts_under(work.path()).is_empty(), "mount released");
     assert!(loops_under(work.path()).is_empty(), "loop device released");
+    for l in &loops {
+        assert!(!loop_attached(l), "{l} still attached after cleanup");
+    }
     let left: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
+        .filter(|n| n != "ledger")
         .collect();
     assert!(
         left.is_empty(),
-        "image, work directory and ledger removed: {left:?}"
+        "image and work directory removed: {left:?}"
     );
     assert_eq!(
-        std::fs::read_dir(out.path()).unwrap().count(),
+        std::fs::read_dir(work.path().join("ledger"))
+            .unwrap()
+            .count(),
         0,
+        "ledger removed"
+    );
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().count() == 0,
         "no partial result"
     );
 }

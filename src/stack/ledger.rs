@@ -248,11 +248,15 @@ pub fn cleanup(dir: &Path) -> CleanupReport {
         // The dead run's FUSE servers are gone: abort their connections first, so unmounting
         // the filesystems above them fails fast instead of waiting on a server forever (and so
         // the run's own threads, stuck on that I/O, can exit).
+        // Abort only: the mount stays, so the loop devices on its file are still found by
+        // their backing path, and the release below unmounts it in order.
         for r in &res {
             if let Resource::Fuse { mountpoint } = r {
-                if let Err(e) = crate::emu::abort_connection(mountpoint) {
-                    rep.errors
-                        .push(format!("abort FUSE at {}: {e}", mountpoint.display()));
+                for m in crate::emu::fuse_mounts_at(mountpoint).unwrap_or_default() {
+                    if let Err(e) = crate::emu::abort_minor(mountpoint, m.minor) {
+                        rep.errors
+                            .push(format!("abort FUSE at {}: {e}", mountpoint.display()));
+                    }
                 }
             }
         }

@@ -99,19 +99,7 @@ fn record_chart(streams: &[StreamSamples], window_s: f64) -> Option<Chart> {
         series.push(pts);
         lines.push(line);
     }
-    if series.is_empty() {
-        return None;
-    }
-    series.append(&mut lines);
-    let (marks, _) = Series::new(
-        "peak average",
-        Style::Marker,
-        ACCENT,
-        &peaks.0,
-        &peaks.1,
-        SECONDS_MS,
-    );
-    series.push(marks);
+    let series = with_marks(series, lines, "peak average", &peaks)?;
     let worst = worst
         .map(|w| format!(" The worst peak is {} ms.", num(w)))
         .unwrap_or_default();
@@ -129,6 +117,22 @@ fn record_chart(streams: &[StreamSamples], window_s: f64) -> Option<Chart> {
         x_names: None,
         series,
     })
+}
+
+/// Points, then lines, then the ringed marks at `marks` (x, y); None when there are no points.
+fn with_marks(
+    mut series: Vec<Series>,
+    mut lines: Vec<Series>,
+    label: &str,
+    marks: &(Vec<f64>, Vec<f64>),
+) -> Option<Vec<Series>> {
+    if series.is_empty() {
+        return None;
+    }
+    series.append(&mut lines);
+    let (m, _) = Series::new(label, Style::Marker, ACCENT, &marks.0, &marks.1, SECONDS_MS);
+    series.push(m);
+    Some(series)
 }
 
 fn playback_chart(streams: &[StreamSamples], k: usize) -> Option<Chart> {
@@ -160,19 +164,7 @@ fn playback_chart(streams: &[StreamSamples], k: usize) -> Option<Chart> {
         series.push(pts);
         lines.push(line);
     }
-    if series.is_empty() {
-        return None;
-    }
-    series.append(&mut lines);
-    let (marks, _) = Series::new(
-        "worst sum (pre-roll)",
-        Style::Marker,
-        ACCENT,
-        &peaks.0,
-        &peaks.1,
-        SECONDS_MS,
-    );
-    series.push(marks);
+    let series = with_marks(series, lines, "worst sum (pre-roll)", &peaks)?;
     Some(Chart {
         title: "Playback: read access time".into(),
         caption: caption(

@@ -100,3 +100,53 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
         .map(String::from)
         .collect()
 }
+
+/// Parameters that keep a dvr trial running until it is interrupted.
+pub const ENDLESS: &[&str] = &[
+    "--set",
+    "samples=1000000",
+    "--set",
+    "region_size=16MiB",
+    "--set",
+    "io_size=64KiB",
+];
+
+/// Starts the real binary with `args` in the background, its ledger and temporary files under
+/// `work`, its output discarded.
+pub fn spawn_iotrial(work: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("iotrial"))
+        .env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
+        .env("TMPDIR", work)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Polls `cond` every 20 ms for up to `secs` seconds; panics naming `what` if it never holds.
+pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Kernel names (`loop3`) of the loop devices whose backing file lies under `dir`.
+pub fn loop_names_under(dir: &Path) -> Vec<String> {
+    loops_under(dir)
+        .iter()
+        .filter_map(|l| l.split(':').next())
+        .map(|d| d.trim_start_matches("/dev/").to_string())
+        .collect()
+}
+
+/// Whether loop device `name` still has a backing file (a lazily unmounted one keeps its
+/// device busy under a changed path, which path-based checks would miss).
+pub fn loop_attached(name: &str) -> bool {
+    Path::new(&format!("/sys/block/{name}/loop/backing_file")).exists()
+}
