@@ -2,8 +2,6 @@
 //! (its device minor in /proc/self/mountinfo is the connection number under
 //! /sys/fs/fuse/connections), abort it so nothing waits on a dead server, then unmount lazily.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, UnmountFlags};
@@ -24,44 +22,16 @@ pub struct FuseMount {
     pub source: String,
 }
 
-/// Decodes the octal escapes (`\040` for a space) mountinfo uses in paths.
-fn unescape(field: &str) -> PathBuf {
-    let b = field.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = |c: u8| (b'0'..=b'7').contains(&c);
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|&c| oct(c)) {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    PathBuf::from(OsString::from_vec(out))
-}
-
 /// Parses the FUSE mounts out of the text of a mountinfo file.
 pub fn parse_fuse_mounts(mountinfo: &str) -> Vec<FuseMount> {
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let (pre, post) = line.split_once(" - ")?;
-            let pre: Vec<&str> = pre.split(' ').collect();
-            let mut post = post.split(' ');
-            let fstype = post.next()?;
-            let source = post.next().unwrap_or("");
-            if !(fstype == "fuse" || fstype == "fuseblk" || fstype.starts_with("fuse.")) {
-                return None;
-            }
-            let (_, minor) = pre.get(2)?.split_once(':')?;
-            Some(FuseMount {
-                minor: minor.parse().ok()?,
-                mountpoint: unescape(pre.get(4)?),
-                fstype: fstype.to_string(),
-                source: source.to_string(),
-            })
+    crate::stack::mountinfo::parse(mountinfo)
+        .into_iter()
+        .filter(|m| m.fs_type == "fuse" || m.fs_type == "fuseblk" || m.fs_type.starts_with("fuse."))
+        .map(|m| FuseMount {
+            minor: m.dev.1,
+            mountpoint: m.mount_point,
+            fstype: m.fs_type,
+            source: m.source,
         })
         .collect()
 }
@@ -151,12 +121,6 @@ mod tests {
         assert_eq!(m[0].source, "iotrial-emu");
         assert_eq!(m[1].minor, 48);
         assert_eq!(m[1].mountpoint, PathBuf::from("/mnt/x"));
-    }
-
-    #[test]
-    fn unescape_leaves_plain_backslashes() {
-        assert_eq!(unescape("/a\\b"), PathBuf::from("/a\\b"));
-        assert_eq!(unescape("/a\\134b"), PathBuf::from("/a\\b"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the kernel actually applied. Used to read mount options back, to find the filesystem under a
 //! path, and by the guard to refuse mounted devices.
 
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 /// One line of mountinfo.
@@ -32,23 +33,22 @@ impl Mount {
     }
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
+/// Undoes mountinfo's octal escapes (`\040` for a space); paths need not be UTF-8.
+fn unescape(field: &str) -> PathBuf {
+    let b = field.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
+        let oct = |c: u8| (b'0'..=b'7').contains(&c);
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|&c| oct(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
-        out.push(b[i]);
-        i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
 /// Parses mountinfo text.
@@ -70,10 +70,10 @@ pub fn parse(text: &str) -> Vec<Mount> {
         };
         out.push(Mount {
             dev: (ma, mi),
-            mount_point: PathBuf::from(unescape(f[4])),
+            mount_point: unescape(f[4]),
             mount_options: f[5].to_string(),
             fs_type: f[sep + 1].to_string(),
-            source: unescape(f[sep + 2]),
+            source: unescape(f[sep + 2]).to_string_lossy().into_owned(),
             super_options: f[sep + 3].to_string(),
         });
     }
@@ -121,6 +121,12 @@ mod tests {
         assert_eq!(m[0].fs_type, "ext4");
         assert_eq!(m[0].source, "/dev/loop3");
         assert_eq!(m[0].options(), "rw,noatime,data=writeback,commit=1");
+    }
+
+    #[test]
+    fn unescape_leaves_plain_backslashes() {
+        assert_eq!(unescape("/a\\b"), PathBuf::from("/a\\b"));
+        assert_eq!(unescape("/a\\134b"), PathBuf::from("/a\\b"));
     }
 
     #[test]
