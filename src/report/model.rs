@@ -57,7 +57,7 @@ pub fn build(study: &Study) -> Result<Report, ReportError> {
             .iter()
             .map(|s| BuiltStack {
                 stack: s.stack.to_string(),
-                facts: flatten(&s.trials[0].result["target"]),
+                facts: flatten(as_built(&s.trials[0].result)),
                 warnings: warnings(&s.trials),
             })
             .collect();
@@ -141,14 +141,27 @@ pub fn flatten(v: &Json) -> Vec<(String, String)> {
     out
 }
 
-/// Distinct non-empty strings found at any of `paths` (dotted) in the trials' `target`.
+/// The stack as built (result.json `stack`), or the plain `target` of a directory trial.
+fn as_built(result: &serde_json::Value) -> &serde_json::Value {
+    if result["stack"].is_object() {
+        &result["stack"]
+    } else {
+        &result["target"]
+    }
+}
+
+/// Distinct non-empty strings found at any of `paths` (dotted; numbers index arrays) in the
+/// trials' result.json.
 fn target_facts(study: &Study, paths: &[&str]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for t in &study.trials {
         for p in paths {
-            let mut v = &t.result["target"];
+            let mut v = &t.result;
             for part in p.split('.') {
-                v = &v[part];
+                v = match part.parse::<usize>() {
+                    Ok(i) => &v[i],
+                    Err(_) => &v[part],
+                };
             }
             if v.is_null() {
                 continue;
@@ -207,11 +220,12 @@ fn header(study: &Study) -> Vec<(String, String)> {
             target_facts(
                 study,
                 &[
-                    "device.model",
-                    "device_model",
-                    "model",
-                    "device.name",
-                    "spec",
+                    "stack.devices.0.model",
+                    "stack.devices.0.spec",
+                    "target.device.model",
+                    "target.device_model",
+                    "target.model",
+                    "target.spec",
                 ],
             ),
         ),
@@ -220,11 +234,11 @@ fn header(study: &Study) -> Vec<(String, String)> {
             target_facts(
                 study,
                 &[
-                    "device.size_bytes",
-                    "device.size",
-                    "size_bytes",
-                    "device_size",
-                    "size",
+                    "stack.devices.0.size_bytes",
+                    "target.device.size_bytes",
+                    "target.device.size",
+                    "target.size_bytes",
+                    "target.size",
                 ],
             ),
         ),

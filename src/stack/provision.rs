@@ -216,10 +216,17 @@ fn describe(dev: &Dev) -> Json {
         .and_then(|s| s.parse::<u64>().ok())
         .map(|s| s * 512);
     let q = format!("/sys/block/{}", dev.disk);
-    let model = sys::read_sysfs(Path::new(&format!("{q}/device/model"))).or_else(|| {
-        sys::read_sysfs(Path::new(&format!("{q}/loop/backing_file")))
-            .map(|b| format!("loop device on {b}"))
-    });
+    let emulated = dev
+        .spec
+        .strip_prefix("emu:")
+        .and_then(|m| ModelSpec::parse(m).ok())
+        .map(|m| format!("emulated: {} ({m})", m.kind.summary()));
+    let model = emulated
+        .or_else(|| sys::read_sysfs(Path::new(&format!("{q}/device/model"))))
+        .or_else(|| {
+            sys::read_sysfs(Path::new(&format!("{q}/loop/backing_file")))
+                .map(|b| format!("loop device on {b}"))
+        });
     json!({
         "spec": dev.spec,
         "path": dev.path,
