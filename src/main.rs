@@ -139,6 +139,9 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
+    /// An external log device for xfs (a device spec, e.g. image:size=256MiB).
+    #[arg(long, value_name = "SPEC")]
+    logdev: Option<String>,
     /// Allow destroying the signatures on this block device (name it exactly as in --target).
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
@@ -454,7 +457,7 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         mount: a.mount.clone().unwrap_or_default(),
         scheduler: a.scheduler.clone(),
         tunables,
-        logdev: None,
+        logdev: a.logdev.clone(),
         baseline: false,
     };
     Ok((spec, devices))

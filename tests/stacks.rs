@@ -296,3 +296,35 @@ fn sigkill_mid_trial_then_cleanup_leaves_nothing() {
         "no partial result"
     );
 }
+
+#[test]
+fn xfs_with_its_log_on_a_second_device() {
+    if !can_build_stacks("xfs_with_its_log_on_a_second_device") {
+        return;
+    }
+    if !have("mkfs.xfs") {
+        eprintln!("skipped xfs_with_its_log_on_a_second_device: mkfs.xfs missing (scripts/install-deps.sh installs it)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let doc = run_json(
+        work.path(),
+        &[
+            "--target",
+            "image:size=512MiB",
+            "--fs",
+            "xfs",
+            "--logdev",
+            "image:size=64MiB",
+        ],
+    );
+    let cmd = doc["stack"]["mkfs"]["command"].as_str().unwrap();
+    assert!(cmd.contains("-l logdev=/dev/loop"), "{cmd}");
+    let applied = doc["stack"]["mount"]["applied"].as_str().unwrap();
+    assert!(
+        applied.contains("logdev=/dev/loop"),
+        "the kernel reports the external log: {applied}"
+    );
+    assert_eq!(doc["stack"]["logdev"]["size_bytes"], 64 << 20);
+    assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
+}
