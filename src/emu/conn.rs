@@ -69,19 +69,23 @@ pub fn fuse_mounts_at(mountpoint: &Path) -> Result<Vec<FuseMount>, EmuError> {
 /// Writes to the `abort` file of FUSE connection `minor`, mounting fusectl first if needed.
 pub fn abort_minor(mountpoint: &Path, minor: u32) -> Result<(), EmuError> {
     let dir = Path::new(FUSECTL).join(minor.to_string());
-    if !dir.exists() {
-        // fusectl may not be mounted; mount it (harmless if it already is elsewhere).
-        let _ = rustix::mount::mount("fusectl", FUSECTL, "fusectl", MountFlags::empty(), None);
-    }
-    if !dir.exists() {
+    // fusectl may not be mounted; mount it for the abort and put things back after.
+    let mounted_here = !dir.exists()
+        && rustix::mount::mount("fusectl", FUSECTL, "fusectl", MountFlags::empty(), None).is_ok();
+    let result = if dir.exists() {
+        std::fs::write(dir.join("abort"), b"1").map_err(|source| EmuError::Abort {
+            path: mountpoint.to_path_buf(),
+            minor,
+            source,
+        })
+    } else {
         // The connection is already gone (its superblock was released).
-        return Ok(());
+        Ok(())
+    };
+    if mounted_here {
+        let _ = rustix::mount::unmount(FUSECTL, UnmountFlags::DETACH);
     }
-    std::fs::write(dir.join("abort"), b"1").map_err(|source| EmuError::Abort {
-        path: mountpoint.to_path_buf(),
-        minor,
-        source,
-    })
+    result
 }
 
 /// Aborts the FUSE connection of every FUSE mount at `mountpoint` and lazily unmounts it, so a
