@@ -564,7 +564,7 @@ fn cmd_probe(
         return Ok(());
     }
     let rows = iotrial::workload::Rows {
-        headings: ["figure", "measured", "model expects", "difference"]
+        headings: ["figure", "measured", "model expects", "difference", "note"]
             .map(String::from)
             .to_vec(),
         rows: r
@@ -580,6 +580,14 @@ fn cmd_probe(
                     f.diff_pct
                         .map(|d| format!("{d:+.1}%"))
                         .unwrap_or_else(|| "-".into()),
+                    if f.host_bound {
+                        format!(
+                            "may be host-bound ({:.0} µs of wall time per I/O): lower the scale",
+                            f.wall_us_per_io
+                        )
+                    } else {
+                        String::new()
+                    },
                 ]
             })
             .collect(),

@@ -51,7 +51,21 @@ pub struct ProbeFigure {
     pub expected: Option<f64>,
     /// measured / expected - 1, in percent.
     pub diff_pct: Option<f64>,
+    /// Wall-clock time per request, µs: when it is near the host's own cost per request (FUSE,
+    /// loop, engine), the figure measures the host more than the device model.
+    pub wall_us_per_io: f64,
+    /// True when `wall_us_per_io` is under [`HOST_BOUND_US`] or the wall-clock rate is over
+    /// [`HOST_BOUND_MBS`]: the figure may be the host's; lower the time scale to measure it.
+    pub host_bound: bool,
 }
+
+/// Below this wall-clock time per request, host overhead (tens of µs, multiplied by the time
+/// scale) is a large share of what a probe phase measures.
+pub const HOST_BOUND_US: f64 = 200.0;
+/// Above these wall-clock rates (reads, writes), copying data through FUSE and the loop device
+/// may limit a probe phase more than the device model does (the emulator moved 1.4–3.4 GB/s
+/// of reads and 0.8–1.8 GB/s of writes on this project's 2-core reference machine).
+pub const HOST_BOUND_MBS: (f64, f64) = (1500.0, 800.0);
 
 /// What a probe found.
 #[derive(Debug, Clone, Serialize)]
@@ -168,7 +182,15 @@ fn figure(
     unit: &'static str,
     measured: f64,
     expected: Option<f64>,
+    wall_s_per_io: f64,
+    op: Op,
+    io_bytes: u64,
 ) -> ProbeFigure {
+    let wall_mbs = io_bytes as f64 / wall_s_per_io / 1e6;
+    let max_mbs = match op {
+        Op::Read => HOST_BOUND_MBS.0,
+        Op::Write => HOST_BOUND_MBS.1,
+    };
     let diff_pct = expected
         .filter(|e| e.is_finite() && *e > 0.0)
         .map(|e| (measured / e - 1.0) * 100.0);
@@ -178,6 +200,8 @@ fn figure(
         measured,
         expected: expected.filter(|e| e.is_finite()),
         diff_pct,
+        wall_us_per_io: wall_s_per_io * 1e6,
+        host_bound: wall_s_per_io * 1e6 < HOST_BOUND_US || wall_mbs > max_mbs,
     }
 }
 
@@ -277,30 +301,45 @@ pub fn probe(
                 "ms",
                 rr * s * 1e3,
                 e.map(|e| e.random_read_ms),
+                rr,
+                Op::Read,
+                RANDOM_IO,
             ),
             figure(
                 "sequential read, outer 1%",
                 "MB/s",
                 mbs(t_out),
                 e.map(|e| e.seq_read_outer_mbs),
+                t_out / seq_n as f64,
+                Op::Read,
+                SEQ_IO,
             ),
             figure(
                 "sequential read, inner 1%",
                 "MB/s",
                 mbs(t_in),
                 e.map(|e| e.seq_read_inner_mbs),
+                t_in / seq_n as f64,
+                Op::Read,
+                SEQ_IO,
             ),
             figure(
                 "random 4KiB write",
                 "IOPS",
                 n as f64 / (t_rw * s),
                 e.map(|e| e.random_write_iops),
+                t_rw / n as f64,
+                Op::Write,
+                RANDOM_IO,
             ),
             figure(
                 "sequential write, outer 1%",
                 "MB/s",
                 mbs(t_sw),
                 e.map(|e| e.seq_write_mbs),
+                t_sw / seq_n as f64,
+                Op::Write,
+                SEQ_IO,
             ),
         ];
         let mut stack_json = built.as_built.clone();
