@@ -206,20 +206,7 @@ fn sigkill_on_an_emulated_device_then_cleanup() {
     child.wait().unwrap();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(said.contains("Fuse"), "{said}");
-    assert_nothing_left(work.path());
-    for l in &loops {
-        assert!(!loop_attached(l), "{l} still attached after cleanup");
-    }
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n != "ledger")
-        .collect();
-    assert!(
-        left.is_empty(),
-        "image and work directory removed: {left:?}"
-    );
+    assert_cleaned_up(work.path(), &loops);
     let ps = std::process::Command::new("pgrep")
         .arg("-f")
         .arg(work.path())

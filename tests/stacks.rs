@@ -269,28 +269,7 @@ fn sigkill_mid_trial_then_cleanup_leaves_nothing() {
         .success();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(said.contains("released"), "{said}");
-    assert!(mounts_under(work.path()).is_empty(), "mount released");
-    assert!(loops_under(work.path()).is_empty(), "loop device released");
-    for l in &loops {
-        assert!(!loop_attached(l), "{l} still attached after cleanup");
-    }
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n != "ledger")
-        .collect();
-    assert!(
-        left.is_empty(),
-        "image and work directory removed: {left:?}"
-    );
-    assert_eq!(
-        std::fs::read_dir(work.path().join("ledger"))
-            .unwrap()
-            .count(),
-        0,
-        "ledger removed"
-    );
+    assert_cleaned_up(work.path(), &loops);
     assert!(
         !out.exists() || std::fs::read_dir(&out).unwrap().count() == 0,
         "no partial result"

@@ -150,3 +150,35 @@ pub fn loop_names_under(dir: &Path) -> Vec<String> {
 pub fn loop_attached(name: &str) -> bool {
     Path::new(&format!("/sys/block/{name}/loop/backing_file")).exists()
 }
+
+/// After `iotrial cleanup`: the run's loop devices `loops` are detached, nothing is mounted
+/// under `work`, and `work` holds nothing but the (empty) ledger directory.
+pub fn assert_cleaned_up(work: &Path, loops: &[String]) {
+    assert!(
+        mounts_under(work).is_empty(),
+        "mounts left: {:?}",
+        mounts_under(work)
+    );
+    assert!(
+        loops_under(work).is_empty(),
+        "loop devices left: {:?}",
+        loops_under(work)
+    );
+    for l in loops {
+        assert!(!loop_attached(l), "{l} still attached after cleanup");
+    }
+    let left: Vec<_> = std::fs::read_dir(work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "ledger")
+        .collect();
+    assert!(
+        left.is_empty(),
+        "images and work directories removed: {left:?}"
+    );
+    let ledgers = std::fs::read_dir(work.join("ledger"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(ledgers, 0, "ledger file removed");
+}
