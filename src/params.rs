@@ -153,12 +153,7 @@ impl Params {
         specs: &'static [ParamSpec],
         overrides: &[(String, String)],
     ) -> Result<Params, ParamError> {
-        let mut entries = Vec::with_capacity(specs.len());
-        for s in specs {
-            let v = parse_value(s.kind, s.default)
-                .unwrap_or_else(|e| panic!("built-in default of {} is invalid: {e}", s.name));
-            entries.push((s.name, v));
-        }
+        let mut params = Params::from_defaults(specs.iter().map(|s| (s.name, s.kind, s.default)));
         for (k, text) in overrides {
             let Some(i) = specs.iter().position(|s| s.name == k.as_str()) else {
                 return Err(ParamError::Unknown {
@@ -168,9 +163,41 @@ impl Params {
                 });
             };
             let v = parse_value(specs[i].kind, text).map_err(|m| ParamError::invalid(k, m))?;
-            entries[i].1 = v;
+            params.entries[i].1 = v;
         }
-        Ok(Params { entries })
+        Ok(params)
+    }
+
+    /// The defaults of `defs`: (name, kind, default as typed). Panics on an invalid built-in
+    /// default, which is a bug in the declaration.
+    pub fn from_defaults(
+        defs: impl IntoIterator<Item = (&'static str, Kind, &'static str)>,
+    ) -> Params {
+        let entries = defs
+            .into_iter()
+            .map(|(name, kind, default)| {
+                let v = parse_value(kind, default)
+                    .unwrap_or_else(|e| panic!("built-in default of {name} is invalid: {e}"));
+                (name, v)
+            })
+            .collect();
+        Params { entries }
+    }
+
+    /// Replaces the value of `name`; false when no such parameter is declared.
+    pub fn set(&mut self, name: &str, value: Value) -> bool {
+        match self.entries.iter_mut().find(|(n, _)| *n == name) {
+            Some(e) => {
+                e.1 = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every (name, value), in declaration order.
+    pub fn entries(&self) -> &[(&'static str, Value)] {
+        &self.entries
     }
 
     fn get(&self, name: &str) -> Value {

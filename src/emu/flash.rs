@@ -7,7 +7,7 @@
 
 use super::model::PROBE_RANDOM_IO;
 use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
-use super::spec::{ParamDef, Values};
+use super::spec::{defaults, ParamDef, Values};
 use crate::params::Kind;
 use serde_json::{json, Value as Json};
 
@@ -123,7 +123,7 @@ impl FlashParams {
 
 impl Default for FlashParams {
     fn default() -> Self {
-        FlashParams::from_values(&Values::defaults(PARAMS))
+        FlashParams::from_values(&defaults(PARAMS))
     }
 }
 

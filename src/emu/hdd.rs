@@ -6,7 +6,7 @@
 
 use super::model::PROBE_RANDOM_IO;
 use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
-use super::spec::{ParamDef, Values};
+use super::spec::{defaults, ParamDef, Values};
 use crate::params::Kind;
 use serde_json::{json, Map, Value as Json};
 
@@ -188,7 +188,7 @@ impl HddParams {
 
 impl Default for HddParams {
     fn default() -> Self {
-        HddParams::from_values(&Values::defaults(PARAMS))
+        HddParams::from_values(&defaults(PARAMS))
     }
 }
 

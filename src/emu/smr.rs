@@ -7,7 +7,7 @@
 
 use super::hdd::{self, Disk, HddParams, Mechanics, Translation};
 use super::model::{Expectations, ModelError, PROBE_RANDOM_IO};
-use super::spec::{ParamDef, Values};
+use super::spec::{defaults, ParamDef, Values};
 use crate::params::Kind;
 use serde_json::{json, Map, Value as Json};
 
@@ -60,7 +60,7 @@ impl SmrParams {
 
 impl Default for SmrParams {
     fn default() -> Self {
-        SmrParams::from_values(&Values::defaults(PARAMS))
+        SmrParams::from_values(&defaults(PARAMS))
     }
 }
 

@@ -6,7 +6,7 @@
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelError};
 use super::{flash, hdd, null, smr};
-use crate::params::{parse_value, Kind, Value};
+use crate::params::{parse_value, Kind};
 use crate::units::{parse_size, Size};
 use serde::Serialize;
 use std::fmt;
@@ -75,58 +75,12 @@ pub const FAIL_RANGE: ParamDef = ParamDef::new(
     "fail reads and writes touching [START, END) with EIO, e.g. 1GiB-1GiB+4MiB; repeatable",
 );
 
-/// Resolved parameter values, in declaration order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Values {
-    entries: Vec<(&'static str, Value)>,
-}
+/// Resolved model parameter values, in declaration order (the same type as a workload's).
+pub type Values = crate::params::Params;
 
-impl Values {
-    /// The defaults of `defs`.
-    pub fn defaults(defs: &[ParamDef]) -> Values {
-        let entries = defs
-            .iter()
-            .map(|d| {
-                let v = parse_value(d.kind, d.default)
-                    .unwrap_or_else(|e| panic!("built-in default of {} is invalid: {e}", d.name));
-                (d.name, v)
-            })
-            .collect();
-        Values { entries }
-    }
-
-    fn get(&self, name: &str) -> Value {
-        self.entries
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("model parameter {name} is not declared"))
-    }
-
-    /// A size or count.
-    pub fn u64(&self, name: &str) -> u64 {
-        match self.get(name) {
-            Value::Size(v) | Value::Count(v) => v,
-            other => panic!("model parameter {name} is {other:?}, not an integer"),
-        }
-    }
-
-    /// A duration (seconds) or a number.
-    pub fn f64(&self, name: &str) -> f64 {
-        match self.get(name) {
-            Value::Duration(v) | Value::Float(v) => v,
-            Value::Size(v) | Value::Count(v) => v as f64,
-            Value::Bool(_) => panic!("model parameter {name} is a bool"),
-        }
-    }
-
-    /// A boolean.
-    pub fn bool(&self, name: &str) -> bool {
-        match self.get(name) {
-            Value::Bool(b) => b,
-            other => panic!("model parameter {name} is {other:?}, not a bool"),
-        }
-    }
+/// The defaults of `defs`.
+pub fn defaults(defs: &[ParamDef]) -> Values {
+    Values::from_defaults(defs.iter().map(|d| (d.name, d.kind, d.default)))
 }
 
 /// A model spec could not be read.
@@ -241,8 +195,8 @@ impl ModelSpec {
             ModelKind::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
         let defs = kind.params();
         let own: Vec<ParamDef> = defs.iter().map(|d| **d).collect();
-        let mut values = Values::defaults(&own);
-        let mut common = Values::defaults(COMMON);
+        let mut values = defaults(&own);
+        let mut common = defaults(COMMON);
         let mut faults = FaultParams::default();
         let invalid = |key: &str, message: String| SpecError::Invalid {
             model: kind.name(),
@@ -279,9 +233,7 @@ impl ModelSpec {
                 });
             };
             let v = parse_value(def.kind, val).map_err(|m| invalid(key, m))?;
-            if let Some(e) = set.entries.iter_mut().find(|(n, _)| *n == key) {
-                e.1 = v;
-            }
+            set.set(key, v);
         }
         let capacity = values.u64("size");
         let scale = common.f64("scale");
@@ -380,7 +332,7 @@ impl std::str::FromStr for ModelSpec {
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.kind.name())?;
-        for (n, v) in self.values.entries.iter().chain(&self.common.entries) {
+        for (n, v) in self.values.entries().iter().chain(self.common.entries()) {
             write!(f, ",{n}={v}")?;
         }
         for (a, b) in &self.faults.ranges {
