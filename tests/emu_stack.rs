@@ -188,7 +188,7 @@ fn sigkill_on_an_emulated_device_then_cleanup() {
             .any(|m| m.contains(" - ext4 "))
     });
     std::thread::sleep(std::time::Duration::from_millis(1000));
-    let loops = loop_names_under(work.path());
+    let loops = loop_backings_under(work.path());
     assert!(!loops.is_empty(), "the run attached a loop device");
     child.kill().unwrap();
     // The killed process cannot finish exiting while its threads wait on its own FUSE server:

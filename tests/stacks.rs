@@ -255,7 +255,7 @@ fn sigkill_mid_trial_then_cleanup_leaves_nothing() {
         !mounts_under(work.path()).is_empty()
     });
     std::thread::sleep(std::time::Duration::from_millis(1000));
-    let loops = loop_names_under(work.path());
+    let loops = loop_backings_under(work.path());
     assert!(!loops.is_empty(), "the run attached a loop device");
     child.kill().unwrap();
     child.wait().unwrap();

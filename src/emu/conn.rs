@@ -66,6 +66,25 @@ pub fn fuse_mounts_at(mountpoint: &Path) -> Result<Vec<FuseMount>, EmuError> {
         .collect())
 }
 
+/// Unmounts `target`, retrying for up to `patience` while it is busy: the kernel releases a
+/// FUSE file asynchronously, so a mount can stay busy for a moment after its last user closed.
+/// `Ok` also when nothing is mounted there.
+pub fn unmount_patiently(
+    target: &Path,
+    patience: std::time::Duration,
+) -> Result<(), rustix::io::Errno> {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        match rustix::mount::unmount(target, UnmountFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Err(rustix::io::Errno::BUSY) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Writes to the `abort` file of FUSE connection `minor`, mounting fusectl first if needed.
 pub fn abort_minor(mountpoint: &Path, minor: u32) -> Result<(), EmuError> {
     let dir = Path::new(FUSECTL).join(minor.to_string());

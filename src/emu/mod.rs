@@ -9,7 +9,7 @@ pub mod model;
 mod server;
 mod timer;
 
-pub use conn::{abort_connection, abort_minor, fuse_mounts_at, FuseMount};
+pub use conn::{abort_connection, abort_minor, fuse_mounts_at, unmount_patiently, FuseMount};
 pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use server::{EmuServer, FSTYPE, SOURCE};

@@ -202,8 +202,11 @@ impl EmuServer {
     fn shutdown(&mut self) -> Result<(), EmuError> {
         let mut result = Ok(());
         if std::mem::take(&mut self.mounted) {
-            match rustix::mount::unmount(&self.mountpoint, UnmountFlags::empty()) {
-                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            match super::conn::unmount_patiently(
+                &self.mountpoint,
+                std::time::Duration::from_secs(1),
+            ) {
+                Ok(()) => {}
                 Err(e) => {
                     self.force_unmount();
                     result = Err(if e == rustix::io::Errno::BUSY {

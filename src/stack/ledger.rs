@@ -47,10 +47,8 @@ impl Resource {
             Resource::Fuse { mountpoint } => {
                 // A live server unmounts cleanly once nothing holds its file; a dead one
                 // (SIGKILL) leaves a connection to abort first.
-                match rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::empty()) {
-                    Ok(()) | Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => {
-                        Ok(())
-                    }
+                match crate::emu::unmount_patiently(mountpoint, std::time::Duration::from_secs(1)) {
+                    Ok(()) => Ok(()),
                     Err(_) => crate::emu::abort_connection(mountpoint)
                         .map(|_| ())
                         .map_err(|e| format!("abort FUSE at {}: {e}", mountpoint.display())),

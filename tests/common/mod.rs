@@ -136,24 +136,55 @@ pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// Kernel names (`loop3`) of the loop devices whose backing file lies under `dir`.
-pub fn loop_names_under(dir: &Path) -> Vec<String> {
-    loops_under(dir)
-        .iter()
-        .filter_map(|l| l.split(':').next())
-        .map(|d| d.trim_start_matches("/dev/").to_string())
+/// Loop devices as (name, backing inode, backing device) — the backing file's identity,
+/// which survives the lazy unmount of a FUSE mount that renames its path to `/disk`.
+fn loop_identities() -> Vec<(String, String, String, String)> {
+    let out = Command::new("losetup")
+        .args([
+            "--list",
+            "--noheadings",
+            "-O",
+            "NAME,BACK-INO,BACK-MAJ:MIN,BACK-FILE",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (n, i, d) = (f.next()?, f.next()?, f.next()?);
+            Some((
+                n.to_string(),
+                i.to_string(),
+                d.to_string(),
+                f.collect::<Vec<_>>().join(" "),
+            ))
+        })
         .collect()
 }
 
-/// Whether loop device `name` still has a backing file (a lazily unmounted one keeps its
-/// device busy under a changed path, which path-based checks would miss).
-pub fn loop_attached(name: &str) -> bool {
-    Path::new(&format!("/sys/block/{name}/loop/backing_file")).exists()
+/// Identities (backing inode, backing device) of the loop devices whose backing file lies
+/// under `dir`.
+pub fn loop_backings_under(dir: &Path) -> Vec<(String, String)> {
+    let d = dir.display().to_string();
+    loop_identities()
+        .into_iter()
+        .filter(|l| l.3.contains(&d))
+        .map(|l| (l.1, l.2))
+        .collect()
+}
+
+/// The loop device still backed by the file `backing` identifies, if any.
+pub fn loop_attached(backing: &(String, String)) -> Option<String> {
+    loop_identities()
+        .into_iter()
+        .find(|l| (&l.1, &l.2) == (&backing.0, &backing.1))
+        .map(|l| l.0)
 }
 
 /// After `iotrial cleanup`: the run's loop devices `loops` are detached, nothing is mounted
 /// under `work`, and `work` holds nothing but the (empty) ledger directory.
-pub fn assert_cleaned_up(work: &Path, loops: &[String]) {
+pub fn assert_cleaned_up(work: &Path, loops: &[(String, String)]) {
     assert!(
         mounts_under(work).is_empty(),
         "mounts left: {:?}",
@@ -165,7 +196,9 @@ pub fn assert_cleaned_up(work: &Path, loops: &[String]) {
         loops_under(work)
     );
     for l in loops {
-        assert!(!loop_attached(l), "{l} still attached after cleanup");
+        if let Some(dev) = loop_attached(l) {
+            panic!("{dev} still attached to the run's backing file after cleanup");
+        }
     }
     let left: Vec<_> = std::fs::read_dir(work)
         .unwrap()
