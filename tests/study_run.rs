@@ -25,6 +25,13 @@ fn results_root(out: &Path) -> PathBuf {
         .path()
 }
 
+/// Every trial of the manifest in `root` is done.
+fn assert_all_done(root: &Path) {
+    let m = read_json(&root.join("manifest.json"));
+    let trials = m["trials"].as_array().unwrap();
+    assert!(trials.iter().all(|t| t["status"] == "done"), "{m}");
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -93,15 +100,7 @@ scheduler = "mq-deadline"
         .as_str()
         .unwrap()
         .starts_with("mkfs.xfs -f"));
-    let m = read_json(&root.join("manifest.json"));
-    assert!(
-        m["trials"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["status"] == "done"),
-        "{m}"
-    );
+    assert_all_done(&root);
     assert!(
         root.join("study.toml").exists()
             && root.join("report.html").exists()
@@ -133,17 +132,8 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
     )
     .unwrap();
     let out = work.path().join("out");
-    let bin = assert_cmd::cargo::cargo_bin("iotrial");
-    let mut child = std::process::Command::new(bin)
-        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
-        .arg("study")
-        .arg(&study)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let (study_s, out_s) = (study.display().to_string(), out.display().to_string());
+    let mut child = spawn_iotrial(work.path(), &["study", &study_s, "--out", &out_s]);
     // Kill it as soon as the first trial is complete.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let first = loop {
@@ -196,15 +186,7 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
             "{s} done after resume"
         );
     }
-    let m = read_json(&root.join("manifest.json"));
-    assert!(
-        m["trials"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["status"] == "done"),
-        "{m}"
-    );
+    assert_all_done(&root);
     let partial: Vec<_> = walk(&root)
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".partial"))
