@@ -4,14 +4,14 @@
 //! against a loop device on a plain image file, and the added latency of QD1 random 4 KiB
 //! O_DIRECT reads. Cross-checks one throughput figure with `dd`. Results: bench/README.md.
 
-#[path = "../tests/emu_common/mod.rs"]
-mod emu_common;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::time::Instant;
 
-use emu_common::{skip_reason, LoopDev};
+use common::{missing, Need, TestLoop};
 use iotrial::emu::model::{DeviceModel, Request, Response};
 use iotrial::emu::EmuServer;
 use iotrial::engine::buffer::AlignedBuf;
@@ -156,7 +156,14 @@ fn image_dir() -> &'static str {
 }
 
 fn main() {
-    if let Some(why) = skip_reason(&["losetup", "dd"]) {
+    let needs = [
+        Need::Root,
+        Need::Loop,
+        Need::Fuse,
+        Need::Tool("losetup"),
+        Need::Tool("dd"),
+    ];
+    if let Some(why) = needs.into_iter().find_map(missing) {
         println!("emu_overhead: skipped: {why}");
         return;
     }
@@ -175,8 +182,8 @@ fn main() {
     // Baseline: the server keeps its image in the page cache (buffered pread/pwrite), so
     // the like-for-like baseline is a loop device doing buffered I/O on a plain image; a
     // direct-I/O loop on a plain image is reported beside it.
-    let base = LoopDev::attach(&plain, false).expect("losetup plain");
-    let emu = LoopDev::attach(&server.device_file(), true).expect("losetup emu");
+    let base = TestLoop::attach(&plain, false).expect("losetup plain");
+    let emu = TestLoop::attach(&server.device_file(), true).expect("losetup emu");
     assert!(
         emu.direct_io(),
         "the FUSE loop device does not do direct I/O"
@@ -185,19 +192,19 @@ fn main() {
     File::create(&plain_dio_img)
         .and_then(|f| f.set_len(DEVICE))
         .expect("plain image");
-    let base_dio = LoopDev::attach(&plain_dio_img, true).expect("losetup plain dio");
+    let base_dio = TestLoop::attach(&plain_dio_img, true).expect("losetup plain dio");
 
     println!(
         "devices: {} (plain image, buffered loop), {} (plain image, direct-I/O loop), \
          {} (FUSE null model, direct-I/O loop); image dir {}",
-        base.dev,
-        base_dio.dev,
-        emu.dev,
+        base.path(),
+        base_dio.path(),
+        emu.path(),
         dir.path().display()
     );
     let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average before: {}", load().trim());
-    let f = measure(&[&base.dev, &base_dio.dev, &emu.dev]);
+    let f = measure(&[&base.path(), &base_dio.path(), &emu.path()]);
     println!("load average after:  {}", load().trim());
     let names = [
         "loop on plain file",
@@ -231,8 +238,8 @@ fn main() {
         e.rand.1 - b.rand.1
     );
     let count = (SEQ_BYTES / MIB).to_string();
-    let of = format!("of={}", emu.dev);
-    let iff = format!("if={}", emu.dev);
+    let of = format!("of={}", emu.path());
+    let iff = format!("if={}", emu.path());
     let count_arg = format!("count={count}");
     let w = dd(&[
         "if=/dev/zero",

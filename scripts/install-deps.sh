@@ -11,6 +11,7 @@ PACKAGES=(
   fdisk        # sfdisk (GPT partitions layout)
   util-linux   # losetup, wipefs, blkid, findmnt
   fuse3        # /dev/fuse userspace helpers for emulated devices
+  fio          # reference I/O tool: tests run it on `iotrial device serve`, bench/ compares with it
   chromium     # headless browser that checks report.html
   fonts-dejavu-core  # fonts for report screenshots on a fresh machine
 )

@@ -149,6 +149,22 @@ struct StackArgs {
 
 #[derive(Subcommand)]
 enum DeviceCommand {
+    /// Serve an emulated device to any program: prints the loop device to use (fio, a
+    /// database, a recorder), serves until Ctrl-C or SIGTERM, then releases everything and
+    /// prints the model's statistics.
+    Serve {
+        /// The device: emu:MODEL[,k=v] (see `iotrial list models`).
+        #[arg(required_unless_present = "for_ledger")]
+        spec: Option<String>,
+        /// Print the device, its model and the expectations `device probe` uses as JSON, and
+        /// the statistics at the end as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Serve the emulated devices of the run whose ledger this is, and release what it
+        /// lists when the run is gone (started by iotrial itself).
+        #[arg(long, hide = true, value_name = "LEDGER")]
+        for_ledger: Option<PathBuf>,
+    },
     /// Seeker-style probe: random 4 KiB read access time, sequential read MB/s at the outer and
     /// inner 1%, random 4 KiB write IOPS, sequential write MB/s; beside the model's expectation
     /// for emu: devices. Writes to the device.
@@ -246,6 +262,23 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
         Command::Cleanup => cmd_cleanup(),
+        Command::Device {
+            what:
+                DeviceCommand::Serve {
+                    spec,
+                    json,
+                    for_ledger,
+                },
+        } => match for_ledger {
+            Some(ledger) => {
+                if iotrial::stack::server::process::serve_for_ledger(&ledger) {
+                    Ok(())
+                } else {
+                    anyhow::bail!("some resources were left for `iotrial cleanup`")
+                }
+            }
+            None => cmd_serve(spec.as_deref().unwrap_or_default(), json, stop),
+        },
         Command::Device {
             what:
                 DeviceCommand::Probe {
@@ -610,10 +643,10 @@ fn cmd_cleanup() -> Result<()> {
     let dir = iotrial::stack::ledger::ledger_dir();
     let rep = iotrial::stack::ledger::cleanup(&dir);
     for r in &rep.released {
-        println!("released {r}");
+        println!("{r}");
     }
     for pid in &rep.live {
-        println!("left alone: the ledger of running process {pid}");
+        println!("left alone: the resources of running process {pid}");
     }
     if rep.released.is_empty() && rep.errors.is_empty() {
         println!("nothing to clean up in {}", dir.display());
@@ -622,6 +655,55 @@ fn cmd_cleanup() -> Result<()> {
         anyhow::bail!("cleanup incomplete: {}", rep.errors.join("; "));
     }
     Ok(())
+}
+
+fn cmd_serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
+    use iotrial::stack::server::standalone::{serve, ServeError};
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let ready = |s: &iotrial::stack::server::standalone::Served| {
+        if as_json {
+            println!("{}", serde_json::to_string(s).expect("serializes"));
+        } else {
+            println!("{}", s.device.display());
+            eprintln!(
+                "serving {} ({} bytes, model {}) on {}; Ctrl-C to stop",
+                s.spec,
+                s.capacity_bytes,
+                s.model,
+                s.device.display()
+            );
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    };
+    let (stats, warning) = match serve(spec, &mut ledger, stop, ready) {
+        Ok(r) => r,
+        Err(e @ ServeError::Spec(_)) => return Err(usage(e)),
+        Err(e) => return Err(e.into()),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string(&stats)?);
+    } else {
+        println!("{}", terminal::table(&stats_rows(&stats)));
+    }
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
+/// The server's counters and the model's statistics as two-column rows.
+fn stats_rows(stats: &serde_json::Value) -> iotrial::workload::Rows {
+    let mut rows = Vec::new();
+    for (section, key) in [("server", "server"), ("model", "model_stats")] {
+        for (k, v) in report::model::flatten(&stats[key]) {
+            rows.push(vec![format!("{section} {k}"), v]);
+        }
+    }
+    iotrial::workload::Rows {
+        headings: vec!["statistic".into(), "value".into()],
+        rows,
+    }
 }
 
 fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Result<()> {

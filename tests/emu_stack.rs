@@ -1,11 +1,11 @@
 //! Root integration tests of emulated devices in stacks, with the real binary: ext4 and xfs
 //! made and mounted on `emu:hdd`, a dvr trial on each whose result.json carries the model's
 //! state and times in model time; a device failing requests (the trial reports the errors and
-//! finishes); and a SIGKILLed run on an emulated device cleaned up by `iotrial cleanup`.
+//! finishes); and a SIGKILLed run on an emulated device, which its device server process
+//! cleans up by itself: the run is reaped and nothing is left, without `iotrial cleanup`.
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -20,24 +20,6 @@ const SMALL: &[&str] = &[
     "--set",
     "window=200ms",
 ];
-
-fn can_emulate(test: &str) -> bool {
-    if !can_build_stacks(test) {
-        return false;
-    }
-    if !Path::new("/dev/fuse").exists() {
-        eprintln!("skipped {test}: /dev/fuse missing (no FUSE in this kernel)");
-        return false;
-    }
-    true
-}
-
-fn iotrial(work: &Path) -> Command {
-    let mut c = Command::cargo_bin("iotrial").unwrap();
-    c.env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
-        .env("TMPDIR", work);
-    c
-}
 
 fn run_json(work: &Path, args: &[&str]) -> Value {
     let out = work.join("out");
@@ -66,16 +48,13 @@ fn assert_nothing_left(work: &Path) {
 
 #[test]
 fn ext4_and_xfs_on_an_emulated_hdd() {
-    if !can_emulate("ext4_and_xfs_on_an_emulated_hdd") {
+    if !ready_to_emulate(
+        "ext4_and_xfs_on_an_emulated_hdd",
+        &["losetup", "mkfs.ext4", "mkfs.xfs"],
+    ) {
         return;
     }
     for fs in ["ext4", "xfs"] {
-        if !have(&format!("mkfs.{fs}")) {
-            eprintln!(
-                "skipped {fs} on emu:hdd: mkfs.{fs} missing (scripts/install-deps.sh installs it)"
-            );
-            continue;
-        }
         let work = tempfile::tempdir().unwrap();
         let doc = run_json(
             work.path(),
@@ -120,7 +99,10 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
 
 #[test]
 fn a_failing_device_reports_errors_per_stream_and_finishes() {
-    if !can_emulate("a_failing_device_reports_errors_per_stream_and_finishes") {
+    if !ready_to_emulate(
+        "a_failing_device_reports_errors_per_stream_and_finishes",
+        &["losetup"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -164,53 +146,37 @@ fn a_failing_device_reports_errors_per_stream_and_finishes() {
 }
 
 #[test]
-fn sigkill_on_an_emulated_device_then_cleanup() {
-    if !can_emulate("sigkill_on_an_emulated_device_then_cleanup") {
+fn sigkill_on_an_emulated_device_leaves_nothing_without_cleanup() {
+    if !ready_to_emulate(
+        "sigkill_on_an_emulated_device_leaves_nothing_without_cleanup",
+        &["losetup", "mkfs.ext4"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("out").display().to_string();
-    let mut args = vec![
-        "run",
-        "dvr",
-        "--target",
-        "emu:hdd,size=2GiB,scale=20",
-        "--fs",
-        "ext4",
-        "--out",
-        &out,
-    ];
-    args.extend(ENDLESS);
-    let mut child = spawn_iotrial(work.path(), &args);
-    wait_until("ext4 is mounted on the emulated disk", 60, || {
-        mounts_under(work.path())
-            .iter()
-            .any(|m| m.contains(" - ext4 "))
-    });
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    let loops = loop_backings_under(work.path());
-    assert!(!loops.is_empty(), "the run attached a loop device");
-    child.kill().unwrap();
-    // The killed process cannot finish exiting while its threads wait on its own FUSE server:
-    // cleanup must abort that connection. Give the kernel a moment, then clean up.
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    assert!(
-        mounts_under(work.path()).iter().any(|m| m.contains("fuse")),
-        "the FUSE mount outlived the process"
+    let mut child = start_endless_trial(
+        work.path(),
+        &["--target", "emu:hdd,size=8GiB,scale=10", "--fs", "ext4"],
     );
-    let a = iotrial(work.path())
-        .arg("cleanup")
-        .timeout(std::time::Duration::from_secs(60))
-        .assert()
-        .success();
-    child.wait().unwrap();
+    let loops = loop_backings_under(work.path());
+    let fuse = fuse_connections_under(work.path());
+    assert!(!loops.is_empty(), "the run attached a loop device");
+    assert_eq!(fuse.len(), 1, "the run served one emulated device");
+    child.kill().unwrap();
+    // The device server is another process: it answers the I/O the killed run left in
+    // flight, so no thread of the run waits in the kernel and the run is reaped.
+    let status = reaped(&mut child, 10);
+    assert!(!status.success());
+    // Then it releases what the run made, in order, without `iotrial cleanup`.
+    wait_until("the device server releases everything", 15, || {
+        leftovers(work.path(), &loops).is_empty()
+    });
+    assert!(
+        !fuse_connection_alive(fuse[0]),
+        "FUSE connection {} is gone",
+        fuse[0]
+    );
+    let a = iotrial(work.path()).arg("cleanup").assert().success();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
-    assert!(said.contains("Fuse"), "{said}");
-    assert_cleaned_up(work.path(), &loops);
-    let ps = std::process::Command::new("pgrep")
-        .arg("-f")
-        .arg(work.path())
-        .output()
-        .unwrap();
-    assert!(ps.stdout.is_empty(), "no process left");
+    assert!(said.starts_with("nothing to clean up"), "{said}");
 }

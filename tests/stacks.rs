@@ -1,10 +1,11 @@
 //! Root integration tests of stack building with the real binary: the guard's refusals, the
-//! partitions layout, btrfs raid10 over four images, scheduler restore, and a SIGKILLed run
-//! cleaned up by `iotrial cleanup`. Each skips with a reason when it cannot run here.
+//! partitions layout, btrfs raid10 over four images, scheduler restore, a SIGKILLed run whose
+//! device server releases everything, and a run killed together with its device server,
+//! cleaned up by `iotrial cleanup`. Each skips with the reason when it cannot run here (a
+//! failure under `CI`).
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -20,15 +21,9 @@ const SMALL: &[&str] = &[
     "window=50ms",
 ];
 
-fn iotrial(ledger: &Path) -> Command {
-    let mut c = Command::cargo_bin("iotrial").unwrap();
-    c.env("IOTRIAL_LEDGER_DIR", ledger).env("TMPDIR", ledger);
-    c
-}
-
-fn run_json(ledger: &Path, args: &[&str]) -> Value {
+fn run_json(work: &Path, args: &[&str]) -> Value {
     let out = tempfile::tempdir().unwrap();
-    let a = iotrial(ledger)
+    let a = iotrial(work)
         .args(["run", "dvr", "--json", "--out"])
         .arg(out.path())
         .args(args)
@@ -38,9 +33,9 @@ fn run_json(ledger: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&a.get_output().stdout).unwrap()
 }
 
-fn refusal(ledger: &Path, args: &[&str]) -> String {
+fn refusal(work: &Path, args: &[&str]) -> String {
     let out = tempfile::tempdir().unwrap();
-    let a = iotrial(ledger)
+    let a = iotrial(work)
         .args(["run", "dvr", "--out"])
         .arg(out.path())
         .args(args)
@@ -52,7 +47,10 @@ fn refusal(ledger: &Path, args: &[&str]) -> String {
 
 #[test]
 fn guard_refuses_signatures_and_mounts_unless_wiped() {
-    if !can_build_stacks("guard_refuses_signatures_and_mounts_unless_wiped") {
+    if !ready_for_stacks(
+        "guard_refuses_signatures_and_mounts_unless_wiped",
+        &["mkfs.ext4", "blkid", "sfdisk", "mount"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -88,7 +86,7 @@ fn guard_refuses_signatures_and_mounts_unless_wiped() {
         .status()
         .unwrap()
         .success());
-    let m = TestMount(mp.clone());
+    let m = Mounted::adopt(&mp);
     let e = refusal(work.path(), &["--target", &target, "--wipe", &dev]);
     assert!(e.contains("is mounted at"), "{e}");
     drop(m);
@@ -131,7 +129,7 @@ fn guard_refuses_signatures_and_mounts_unless_wiped() {
 
 #[test]
 fn scheduler_is_restored_after_a_run() {
-    if !can_build_stacks("scheduler_is_restored_after_a_run") {
+    if !ready_for_stacks("scheduler_is_restored_after_a_run", &[]) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -160,7 +158,10 @@ fn scheduler_is_restored_after_a_run() {
 
 #[test]
 fn partitions_layout_gives_each_stream_its_partition() {
-    if !can_build_stacks("partitions_layout_gives_each_stream_its_partition") || !have("sfdisk") {
+    if !ready_for_stacks(
+        "partitions_layout_gives_each_stream_its_partition",
+        &["sfdisk", "partx"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -188,11 +189,7 @@ fn partitions_layout_gives_each_stream_its_partition() {
 
 #[test]
 fn btrfs_raid10_over_four_images() {
-    if !can_build_stacks("btrfs_raid10_over_four_images") {
-        return;
-    }
-    if !have("mkfs.btrfs") {
-        eprintln!("skipped btrfs_raid10_over_four_images: mkfs.btrfs missing (scripts/install-deps.sh installs it)");
+    if !ready_for_stacks("btrfs_raid10_over_four_images", &["mkfs.btrfs"]) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -228,61 +225,112 @@ fn btrfs_raid10_over_four_images() {
     assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
 }
 
+/// The stack the kill tests run on: ext4 on an image, with bfq.
+const KILLED_STACK: &[&str] = &[
+    "--target",
+    "image:size=1GiB",
+    "--fs",
+    "ext4",
+    "--scheduler",
+    "bfq",
+];
+
+/// The pid of the device server process of the only run whose ledger is under `work`.
+fn device_server_pid(work: &Path) -> u32 {
+    let ledgers: Vec<_> = std::fs::read_dir(work.join("ledger"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(ledgers.len(), 1, "{ledgers:?}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&ledgers[0]).unwrap()).unwrap();
+    doc["server_pid"]
+        .as_u64()
+        .expect("the ledger names its device server") as u32
+}
+
 #[test]
-fn sigkill_mid_trial_then_cleanup_leaves_nothing() {
-    if !can_build_stacks("sigkill_mid_trial_then_cleanup_leaves_nothing") {
+fn sigkill_mid_trial_leaves_nothing_without_cleanup() {
+    if !ready_for_stacks(
+        "sigkill_mid_trial_leaves_nothing_without_cleanup",
+        &["mkfs.ext4"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("out");
-    let out_s = out.display().to_string();
-    let mut args = vec![
-        "run",
-        "dvr",
-        "--target",
-        "image:size=1GiB",
-        "--fs",
-        "ext4",
-        "--scheduler",
-        "bfq",
-        "--out",
-        &out_s,
-    ];
-    args.extend(ENDLESS);
-    let mut child = spawn_iotrial(work.path(), &args);
-    // Wait until the stack is mounted, then kill mid-trial.
-    wait_until("the stack is mounted", 30, || {
-        !mounts_under(work.path()).is_empty()
-    });
-    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let mut child = start_endless_trial(work.path(), KILLED_STACK);
     let loops = loop_backings_under(work.path());
     assert!(!loops.is_empty(), "the run attached a loop device");
     child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        !mounts_under(work.path()).is_empty(),
-        "SIGKILL left the mount behind, as expected"
-    );
-    let a = iotrial(&work.path().join("ledger"))
-        .arg("cleanup")
-        .assert()
-        .success();
+    reaped(&mut child, 10);
+    wait_until("the device server releases everything", 15, || {
+        leftovers(work.path(), &loops).is_empty()
+    });
+    let a = iotrial(work.path()).arg("cleanup").assert().success();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
-    assert!(said.contains("released"), "{said}");
-    assert_cleaned_up(work.path(), &loops);
+    assert!(said.starts_with("nothing to clean up"), "{said}");
     assert!(
-        !out.exists() || std::fs::read_dir(&out).unwrap().count() == 0,
-        "no partial result"
+        !work.path().join("out").exists(),
+        "no partial result written"
     );
 }
 
 #[test]
-fn xfs_with_its_log_on_a_second_device() {
-    if !can_build_stacks("xfs_with_its_log_on_a_second_device") {
+fn run_killed_with_its_device_server_is_released_by_cleanup_once() {
+    if !ready_for_stacks(
+        "run_killed_with_its_device_server_is_released_by_cleanup_once",
+        &["mkfs.ext4"],
+    ) {
         return;
     }
-    if !have("mkfs.xfs") {
-        eprintln!("skipped xfs_with_its_log_on_a_second_device: mkfs.xfs missing (scripts/install-deps.sh installs it)");
+    let work = tempfile::tempdir().unwrap();
+    let mut child = start_endless_trial(work.path(), KILLED_STACK);
+    let server = device_server_pid(work.path());
+    let loops = loop_backings_under(work.path());
+    let disk = loops_under(work.path())[0]
+        .split(':')
+        .next()
+        .unwrap()
+        .trim_start_matches("/dev/")
+        .to_string();
+    let sched = format!("/sys/block/{disk}/queue/scheduler");
+    assert!(std::fs::read_to_string(&sched).unwrap().contains("[bfq]"));
+    // SIGKILL to both, as an OOM kill of the group or a CI job timeout would do.
+    let server_pid = rustix::process::Pid::from_raw(server as i32).unwrap();
+    rustix::process::kill_process(server_pid, rustix::process::Signal::KILL).unwrap();
+    child.kill().unwrap();
+    reaped(&mut child, 30);
+    wait_until("the device server exits", 30, || {
+        !Path::new(&format!("/proc/{server}")).exists()
+            || std::fs::read_to_string(format!("/proc/{server}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    assert!(
+        !mounts_under(work.path()).is_empty(),
+        "with its device server killed too, the run's mount is left for cleanup"
+    );
+    let a = iotrial(work.path()).arg("cleanup").assert().success();
+    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    for line in said.lines() {
+        assert!(
+            !line.contains('{') && !line.contains("PathBuf"),
+            "plain lines, no debug output: {said}"
+        );
+    }
+    for needle in ["unmounted ", "detached /dev/loop", "restored ", "removed "] {
+        assert!(said.contains(needle), "'{needle}' in:\n{said}");
+    }
+    assert_cleaned_up(work.path(), &loops);
+    // Idempotent: nothing left, nothing to say but that, exit 0.
+    let again = iotrial(work.path()).arg("cleanup").assert().success();
+    let said = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert!(said.starts_with("nothing to clean up"), "{said}");
+}
+
+#[test]
+fn xfs_with_its_log_on_a_second_device() {
+    if !ready_for_stacks("xfs_with_its_log_on_a_second_device", &["mkfs.xfs"]) {
         return;
     }
     let work = tempfile::tempdir().unwrap();

@@ -1,20 +1,13 @@
 //! Runs `iotrial study` for real: a quick two-stack study on images (root) whose result.json
-//! files hold the mount options the kernel applied, and a study killed mid-way and resumed,
-//! which reruns only what was missing (no root: directory stacks).
+//! files hold the mount options the kernel applied, and a study killed in its second trial and
+//! resumed, which releases what the killed run left and reruns only what was missing (no root:
+//! directory stacks).
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn iotrial(work: &Path) -> Command {
-    let mut c = Command::cargo_bin("iotrial").unwrap();
-    c.env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
-        .env("TMPDIR", work);
-    c
-}
 
 fn results_root(out: &Path) -> PathBuf {
     std::fs::read_dir(out)
@@ -38,11 +31,10 @@ fn read_json(p: &Path) -> Value {
 
 #[test]
 fn quick_two_stack_study_on_images_reads_mount_options_back() {
-    if !can_build_stacks("quick_two_stack_study_on_images_reads_mount_options_back") {
-        return;
-    }
-    if !have("mkfs.xfs") {
-        eprintln!("skipped quick_two_stack_study_on_images_reads_mount_options_back: mkfs.xfs missing (scripts/install-deps.sh installs it)");
+    if !ready_for_stacks(
+        "quick_two_stack_study_on_images_reads_mount_options_back",
+        &["mkfs.ext4", "mkfs.xfs"],
+    ) {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -134,34 +126,30 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
     let out = work.path().join("out");
     let (study_s, out_s) = (study.display().to_string(), out.display().to_string());
     let mut child = spawn_iotrial(work.path(), &["study", &study_s, "--out", &out_s]);
-    // Kill it as soon as the first trial is complete.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let first = loop {
-        if let Some(root) = std::fs::read_dir(&out)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path())
-        {
-            let f = root.join("trials/a/dvr/r1/result.json");
-            if f.exists() {
-                break f;
-            }
+    // The kill point: trial a is complete and a later trial is running (its stream files
+    // exist in the data directory from its layout until it ends). Stop the study, check that
+    // is still so, then kill it: the kill lands inside a trial, whatever the timing.
+    let root = loop {
+        wait_until("trial a is done and the next trial is running", 120, || {
+            results_dir(&out).is_some_and(|r| r.join("trials/a/dvr/r1/result.json").exists())
+                && !stream_files_under(&data).is_empty()
+        });
+        signal(&child, rustix::process::Signal::STOP);
+        let root = results_dir(&out).unwrap();
+        let last_done = root.join("trials/c/dvr/r1/result.json").exists();
+        assert!(!last_done, "the study ended before it could be stopped");
+        if !stream_files_under(&data).is_empty() {
+            break root;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "first trial never finished"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // That trial ended between the look and the stop: look again.
+        signal(&child, rustix::process::Signal::CONT);
     };
     child.kill().unwrap();
-    let status = child.wait().unwrap();
-    // .../<root>/trials/a/dvr/r1/result.json
-    let root = first.ancestors().nth(5).unwrap().to_path_buf();
+    signal(&child, rustix::process::Signal::CONT);
+    let status = reaped(&mut child, 30);
+    assert!(!status.success(), "killed");
+    let first = root.join("trials/a/dvr/r1/result.json");
     let before = std::fs::metadata(&first).unwrap().modified().unwrap();
-    if status.success() {
-        eprintln!("the study finished before it could be killed; resume has nothing to do");
-    }
     let a = iotrial(work.path())
         .arg("study")
         .arg(&study)
@@ -230,8 +218,10 @@ fn without_root_stacks_are_skipped_with_the_reason() {
     let out = work.path().join("out");
     let bin = assert_cmd::cargo::cargo_bin("iotrial");
     let mut cmd = if rustix::process::geteuid().is_root() {
-        if !have("setpriv") {
-            eprintln!("skipped without_root_stacks_are_skipped_with_the_reason: running as root and setpriv is missing");
+        if !ready(
+            "without_root_stacks_are_skipped_with_the_reason",
+            &[Need::Tool("setpriv")],
+        ) {
             return;
         }
         use std::os::unix::fs::PermissionsExt;
@@ -259,7 +249,10 @@ fn without_root_stacks_are_skipped_with_the_reason() {
         .unwrap();
     let said = String::from_utf8_lossy(&o.stdout).into_owned();
     if said.is_empty() && String::from_utf8_lossy(&o.stderr).contains("Permission denied") {
-        eprintln!("skipped without_root_stacks_are_skipped_with_the_reason: the unprivileged user cannot run the test binary here");
+        skip(
+            "without_root_stacks_are_skipped_with_the_reason",
+            "the unprivileged user cannot run the test binary here",
+        );
         return;
     }
     assert!(
@@ -277,12 +270,11 @@ fn without_root_stacks_are_skipped_with_the_reason() {
     );
 }
 
-fn walk(p: &Path) -> Vec<PathBuf> {
-    let mut v = vec![p.to_path_buf()];
-    if let Ok(rd) = std::fs::read_dir(p) {
-        for e in rd.flatten() {
-            v.extend(walk(&e.path()));
-        }
-    }
-    v
+/// The results directory of the study under `out`, once it exists.
+fn results_dir(out: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(out)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
 }

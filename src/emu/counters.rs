@@ -25,6 +25,18 @@ pub struct Counters {
     late_ns_sum: AtomicU64,
     late_ns_max: AtomicU64,
     replies: AtomicU64,
+    /// Service time each request was given (its due time minus its arrival, real ns after the
+    /// time scale), summed by kind: read, write, flush, discard.
+    service_ns_sum: [AtomicU64; 4],
+}
+
+fn kind_index(kind: ReqKind) -> usize {
+    match kind {
+        ReqKind::Read => 0,
+        ReqKind::Write => 1,
+        ReqKind::Flush => 2,
+        ReqKind::Discard => 3,
+    }
 }
 
 impl Counters {
@@ -44,6 +56,11 @@ impl Counters {
         self.in_flight_max.fetch_max(now, Relaxed);
     }
 
+    /// The model gave a request of `kind` `service_ns` (real time) of service.
+    pub fn serviced(&self, kind: ReqKind, service_ns: u64) {
+        self.service_ns_sum[kind_index(kind)].fetch_add(service_ns, Relaxed);
+    }
+
     /// A reply went out `late_ns` after its due time; `failed` if it carried an error.
     pub fn replied(&self, late_ns: u64, failed: bool) {
         self.in_flight.fetch_sub(1, Relaxed);
@@ -60,16 +77,28 @@ impl Counters {
         self.in_flight.load(Relaxed)
     }
 
-    /// The counters as JSON.
+    /// The counters as JSON. `service_us_mean` is the mean service time the model gave each
+    /// kind of request (real µs: multiply by the time scale for the model's), `late_us_*` how
+    /// long after its due time a reply went out.
     pub fn to_json(&self) -> Json {
         let g = |a: &AtomicU64| a.load(Relaxed);
         let replies = g(&self.replies);
+        let counts = [&self.reads, &self.writes, &self.flushes, &self.discards].map(g);
+        let mean_us = |sum: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                sum as f64 / 1e3 / n as f64
+            }
+        };
+        let service: Vec<u64> = self.service_ns_sum.iter().map(g).collect();
+        let by_kind = |i: usize| mean_us(service[i], counts[i]);
         json!({
             "requests": {
-                "read": g(&self.reads),
-                "write": g(&self.writes),
-                "flush": g(&self.flushes),
-                "discard": g(&self.discards),
+                "read": counts[0],
+                "write": counts[1],
+                "flush": counts[2],
+                "discard": counts[3],
             },
             "bytes_read": g(&self.bytes_read),
             "bytes_written": g(&self.bytes_written),
@@ -77,8 +106,15 @@ impl Counters {
             "errors": g(&self.errors),
             "in_flight": self.in_flight(),
             "in_flight_max": g(&self.in_flight_max),
+            "service_us_mean": {
+                "all": mean_us(service.iter().sum(), counts.iter().sum()),
+                "read": by_kind(0),
+                "write": by_kind(1),
+                "flush": by_kind(2),
+                "discard": by_kind(3),
+            },
             "late_us_max": g(&self.late_ns_max) as f64 / 1e3,
-            "late_us_mean": if replies == 0 { 0.0 } else { g(&self.late_ns_sum) as f64 / 1e3 / replies as f64 },
+            "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
         })
     }
 }
@@ -126,7 +162,9 @@ mod tests {
     fn in_flight_max_tracks_the_peak() {
         let c = Counters::default();
         c.arrive(ReqKind::Read, 4096);
+        c.serviced(ReqKind::Read, 3_000);
         c.arrive(ReqKind::Write, 8192);
+        c.serviced(ReqKind::Write, 1_000);
         c.replied(10, false);
         c.arrive(ReqKind::Flush, 0);
         c.replied(30, true);
@@ -137,6 +175,9 @@ mod tests {
         assert_eq!(j["bytes_written"], 8192);
         assert_eq!(j["errors"], 1);
         assert_eq!(j["requests"]["flush"], 1);
+        assert_eq!(j["service_us_mean"]["read"], 3.0);
+        assert_eq!(j["service_us_mean"]["all"], 4.0 / 3.0);
+        assert_eq!(j["late_us_mean"], 20.0 / 1e3);
         assert_eq!(c.in_flight(), 0);
     }
 

@@ -123,8 +123,9 @@ impl EmuFs {
         m.last_ns = model_now;
         let resp = m.model.service(model_now, Request { kind, offset, len });
         drop(m);
-        let delay = resp.done_ns.saturating_sub(model_now) as f64 / self.scale;
-        (resp.errno, arrive + delay as u64)
+        let delay = (resp.done_ns.saturating_sub(model_now) as f64 / self.scale) as u64;
+        self.sender.counters.serviced(kind, delay);
+        (resp.errno, arrive + delay)
     }
 
     /// Sends `p` now if due, else queues it on the timer.

@@ -9,7 +9,9 @@ pub mod model;
 mod server;
 mod timer;
 
-pub use conn::{abort_connection, abort_minor, fuse_mounts_at, unmount_patiently, FuseMount};
+pub use conn::{
+    abort_connection, abort_minor, fuse_mounts_at, resolve_mountpoint, unmount_patiently, FuseMount,
+};
 pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use server::{EmuServer, FSTYPE, SOURCE};

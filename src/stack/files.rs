@@ -3,13 +3,15 @@
 //! fresh filesystem), read streams' files filled with random data. Everything it made is
 //! removed when the layout is dropped.
 
+use super::ledger::Ledger;
+use super::resource::Resource;
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Files made for one trial; removed on drop.
 #[derive(Debug)]
@@ -60,12 +62,37 @@ pub fn fs_type_of(path: &Path) -> String {
     best.1
 }
 
+/// A fresh, empty subdirectory of `parent` for one trial's files, in the ledger before it
+/// exists (so a killed run's files are removed by its device server or `iotrial cleanup`).
+fn stream_dir(parent: &Path, spec: &str, ledger: &mut Ledger) -> Result<PathBuf, StackError> {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    loop {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("iotrial-{}-{n}", std::process::id()));
+        if dir.exists() {
+            continue;
+        }
+        ledger
+            .record(Resource::TempDir { path: dir.clone() })
+            .map_err(|e| StackError::io("write the ledger", e))?;
+        return match std::fs::create_dir(&dir) {
+            Ok(()) => Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => Err(StackError::Target {
+                spec: spec.to_string(),
+                message: format!("{} is not writable ({e})", parent.display()),
+            }),
+        };
+    }
+}
+
 /// Creates the files of `plan` in a new subdirectory of `parent`. `stop` is polled while
 /// filling read files so Ctrl-C is honoured within a second.
 pub fn create(
     parent: &Path,
     plan: &Plan,
     want_direct: bool,
+    ledger: &mut Ledger,
     stop: &AtomicBool,
 ) -> Result<FileLayout, StackError> {
     let spec = format!("dir:{}", parent.display());
@@ -82,14 +109,7 @@ pub fn create(
             message: format!("{} is not a directory", parent.display()),
         });
     }
-    let dir = tempfile::Builder::new()
-        .prefix("iotrial-")
-        .tempdir_in(parent)
-        .map_err(|e| StackError::Target {
-            spec: spec.clone(),
-            message: format!("{} is not writable ({e})", parent.display()),
-        })?
-        .keep();
+    let dir = stream_dir(parent, &spec, ledger)?;
     let mut layout = FileLayout {
         dir: dir.clone(),
         placements: Vec::new(),
@@ -222,7 +242,14 @@ mod tests {
         let stop = AtomicBool::new(false);
         let made;
         {
-            let l = create(tmp.path(), &plan(1 << 20), true, &stop).unwrap();
+            let l = create(
+                tmp.path(),
+                &plan(1 << 20),
+                true,
+                &mut Ledger::detached(),
+                &stop,
+            )
+            .unwrap();
             made = l.dir.clone();
             assert_eq!(l.placements.len(), 2);
             assert!(l.placements[0]
@@ -246,7 +273,14 @@ mod tests {
     #[test]
     fn refuses_what_does_not_fit() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = create(tmp.path(), &plan(1 << 60), true, &AtomicBool::new(false)).unwrap_err();
+        let e = create(
+            tmp.path(),
+            &plan(1 << 60),
+            true,
+            &mut Ledger::detached(),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("region_size"), "{e}");
         assert_eq!(
             std::fs::read_dir(tmp.path()).unwrap().count(),
@@ -257,6 +291,7 @@ mod tests {
             &tmp.path().join("nope"),
             &plan(4096),
             true,
+            &mut Ledger::detached(),
             &AtomicBool::new(false),
         )
         .unwrap_err();

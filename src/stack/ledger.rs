@@ -1,69 +1,25 @@
 //! The ledger: every resource a run creates (temporary directory, image, loop device, mount,
-//! FUSE server, scheduler change) is written here *before* it is created, and released in
-//! reverse order on success, error, Ctrl-C or SIGTERM. A run killed with SIGKILL leaves its
-//! ledger file behind; `iotrial cleanup` releases what it lists.
+//! emulated device, scheduler change) is written here *before* it is created, and released in
+//! reverse order on success, error, Ctrl-C or SIGTERM. The file lives in [`ledger_dir`]; the
+//! run's device server process (spawned with the first resource) watches the run and, if it
+//! dies (SIGKILL, OOM), releases what the file lists. `iotrial cleanup` does the same for a run
+//! whose device server died with it.
 
-use super::sys;
-use crate::emu::EmuServer;
+use super::cleanup;
+use super::resource::Resource;
+use super::server::client::{RemoteDevice, ServerProcess};
 use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-/// One resource, described well enough to release it from another process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Resource {
-    /// A directory iotrial made (images, mount points); removed recursively once unmounted.
-    TempDir { path: PathBuf },
-    /// An image file; removed.
-    Image { path: PathBuf },
-    /// Loop devices backed by this file; detached.
-    Loop { backing: PathBuf },
-    /// A mount; unmounted (lazily if busy).
-    Mount { target: PathBuf },
-    /// A FUSE server's mount; its connection is aborted, then it is unmounted.
-    Fuse { mountpoint: PathBuf },
-    /// A sysfs attribute (scheduler, tunable) changed from `previous`; written back.
-    Sysfs { path: PathBuf, previous: String },
-}
-
-impl Resource {
-    /// Releases the resource; missing resources are not an error (creation may have failed).
-    pub fn release(&self) -> Result<(), String> {
-        match self {
-            Resource::TempDir { path } => match std::fs::remove_dir_all(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(format!("remove {}: {e}", path.display()))
-                }
-                _ => Ok(()),
-            },
-            Resource::Image { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(format!("remove {}: {e}", path.display()))
-                }
-                _ => Ok(()),
-            },
-            Resource::Loop { backing } => sys::detach_loops_of(backing),
-            Resource::Mount { target } => sys::unmount(target),
-            Resource::Fuse { mountpoint } => {
-                // A live server unmounts cleanly once nothing holds its file; a dead one
-                // (SIGKILL) leaves a connection to abort first.
-                match crate::emu::unmount_patiently(mountpoint, std::time::Duration::from_secs(1)) {
-                    Ok(()) => Ok(()),
-                    Err(_) => crate::emu::abort_connection(mountpoint)
-                        .map(|_| ())
-                        .map_err(|e| format!("abort FUSE at {}: {e}", mountpoint.display())),
-                }
-            }
-            Resource::Sysfs { path, previous } => {
-                if path.exists() {
-                    std::fs::write(path, previous)
-                        .map_err(|e| format!("restore {}: {e}", path.display()))
-                } else {
-                    Ok(())
-                }
-            }
-        }
-    }
+/// A device server the ledger holds until the resource it serves is released: the emulated
+/// device of a trial (served by the run's device server process) or one served in this process.
+pub trait DeviceServer: Send {
+    /// The model's statistics and the server's counters.
+    fn stats(&self) -> Json;
+    /// Stops serving: unmounts, joins every thread.
+    fn stop(self: Box<Self>) -> Result<(), String>;
 }
 
 /// Where ledger files live: `$IOTRIAL_LEDGER_DIR`, else /run/iotrial as root, else a per-user
@@ -79,14 +35,37 @@ pub fn ledger_dir() -> PathBuf {
     }
 }
 
+/// The ledger file as written to disk.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LedgerFile {
+    /// The run that owns the resources.
+    pub pid: u32,
+    /// Its device server process, which releases them if the run dies.
+    #[serde(default)]
+    pub server_pid: Option<u32>,
+    /// The results directory of the study the run belongs to (for `--resume`).
+    #[serde(default)]
+    pub results: Option<PathBuf>,
+    pub resources: Vec<Resource>,
+}
+
+/// The run's device server process: not spawned yet, running, or impossible here.
+enum Process {
+    NotYet,
+    Running(Arc<Mutex<ServerProcess>>),
+    Unavailable(String),
+}
+
 /// The resources of one running process, mirrored to its ledger file.
 pub struct Ledger {
     /// The ledger file; None for a dry run, which creates nothing.
     path: Option<PathBuf>,
+    results: Option<PathBuf>,
     entries: Vec<Resource>,
-    /// In-process device servers, each with the index of its entry: stopped right after that
-    /// entry is released.
-    servers: Vec<(usize, EmuServer)>,
+    /// Device servers, each with the index of the entry it serves: stopped in place of
+    /// releasing that entry.
+    servers: Vec<(usize, Box<dyn DeviceServer>)>,
+    process: Process,
 }
 
 impl Ledger {
@@ -95,11 +74,12 @@ impl Ledger {
         let dir = ledger_dir();
         std::fs::create_dir_all(&dir)?;
         let pid = std::process::id();
-        let path = dir.join(format!("ledger-{pid}.json"));
         let l = Ledger {
-            path: Some(path),
+            path: Some(dir.join(format!("ledger-{pid}.json"))),
+            results: None,
             entries: Vec::new(),
             servers: Vec::new(),
+            process: Process::NotYet,
         };
         l.save()?;
         Ok(l)
@@ -109,16 +89,33 @@ impl Ledger {
     pub fn detached() -> Ledger {
         Ledger {
             path: None,
+            results: None,
             entries: Vec::new(),
             servers: Vec::new(),
+            process: Process::Unavailable("a dry run starts no device server".into()),
         }
+    }
+
+    /// Ties the ledger to a study's results directory, so `--resume` of that directory finds
+    /// what this run left if it dies.
+    pub fn set_results(&mut self, root: &Path) -> std::io::Result<()> {
+        self.results = Some(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()));
+        self.save()
     }
 
     fn save(&self) -> std::io::Result<()> {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let doc = serde_json::json!({"pid": std::process::id(), "resources": self.entries});
+        let doc = LedgerFile {
+            pid: std::process::id(),
+            server_pid: match &self.process {
+                Process::Running(p) => Some(lock(p).pid()),
+                _ => None,
+            },
+            results: self.results.clone(),
+            resources: self.entries.clone(),
+        };
         let tmp = path.with_extension("tmp");
         std::fs::write(
             &tmp,
@@ -127,20 +124,57 @@ impl Ledger {
         std::fs::rename(&tmp, path)
     }
 
+    /// Starts the run's device server process if it is not running: from then on, a SIGKILL
+    /// of this process leaves nothing behind. Without an iotrial binary to run (the library
+    /// used from another program), resources are still recorded for `iotrial cleanup`.
+    fn ensure_process(&mut self) {
+        let Some(path) = &self.path else { return };
+        if let Process::NotYet = self.process {
+            self.process = match ServerProcess::spawn(path) {
+                Ok(p) => Process::Running(Arc::new(Mutex::new(p))),
+                Err(e) => Process::Unavailable(e.to_string()),
+            };
+        }
+    }
+
     /// Records `r` before the caller creates it.
     pub fn record(&mut self, r: Resource) -> std::io::Result<usize> {
+        self.ensure_process();
         self.entries.push(r);
         self.save()?;
         Ok(self.entries.len() - 1)
     }
 
-    /// Keeps an in-process server alive until ledger entry `entry` (its mount) is released.
-    pub fn hold_server(&mut self, entry: usize, server: EmuServer) {
+    /// Serves the emulated device `spec` (`hdd,size=8GiB`) in the run's device server process,
+    /// its data in `backing`, as `<mountpoint>/disk`; the server is held until ledger entry
+    /// `entry` (its [`Resource::Fuse`]) is released. Returns the device file.
+    pub fn serve_emulated(
+        &mut self,
+        entry: usize,
+        spec: &str,
+        backing: &Path,
+        mountpoint: &Path,
+    ) -> Result<PathBuf, String> {
+        self.ensure_process();
+        let process = match &self.process {
+            Process::Running(p) => Arc::clone(p),
+            Process::Unavailable(why) => {
+                return Err(format!("no device server process: {why}"));
+            }
+            Process::NotYet => unreachable!("ensure_process ran"),
+        };
+        let (device, file) = RemoteDevice::start(process, spec, backing, mountpoint)?;
+        self.hold_server(entry, Box::new(device));
+        Ok(file)
+    }
+
+    /// Keeps a device server until ledger entry `entry` (its mount) is released.
+    pub fn hold_server(&mut self, entry: usize, server: Box<dyn DeviceServer>) {
         self.servers.push((entry, server));
     }
 
-    /// What the in-process servers report (model state, request counters).
-    pub fn server_stats(&self) -> Vec<serde_json::Value> {
+    /// What the device servers report (model state, request counters).
+    pub fn server_stats(&self) -> Vec<Json> {
         self.servers.iter().map(|(_, s)| s.stats()).collect()
     }
 
@@ -159,17 +193,15 @@ impl Ledger {
         let mut errors = Vec::new();
         while self.entries.len() > keep {
             let r = self.entries.pop().expect("non-empty");
+            let index = self.entries.len();
+            if matches!(self.servers.last(), Some((i, _)) if *i == index) {
+                let (_, server) = self.servers.pop().expect("non-empty");
+                if let Err(e) = server.stop() {
+                    errors.push(e);
+                }
+            }
             if let Err(e) = r.release() {
                 errors.push(e);
-            }
-            if self
-                .servers
-                .last()
-                .is_some_and(|(i, _)| *i == self.entries.len())
-            {
-                let (_, server) = self.servers.pop().expect("non-empty");
-                // Already unmounted by the release above; this joins the server's threads.
-                let _ = server.stop();
             }
             let _ = self.save();
         }
@@ -180,6 +212,10 @@ impl Ledger {
     pub fn release_all(&mut self) -> Vec<String> {
         self.release_to(0)
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Drop for Ledger {
@@ -193,82 +229,16 @@ impl Drop for Ledger {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
         }
-    }
-}
-
-/// What `iotrial cleanup` did.
-#[derive(Debug, Default)]
-pub struct CleanupReport {
-    pub released: Vec<String>,
-    pub errors: Vec<String>,
-    /// Ledgers of processes still running, left alone.
-    pub live: Vec<u32>,
-}
-
-/// Whether `pid` is a live process. A zombie counts as dead: a killed run whose threads still
-/// wait on its own FUSE server shows as one until its connection is aborted.
-fn pid_alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The state follows the parenthesised command name, which may itself hold spaces.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z") | Some("X") | None)
-}
-
-/// Releases the resources of every ledger whose process is gone, newest first.
-pub fn cleanup(dir: &Path) -> CleanupReport {
-    let mut rep = CleanupReport::default();
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return rep;
-    };
-    for ent in rd.flatten() {
-        let p = ent.path();
-        if p.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-            rep.errors.push(format!("{}: not a ledger", p.display()));
-            continue;
-        };
-        let pid = doc["pid"].as_u64().unwrap_or(0) as u32;
-        if pid != std::process::id() && pid_alive(pid) {
-            rep.live.push(pid);
-            continue;
-        }
-        let res: Vec<Resource> =
-            serde_json::from_value(doc["resources"].clone()).unwrap_or_default();
-        // The dead run's FUSE servers are gone: abort their connections first, so unmounting
-        // the filesystems above them fails fast instead of waiting on a server forever (and so
-        // the run's own threads, stuck on that I/O, can exit).
-        // Abort only: the mount stays, so the loop devices on its file are still found by
-        // their backing path, and the release below unmounts it in order.
-        for r in &res {
-            if let Resource::Fuse { mountpoint } = r {
-                for m in crate::emu::fuse_mounts_at(mountpoint).unwrap_or_default() {
-                    if let Err(e) = crate::emu::abort_minor(mountpoint, m.minor) {
-                        rep.errors
-                            .push(format!("abort FUSE at {}: {e}", mountpoint.display()));
-                    }
-                }
-            }
-        }
-        for r in res.iter().rev() {
-            match r.release() {
-                Ok(()) => rep.released.push(format!("{r:?}")),
-                Err(e) => rep.errors.push(e),
-            }
-        }
-        if rep.errors.is_empty() {
-            let _ = std::fs::remove_file(&p);
+        // With the file gone, the device server has nothing left to guard: it exits.
+        if let Process::Running(p) = std::mem::replace(&mut self.process, Process::NotYet) {
+            lock(&p).finish();
         }
     }
-    rep
+}
+
+/// Releases the resources of every ledger in `dir` whose run is gone; see [`cleanup::run`].
+pub fn cleanup(dir: &Path) -> cleanup::CleanupReport {
+    cleanup::run(dir)
 }
 
 #[cfg(test)]
@@ -285,8 +255,10 @@ mod tests {
         {
             let mut l = Ledger {
                 path: Some(root.path().join("ledger-1.json")),
+                results: None,
                 entries: vec![],
                 servers: vec![],
+                process: Process::Unavailable("test".into()),
             };
             l.record(Resource::TempDir { path: d.clone() }).unwrap();
             std::fs::create_dir(&d).unwrap();
@@ -311,5 +283,8 @@ mod tests {
         assert!(!d.exists());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
         assert!(!ledger_path.exists());
+        // Idempotent: a second cleanup finds nothing and reports no error.
+        let again = cleanup(root.path());
+        assert!(again.errors.is_empty() && again.released.is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! the layout puts each stream's region on it (one file per stream in a directory).
 
 pub mod actions;
+pub mod cleanup;
 pub mod device;
 pub mod files;
 pub mod fs;
@@ -9,7 +10,9 @@ pub mod guard;
 pub mod ledger;
 pub mod mountinfo;
 pub mod provision;
+pub mod resource;
 pub mod scheduler;
+pub mod server;
 pub mod spec;
 pub mod sys;
 

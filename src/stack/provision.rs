@@ -6,9 +6,10 @@
 use super::actions::Actions;
 use super::files::{self, FileLayout};
 use super::guard;
-use super::ledger::{Ledger, Resource};
+use super::ledger::Ledger;
+use super::resource::Resource;
 use super::{fs, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
-use crate::emu::{EmuServer, ModelSpec};
+use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -145,19 +146,14 @@ fn attach(
             let file = if actions.dry_run {
                 mp.join(crate::emu::DISK_NAME)
             } else {
-                let model = model_spec
-                    .build()
-                    .map_err(|e| StackError::Spec(format!("emu:{m}: {e}")))?;
                 let entry = ledger
                     .record(Resource::Fuse {
                         mountpoint: mp.clone(),
                     })
                     .map_err(ledger_err)?;
-                let server = EmuServer::start(model, &backing, &mp, model_spec.settings.scale)
-                    .map_err(|e| StackError::Command(format!("emu:{m}: {e}")))?;
-                let f = server.device_file();
-                ledger.hold_server(entry, server);
-                f
+                ledger
+                    .serve_emulated(entry, m, &backing, &mp)
+                    .map_err(|e| StackError::Command(format!("emu:{m}: {e}")))?
             };
             let (path, disk) = attach_loop(&file, index, partscan, ledger, actions)?;
             Ok(Dev {
@@ -424,7 +420,7 @@ pub fn build(
                 time_scale: 1.0,
             });
         }
-        let layout = files::create(&parent, plan, opts.want_direct, stop)?;
+        let layout = files::create(&parent, plan, opts.want_direct, ledger, stop)?;
         warnings.extend(layout.warnings.clone());
         let as_built = json!({
             "name": spec.name, "layout": "files", "kernel": kernel,
@@ -539,7 +535,7 @@ pub fn build(
             if actions.dry_run {
                 (vec![], None, opts.want_direct)
             } else {
-                let layout = files::create(&mp, plan, opts.want_direct, stop)?;
+                let layout = files::create(&mp, plan, opts.want_direct, ledger, stop)?;
                 warnings.extend(layout.warnings.clone());
                 let d = layout.direct_ok;
                 (layout.placements.clone(), Some(layout), d)

@@ -3,7 +3,8 @@
 //! ledger (so they are restored), and what is active read back.
 
 use super::actions::Actions;
-use super::ledger::{Ledger, Resource};
+use super::ledger::Ledger;
+use super::resource::Resource;
 use super::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;

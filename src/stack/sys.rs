@@ -70,8 +70,9 @@ pub fn attach_loop(file: &Path, partscan: bool) -> Result<PathBuf, String> {
     Ok(PathBuf::from(out.trim()))
 }
 
-/// Detaches every loop device backed by `backing`.
-pub fn detach_loops_of(backing: &Path) -> Result<(), String> {
+/// Detaches every loop device backed by `backing`; returns the devices detached (none when
+/// nothing was attached to it).
+pub fn detach_loops_of(backing: &Path) -> Result<Vec<String>, String> {
     if !backing.exists() {
         // The kernel keeps the name of a deleted backing file; look for it with " (deleted)".
         return detach_loops_matching(|b| {
@@ -81,11 +82,12 @@ pub fn detach_loops_of(backing: &Path) -> Result<(), String> {
     detach_loops_matching(|b| b == backing)
 }
 
-fn detach_loops_matching(matches: impl Fn(&Path) -> bool) -> Result<(), String> {
+fn detach_loops_matching(matches: impl Fn(&Path) -> bool) -> Result<Vec<String>, String> {
     let Ok(rd) = std::fs::read_dir("/sys/block") else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let mut errors = Vec::new();
+    let mut detached = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with("loop") {
@@ -95,41 +97,58 @@ fn detach_loops_matching(matches: impl Fn(&Path) -> bool) -> Result<(), String> 
             continue;
         };
         if matches(Path::new(b.trim_end_matches('\n'))) {
-            if let Err(err) = run("losetup", &[String::from("-d"), format!("/dev/{name}")]) {
-                errors.push(err);
+            let dev = format!("/dev/{name}");
+            match run("losetup", &[String::from("-d"), dev.clone()]) {
+                Ok(_) => detached.push(dev),
+                Err(err) => errors.push(err),
             }
         }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(detached)
     } else {
         Err(errors.join("; "))
     }
 }
 
-/// Unmounts `target` if something is mounted there; lazily when busy.
-pub fn unmount(target: &Path) -> Result<(), String> {
+/// How [`unmount`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmounted {
+    Clean,
+    /// Busy: detached from the tree now, released by the kernel when its last user goes.
+    Lazily,
+    /// Nothing was mounted there.
+    NotMounted,
+}
+
+/// Unmounts everything mounted at `target` (stacked mounts too); lazily when still busy after
+/// a short wait. A mount that is already gone is [`Unmounted::NotMounted`], not an error.
+pub fn unmount(target: &Path) -> Result<Unmounted, String> {
+    use rustix::io::Errno;
     use rustix::mount::{unmount as um, UnmountFlags};
-    loop {
-        if super::mountinfo::mount_at(target).is_none() {
-            return Ok(());
-        }
-        match um(target, UnmountFlags::empty()) {
-            Ok(()) => continue,
-            Err(rustix::io::Errno::BUSY) => {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                match um(target, UnmountFlags::empty()) {
-                    Ok(()) => continue,
-                    Err(_) => {
-                        return um(target, UnmountFlags::DETACH)
-                            .map_err(|e| format!("unmount {}: {e}", target.display()))
-                    }
+    let mut result = Unmounted::NotMounted;
+    while super::mountinfo::mount_at(target).is_some() {
+        let mut r = um(target, UnmountFlags::empty());
+        if r == Err(Errno::BUSY) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            r = um(target, UnmountFlags::empty());
+            if r == Err(Errno::BUSY) {
+                r = um(target, UnmountFlags::DETACH);
+                if r.is_ok() {
+                    result = Unmounted::Lazily;
+                    continue;
                 }
             }
-            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
+        }
+        match r {
+            Ok(()) if result == Unmounted::NotMounted => result = Unmounted::Clean,
+            Ok(()) => {}
+            // Gone between the look and the unmount.
+            Err(Errno::INVAL) | Err(Errno::NOENT) => break,
             Err(e) => return Err(format!("unmount {}: {e}", target.display())),
         }
     }
+    Ok(result)
 }
 
 /// Reads a sysfs attribute, trimmed.

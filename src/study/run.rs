@@ -8,8 +8,10 @@ use super::table::Comparison;
 use super::{expand, Options, Study, StudyError};
 use crate::report::html::{write_report, ReportFiles};
 use crate::stack::actions::Actions;
-use crate::stack::ledger::Ledger;
+use crate::stack::cleanup;
+use crate::stack::ledger::{ledger_dir, Ledger};
 use crate::stack::provision::{self, BuildOptions};
+use crate::stack::resource::Released;
 use crate::stack::{DeviceSpec, StackError};
 use crate::trial::{self, Setup, TrialError};
 use std::io::Write;
@@ -53,6 +55,8 @@ pub enum RunError {
     Study(#[from] StudyError),
     #[error("{0}")]
     Io(String),
+    #[error("--resume: {0}")]
+    StillRunning(#[from] cleanup::StillRunning),
 }
 
 impl RunError {
@@ -150,6 +154,27 @@ fn dry_run(study: &Study, opts: &RunOptions, say: &mut dyn Write) -> Result<Stud
     })
 }
 
+/// Releases what dead earlier runs of the results directory `root` left behind (loop devices,
+/// mounts, stream files in `dir:` targets), waiting for their device servers to finish first.
+fn release_leftovers(root: &Path, say: &mut dyn Write) -> Result<(), RunError> {
+    let rep = cleanup::for_results(&ledger_dir(), root)?;
+    for r in rep
+        .released
+        .iter()
+        .filter(|r| matches!(r, Released::Done(_)))
+    {
+        writeln!(say, "released what an earlier run left: {r}").map_err(io)?;
+    }
+    if !rep.errors.is_empty() {
+        return Err(RunError::Io(format!(
+            "an earlier run of {} left resources that could not be released: {}",
+            root.display(),
+            rep.errors.join("; ")
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `study`. Progress lines go to `say`; `stop` (Ctrl-C, SIGTERM) ends it after releasing
 /// the current trial's resources.
 pub fn run(
@@ -191,8 +216,14 @@ pub fn run(
         root.display()
     )
     .map_err(io)?;
+    if opts.resume.is_some() {
+        release_leftovers(&root, say)?;
+    }
     let mut ledger =
         Ledger::new().map_err(|e| RunError::Io(format!("create the resource ledger: {e}")))?;
+    ledger
+        .set_results(&root)
+        .map_err(|e| RunError::Io(format!("write the resource ledger: {e}")))?;
     let mut interrupted = false;
     let mut failed = 0;
     for t in &todo {

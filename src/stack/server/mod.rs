@@ -1,0 +1,25 @@
+//! Device servers in their own process. A run's emulated devices are served by a child
+//! process (`iotrial device serve --for-ledger`), never by the run's own threads, so a run that
+//! is killed cannot leave the kernel waiting on a FUSE server that died with it. That process
+//! also guards the run: when the run is gone (its end of the command pipe closes, whatever
+//! killed it) it releases everything the run's ledger lists, in the ledger's order. The same
+//! command serves one device to any program (`iotrial device serve SPEC`).
+
+pub mod client;
+pub mod process;
+pub mod protocol;
+pub mod standalone;
+
+use super::ledger::DeviceServer;
+use crate::emu::EmuServer;
+use serde_json::Value as Json;
+
+impl DeviceServer for EmuServer {
+    fn stats(&self) -> Json {
+        EmuServer::stats(self)
+    }
+
+    fn stop(self: Box<Self>) -> Result<(), String> {
+        EmuServer::stop(*self).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,70 @@
+//! The command pipe between a run and its device server process: one JSON object per line
+//! each way. The run writes a [`Command`] on the server's stdin and reads one [`Reply`] from its
+//! stdout; the server's first line is a [`Reply`] with its pid. End of file on the server's
+//! stdin means the run is gone.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::path::PathBuf;
+
+/// What a run asks of its device server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Serve the model `spec` (`hdd,size=8GiB,scale=10`) as `<mountpoint>/disk`, its data in
+    /// the sparse image `backing`.
+    Start {
+        spec: String,
+        backing: PathBuf,
+        mountpoint: PathBuf,
+    },
+    /// The model's statistics and the server's counters of the device at `mountpoint`.
+    Stats { mountpoint: PathBuf },
+    /// Stop serving the device at `mountpoint` (unmount it, join its threads).
+    Stop { mountpoint: PathBuf },
+}
+
+/// The server's answer to one command (or its greeting).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// Why the command failed; absent when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The device file of a started device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Json>,
+    /// The server's pid (greeting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+impl Reply {
+    pub fn failed(message: impl Into<String>) -> Reply {
+        Reply {
+            error: Some(message.into()),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_one_json_line() {
+        let c = Command::Start {
+            spec: "hdd,size=1GiB".into(),
+            backing: "/tmp/a.img".into(),
+            mountpoint: "/tmp/a".into(),
+        };
+        let line = serde_json::to_string(&c).unwrap();
+        assert!(!line.contains('\n'));
+        assert!(line.contains("\"cmd\":\"start\""), "{line}");
+        assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
+        let r = serde_json::to_string(&Reply::failed("no")).unwrap();
+        assert_eq!(r, r#"{"error":"no"}"#);
+    }
+}

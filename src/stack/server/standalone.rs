@@ -1,0 +1,139 @@
+//! `iotrial device serve SPEC`: one emulated device for any program. Serves the model through
+//! FUSE in this process, puts a loop device (direct I/O on) on top, tells the caller the
+//! device's path, serves until stopped (SIGINT / SIGTERM), then releases everything and returns
+//! the model's statistics. Every resource is in the ledger first, so even a SIGKILL of this
+//! process leaves nothing behind once its guard (the ledger's device server process) sees it go.
+
+use crate::emu::{EmuServer, Expectations, ModelSpec};
+use crate::stack::ledger::Ledger;
+use crate::stack::resource::Resource;
+use crate::stack::{sys, DeviceSpec};
+use serde::Serialize;
+use serde_json::Value as Json;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Sequential I/O size the expectations are given for.
+const EXPECT_SEQ_IO: u64 = 1 << 20;
+
+/// A device being served.
+#[derive(Debug, Clone, Serialize)]
+pub struct Served {
+    /// The loop device programs use.
+    pub device: PathBuf,
+    /// The spec as given.
+    pub spec: String,
+    pub model: String,
+    pub capacity_bytes: u64,
+    pub time_scale: f64,
+    /// What `iotrial device probe` would measure on it (the model's analytic figures, in the
+    /// model's time).
+    pub expectations: Option<Expectations>,
+}
+
+/// The device could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The spec is wrong (exit status 2).
+    #[error("{0}")]
+    Spec(String),
+    /// This host cannot serve it (no root, no FUSE, no loop devices).
+    #[error("{0}")]
+    Host(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn model_of(spec: &str) -> Result<ModelSpec, ServeError> {
+    match DeviceSpec::parse(spec).map_err(ServeError::Spec)? {
+        DeviceSpec::Emu(m) => {
+            ModelSpec::parse(&m).map_err(|e| ServeError::Spec(format!("{spec}: {e}")))
+        }
+        other => Err(ServeError::Spec(format!(
+            "{other}: device serve takes an emulated device (emu:hdd, emu:smr, emu:flash, emu:null)"
+        ))),
+    }
+}
+
+fn check_host() -> Result<(), ServeError> {
+    if !rustix::process::geteuid().is_root() {
+        return Err(ServeError::Host(
+            "device serve needs root (a FUSE mount and a loop device)".into(),
+        ));
+    }
+    for (path, what) in [("/dev/fuse", "FUSE"), ("/dev/loop-control", "loop devices")] {
+        if !std::path::Path::new(path).exists() {
+            return Err(ServeError::Host(format!(
+                "this kernel has no {what} ({path} is missing)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Serves `spec` until `stop` is set; calls `ready` once the device exists. Returns the
+/// model's statistics and the server's counters at the end, and a warning when the device was
+/// still in use at the end (its users then saw I/O errors).
+pub fn serve(
+    spec: &str,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+    ready: impl FnOnce(&Served),
+) -> Result<(Json, Option<String>), ServeError> {
+    let model_spec = model_of(spec)?;
+    check_host()?;
+    let rec = |e: std::io::Error| ServeError::Failed(format!("write the ledger: {e}"));
+    let work = std::env::temp_dir().join(format!("iotrial-serve-{}", std::process::id()));
+    ledger
+        .record(Resource::TempDir { path: work.clone() })
+        .map_err(rec)?;
+    std::fs::create_dir_all(&work)
+        .map_err(|e| ServeError::Failed(format!("create {}: {e}", work.display())))?;
+    let mountpoint = work.join("emu");
+    let entry = ledger
+        .record(Resource::Fuse {
+            mountpoint: mountpoint.clone(),
+        })
+        .map_err(rec)?;
+    let model = model_spec
+        .build()
+        .map_err(|e| ServeError::Spec(format!("{spec}: {e}")))?;
+    let capacity = model.capacity();
+    let name = model.name().to_string();
+    let server = EmuServer::start(
+        model,
+        &work.join("image"),
+        &mountpoint,
+        model_spec.settings.scale,
+    )
+    .map_err(|e| ServeError::Failed(format!("{spec}: {e}")))?;
+    let file = server.device_file();
+    ledger.hold_server(entry, Box::new(server));
+    ledger
+        .record(Resource::Loop {
+            backing: file.clone(),
+        })
+        .map_err(rec)?;
+    let device = sys::attach_loop(&file, false).map_err(ServeError::Failed)?;
+    ready(&Served {
+        device,
+        spec: spec.to_string(),
+        model: name,
+        capacity_bytes: capacity,
+        time_scale: model_spec.settings.scale,
+        expectations: model_spec.expectations(EXPECT_SEQ_IO).ok(),
+    });
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats = ledger.server_stats().pop().unwrap_or_default();
+    let errors = ledger.release_all();
+    let warning = (!errors.is_empty()).then(|| {
+        format!(
+            "the device was still in use when serving stopped; its users saw I/O errors ({})",
+            errors.join("; ")
+        )
+    });
+    Ok((stats, warning))
+}

@@ -1,0 +1,104 @@
+//! The real binary, run with its ledger and temporary files under a test's own directory, in
+//! the foreground or the background; and waiting on what it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Parameters that keep a dvr trial running until it is interrupted.
+pub const ENDLESS: &[&str] = &[
+    "--set",
+    "samples=1000000",
+    "--set",
+    "region_size=16MiB",
+    "--set",
+    "io_size=64KiB",
+];
+
+/// The real binary, its ledger and temporary files under `work`.
+pub fn iotrial(work: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("iotrial").unwrap();
+    c.env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
+        .env("TMPDIR", work);
+    c
+}
+
+/// Starts the real binary with `args` in the background, its ledger and temporary files under
+/// `work`, its output discarded.
+pub fn spawn_iotrial(work: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("iotrial"))
+        .env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
+        .env("TMPDIR", work)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Polls `cond` every 20 ms for up to `secs` seconds; panics naming `what` if it never holds.
+/// The bound is a deadlock guard, not a timing assertion: give it generous room.
+pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {secs} s waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Every file under `dir`, recursively.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                v.extend(walk(&p));
+            }
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// The stream files (`NN-<stream>.dat`) a trial made under `dir`: they exist from the
+/// trial's layout until the trial ends, so a test that sees them knows the trial is running.
+pub fn stream_files_under(dir: &Path) -> Vec<PathBuf> {
+    walk(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
+        .collect()
+}
+
+/// Sends `sig` to `child`.
+pub fn signal(child: &std::process::Child, sig: rustix::process::Signal) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, sig).unwrap();
+}
+
+/// Waits up to `secs` for `child` to exit; its status.
+pub fn reaped(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let mut status = None;
+    wait_until("the process exits", secs, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    status.unwrap()
+}
+
+/// Starts an endless dvr trial on the stack `stack_args` describes (`--target ... --fs ...`),
+/// its files under `work`, and waits until the trial's ten stream files exist (the trial is
+/// then filling them or running).
+pub fn start_endless_trial(work: &Path, stack_args: &[&str]) -> std::process::Child {
+    let out = work.join("out").display().to_string();
+    let mut args = vec!["run", "dvr", "--out", &out];
+    args.extend(stack_args);
+    args.extend(ENDLESS);
+    let child = spawn_iotrial(work, &args);
+    wait_until("the trial's stream files exist", 120, || {
+        stream_files_under(work).len() == 10
+    });
+    child
+}
