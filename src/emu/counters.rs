@@ -28,6 +28,13 @@ pub struct Counters {
     /// Service time each request was given (its due time minus its arrival, real ns after the
     /// time scale), summed by kind: read, write, flush, discard.
     service_ns_sum: [AtomicU64; 4],
+    /// Lateness by who sent the reply: [0] the request thread (the reply was already due when
+    /// the request had been handled: the host took longer than the modeled service time), [1]
+    /// the timer thread (its wake-up, and the replies due before it). Each: sum ns, max ns,
+    /// replies.
+    late_by: [[AtomicU64; 3]; 2],
+    /// How long writing a reply to the kernel took: sum ns, max ns.
+    send_ns: [AtomicU64; 2],
 }
 
 fn kind_index(kind: ReqKind) -> usize {
@@ -61,6 +68,20 @@ impl Counters {
         self.service_ns_sum[kind_index(kind)].fetch_add(service_ns, Relaxed);
     }
 
+    /// Lateness of a reply sent by the timer thread (`timer`) or the request thread.
+    pub fn late_path(&self, timer: bool, late_ns: u64) {
+        let c = &self.late_by[usize::from(timer)];
+        c[0].fetch_add(late_ns, Relaxed);
+        c[1].fetch_max(late_ns, Relaxed);
+        c[2].fetch_add(1, Relaxed);
+    }
+
+    /// Writing one reply took `ns`.
+    pub fn sent(&self, ns: u64) {
+        self.send_ns[0].fetch_add(ns, Relaxed);
+        self.send_ns[1].fetch_max(ns, Relaxed);
+    }
+
     /// A reply went out `late_ns` after its due time; `failed` if it carried an error.
     pub fn replied(&self, late_ns: u64, failed: bool) {
         self.in_flight.fetch_sub(1, Relaxed);
@@ -78,8 +99,10 @@ impl Counters {
     }
 
     /// The counters as JSON. `service_us_mean` is the mean service time the model gave each
-    /// kind of request (real µs: multiply by the time scale for the model's), `late_us_*` how
-    /// long after its due time a reply went out.
+    /// kind of request (real µs: multiply by the time scale for the model's); `late_us_*` how
+    /// long after its due time a reply went out, split by who sent it (`late_inline_*`: the
+    /// request thread, already late when the request had been handled; `late_timer_*`: the
+    /// timer thread); `send_us_*` how long writing a reply to the kernel took.
     pub fn to_json(&self) -> Json {
         let g = |a: &AtomicU64| a.load(Relaxed);
         let replies = g(&self.replies);
@@ -114,6 +137,14 @@ impl Counters {
                 "discard": by_kind(3),
             },
             "late_us_max": g(&self.late_ns_max) as f64 / 1e3,
+            "late_inline_us_mean": mean_us(g(&self.late_by[0][0]), g(&self.late_by[0][2])),
+            "late_inline_us_max": g(&self.late_by[0][1]) as f64 / 1e3,
+            "replies_inline": g(&self.late_by[0][2]),
+            "late_timer_us_mean": mean_us(g(&self.late_by[1][0]), g(&self.late_by[1][2])),
+            "late_timer_us_max": g(&self.late_by[1][1]) as f64 / 1e3,
+            "replies_timer": g(&self.late_by[1][2]),
+            "send_us_mean": mean_us(g(&self.send_ns[0]), replies),
+            "send_us_max": g(&self.send_ns[1]) as f64 / 1e3,
             "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
         })
     }

@@ -52,7 +52,8 @@ pub struct Sender {
 impl Sender {
     /// Sends `p` (as error `errno` if non-zero), due at `due_ns`.
     pub fn send(&self, due_ns: u64, p: Pending, errno: i32) {
-        let late = self.clock.now_ns().saturating_sub(due_ns);
+        let now = self.clock.now_ns();
+        let late = now.saturating_sub(due_ns);
         let err = (errno != 0).then(|| Errno::from_i32(errno));
         match (p, err) {
             (Pending::Data { reply, buf, len }, None) => {
@@ -68,6 +69,7 @@ impl Sender {
             (Pending::Empty(reply), None) => reply.ok(),
             (Pending::Empty(reply), Some(e)) => reply.error(e),
         }
+        self.counters.sent(self.clock.now_ns() - now);
         self.counters.replied(late, errno != 0);
     }
 }
@@ -130,7 +132,9 @@ impl EmuFs {
 
     /// Sends `p` now if due, else queues it on the timer.
     fn finish(&self, due_ns: u64, p: Pending, errno: i32) {
-        if due_ns <= self.sender.clock.now_ns() {
+        let now = self.sender.clock.now_ns();
+        if due_ns <= now {
+            self.sender.counters.late_path(false, now - due_ns);
             self.sender.send(due_ns, p, errno);
         } else {
             self.timer.push(due_ns, (p, errno));

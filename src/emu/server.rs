@@ -123,6 +123,9 @@ impl EmuServer {
         };
         let timer_sender = sender.clone();
         let timer = TimerQueue::start(clock, move |due, (p, errno)| {
+            timer_sender
+                .counters
+                .late_path(true, timer_sender.clock.now_ns().saturating_sub(due));
             timer_sender.send(due, p, errno)
         })
         .map_err(|source| EmuError::Thread {
@@ -183,12 +186,14 @@ impl EmuServer {
     /// The model's own statistics and the server's counters.
     pub fn stats(&self) -> Json {
         let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        let mut server = self.counters.to_json();
+        server["timer_realtime"] = json!(self.timer.realtime());
         json!({
             "model": m.model.name(),
             "capacity": m.model.capacity(),
             "scale": self.scale,
             "model_stats": m.model.stats(),
-            "server": self.counters.to_json(),
+            "server": server,
         })
     }
 

@@ -69,6 +69,8 @@ struct Inner<T> {
     state: Mutex<State<T>>,
     wake: Condvar,
     clock: Clock,
+    /// Whether the timer thread runs in the real-time class.
+    realtime: std::sync::atomic::AtomicBool,
 }
 
 /// A binary heap of pending items keyed by due time, served by one thread that hands each
@@ -78,8 +80,36 @@ pub struct TimerQueue<T> {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// Waits shorter than this are spun rather than slept, so short delays stay accurate.
-const SPIN_NS: u64 = 20_000;
+/// The timer thread wakes this much before a reply is due, at least and at most, and spins
+/// the rest of the way: a sleeping thread wakes late by the host's wake-up latency (tens of µs
+/// in a VM, more under load), which the thread learns as it goes.
+const EARLY_MIN_NS: u64 = 10_000;
+const EARLY_MAX_NS: u64 = 250_000;
+
+/// How early to wake: twice the smoothed wake-up overshoot plus a margin, within bounds.
+#[derive(Debug, Clone, Copy)]
+struct Early {
+    /// Smoothed overshoot of timed waits, ns (exponential, weight 1/8).
+    overshoot_ns: u64,
+}
+
+impl Early {
+    fn new() -> Self {
+        Early {
+            overshoot_ns: 20_000,
+        }
+    }
+
+    fn ns(&self) -> u64 {
+        (2 * self.overshoot_ns + EARLY_MIN_NS).clamp(EARLY_MIN_NS, EARLY_MAX_NS)
+    }
+
+    /// A timed wait meant to end at `meant` ended at `woke`.
+    fn observe(&mut self, meant: u64, woke: u64) {
+        let o = woke.saturating_sub(meant).min(10 * EARLY_MAX_NS);
+        self.overshoot_ns = (self.overshoot_ns * 7 + o) / 8;
+    }
+}
 
 impl<T: Send + 'static> TimerQueue<T> {
     /// Starts the timer thread. `clock` is the timeline due times are given on; `fire` is
@@ -96,6 +126,7 @@ impl<T: Send + 'static> TimerQueue<T> {
             }),
             wake: Condvar::new(),
             clock,
+            realtime: std::sync::atomic::AtomicBool::new(false),
         });
         let thread_inner = Arc::clone(&inner);
         let thread = std::thread::Builder::new()
@@ -118,6 +149,13 @@ impl<T: Send + 'static> TimerQueue<T> {
         if earliest {
             self.inner.wake.notify_one();
         }
+    }
+
+    /// Whether the timer thread got the real-time class (it asks for it when it starts).
+    pub fn realtime(&self) -> bool {
+        self.inner
+            .realtime
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Items queued and not yet fired.
@@ -152,9 +190,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Puts the calling thread in the real-time FIFO class at the lowest priority, when permitted
+/// (root, or CAP_SYS_NICE): a reply then goes out when it is due instead of waiting for a CPU
+/// behind the host's ordinary threads. Returns whether it did.
+fn go_real_time() -> bool {
+    if std::env::var_os("IOTRIAL_EMU_NO_REALTIME").is_some() {
+        return false;
+    }
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid parameter block.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
 fn run<T, F: FnMut(u64, T)>(inner: &Inner<T>, mut fire: F) {
     // Default timer slack (50 us) would delay every wake-up; ask for 1 ns.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+    inner
+        .realtime
+        .store(go_real_time(), std::sync::atomic::Ordering::Relaxed);
+    let mut early = Early::new();
     let mut st = lock(&inner.state);
     loop {
         let now = inner.clock.now_ns();
@@ -165,18 +219,21 @@ fn run<T, F: FnMut(u64, T)>(inner: &Inner<T>, mut fire: F) {
                 fire(e.due_ns, e.item);
                 st = lock(&inner.state);
             }
-            Some(e) if e.due_ns - now <= SPIN_NS => {
+            Some(e) if e.due_ns - now <= early.ns() => {
                 drop(st);
                 std::hint::spin_loop();
                 st = lock(&inner.state);
             }
             Some(e) => {
-                let wait = Duration::from_nanos(e.due_ns - now - SPIN_NS / 2);
-                st = inner
+                let meant = e.due_ns - early.ns();
+                let (guard, r) = inner
                     .wake
-                    .wait_timeout(st, wait)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                    .wait_timeout(st, Duration::from_nanos(meant - now))
+                    .unwrap_or_else(|e| e.into_inner());
+                st = guard;
+                if r.timed_out() {
+                    early.observe(meant, inner.clock.now_ns());
+                }
             }
             None if st.shutdown => return,
             None => st = inner.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
@@ -219,6 +276,20 @@ mod tests {
             );
         }
         assert!(q.shutdown());
+    }
+
+    #[test]
+    fn wakes_earlier_when_wake_ups_come_late() {
+        let mut e = Early::new();
+        let start = e.ns();
+        for i in 0..64 {
+            e.observe(i * 1_000_000, i * 1_000_000 + 100_000);
+        }
+        assert!(e.ns() > start && e.ns() <= EARLY_MAX_NS, "{}", e.ns());
+        for i in 0..64 {
+            e.observe(i * 1_000_000, i * 1_000_000);
+        }
+        assert!(e.ns() < EARLY_MIN_NS + 1_000, "{}", e.ns());
     }
 
     #[test]
