@@ -10,11 +10,10 @@ use iotrial::result::{self, Analysis};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
-use iotrial::study::results::{host_json, ResultsDir};
-use iotrial::study::{builtin, run};
+use iotrial::study::results::ResultsDir;
+use iotrial::study::{builtin, expand, run, Manifest, Status};
 use iotrial::trial::{self, TrialError};
 use iotrial::workload::{self, Outcome};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -498,16 +497,13 @@ fn cmd_run(
     };
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
+    // The run as a one-trial study: study.toml and the manifest every results directory has.
+    let exp = expand::single_run(w.name(), &params, stack.clone())?;
+    let mut manifest = Manifest::create(&results, &exp)?;
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;
     let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;
-    let manifest = json!({
-        "study": format!("run {}", w.name()),
-        "host": host_json(),
-        "trials": [{"stack": stack.name, "workload": w.name(), "repeat": 1, "status": "done",
-                    "path": dir.strip_prefix(&results.root).unwrap_or(&dir)}],
-    });
-    result::write(&results.root.join("manifest.json"), &manifest)?;
+    manifest.update(&results.root, &exp.trials[0].id, Status::Done, None)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&output.doc)?);
     } else {
