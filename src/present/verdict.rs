@@ -142,7 +142,8 @@ impl VerdictTable {
         self.rows.iter().any(|r| r.target != Target::None)
     }
 
-    /// Column headings; on the terminal the unit goes on a second line.
+    /// Column headings; on the terminal the unit goes on a second line and the test is named
+    /// short.
     pub fn headings(&self, medium: Medium) -> Vec<String> {
         let mut h = vec!["stack".to_string()];
         if self.has_repeats() {
@@ -158,7 +159,11 @@ impl VerdictTable {
             h.push("target".into());
         }
         if self.has_repeats() {
-            h.push(format!("vs best ({})", compare::TEST_NAME));
+            h.push(match medium {
+                // The method note names the test in full.
+                Medium::Terminal => "vs best\n(Welch)".to_string(),
+                _ => format!("vs best ({})", compare::TEST_NAME),
+            });
         }
         h
     }
