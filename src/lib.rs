@@ -1,14 +1,18 @@
 //! iotrial: runs an application's disk workload on candidate storage stacks, times every I/O,
 //! and reports side by side what each stack guarantees. The binary (`main.rs`) is a thin CLI
 //! over this library; the modules follow the data flow of DESIGN.md:
-//! study -> trial -> stack -> engine -> analysis -> report.
+//! study -> trial -> stack -> engine -> analysis -> result (result.json and the CSV files) ->
+//! report. What a workload hands the report (figures, tables, charts, the comparison of
+//! stacks) lives in `present`, which both use.
 
 pub mod analysis;
 pub mod emu;
 pub mod engine;
 pub mod params;
+pub mod present;
 pub mod probe;
 pub mod report;
+pub mod result;
 pub mod stack;
 pub mod study;
 pub mod trial;

@@ -4,15 +4,16 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use iotrial::params::{split_assignment, Params};
+use iotrial::present::Rows;
 use iotrial::report::{self, terminal};
+use iotrial::result::{self, Analysis};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
-use iotrial::study::results::{host_json, ResultsDir};
-use iotrial::study::{builtin, run};
+use iotrial::study::results::ResultsDir;
+use iotrial::study::{builtin, expand, run, Manifest, Status};
 use iotrial::trial::{self, TrialError};
 use iotrial::workload::{self, Outcome};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -290,12 +291,12 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
                 },
         } => cmd_probe(&spec, random_ios, &seq_bytes, wipe, json, stop),
         Command::Report { dir } => {
-            let files = report::html::write_report(&dir).map_err(usage)?;
+            let files = report::html::write_report(&dir, workload::report_of).map_err(usage)?;
             println!("{}\n{}", files.html.display(), files.markdown.display());
             Ok(())
         }
         Command::Compare { a, b, markdown } => {
-            let c = report::compare::compare_dirs(&a, &b).map_err(usage)?;
+            let c = report::compare::compare_dirs(&a, &b, workload::report_of).map_err(usage)?;
             print!("{}", report::compare::render(&c, markdown));
             Ok(())
         }
@@ -319,7 +320,7 @@ fn cmd_list(what: ListWhat) -> Result<()> {
     match what {
         ListWhat::Workloads => cmd_list_workloads(),
         ListWhat::Studies => {
-            let rows = iotrial::workload::Rows {
+            let rows = Rows {
                 headings: ["study", "stacks", "workloads", "file", "what it runs"]
                     .map(String::from)
                     .to_vec(),
@@ -339,7 +340,7 @@ fn cmd_list(what: ListWhat) -> Result<()> {
             println!("{}", terminal::table(&rows));
         }
         ListWhat::Models => {
-            let rows = iotrial::workload::Rows {
+            let rows = Rows {
                 headings: ["model", "parameter", "default", "unit", "meaning"]
                     .map(String::from)
                     .to_vec(),
@@ -512,6 +513,7 @@ fn cmd_run(
     w.plan(&params).map_err(usage)?;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let setup = trial::Setup {
+        workload: w.name(),
         stack: &stack,
         devices: &devices,
         build: BuildOptions {
@@ -528,31 +530,26 @@ fn cmd_run(
     };
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
+    // The run as a one-trial study: study.toml and the manifest every results directory has.
+    let exp = expand::single_run(w.name(), &params, stack.clone())?;
+    let mut manifest = Manifest::create(&results, &exp)?;
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;
     let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;
-    let manifest = json!({
-        "study": format!("run {}", w.name()),
-        "host": host_json(),
-        "trials": [{"stack": stack.name, "workload": w.name(), "repeat": 1, "status": "done",
-                    "path": dir.strip_prefix(&results.root).unwrap_or(&dir)}],
-    });
-    report::json::write(&results.root.join("manifest.json"), &manifest)?;
+    manifest.update(&results.root, &exp.trials[0].id, Status::Done, None)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&output.doc)?);
     } else {
-        print_outcome(output.outcome.as_ref(), &output.doc["warnings"]);
+        print_outcome(output.outcome.as_ref(), &output.doc.warnings);
         println!("results: {}", dir.display());
     }
     Ok(())
 }
 
-fn print_outcome(outcome: &dyn Outcome, warnings: &serde_json::Value) {
+fn print_outcome(outcome: &dyn Outcome, warnings: &[String]) {
     println!("{}", terminal::table(&outcome.stream_rows()));
-    if let Some(ws) = warnings.as_array() {
-        for w in ws {
-            println!("warning: {}", w.as_str().unwrap_or_default());
-        }
+    for w in warnings {
+        println!("warning: {w}");
     }
     println!("{}", outcome.verdict_line());
 }
@@ -596,7 +593,7 @@ fn cmd_probe(
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
-    let rows = iotrial::workload::Rows {
+    let rows = Rows {
         headings: ["figure", "measured", "model expects", "difference", "note"]
             .map(String::from)
             .to_vec(),
@@ -693,14 +690,14 @@ fn cmd_serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
 }
 
 /// The server's counters and the model's statistics as two-column rows.
-fn stats_rows(stats: &serde_json::Value) -> iotrial::workload::Rows {
+fn stats_rows(stats: &serde_json::Value) -> Rows {
     let mut rows = Vec::new();
     for (section, key) in [("server", "server"), ("model", "model_stats")] {
         for (k, v) in report::model::flatten(&stats[key]) {
             rows.push(vec![format!("{section} {k}"), v]);
         }
     }
-    iotrial::workload::Rows {
+    Rows {
         headings: vec!["statistic".into(), "value".into()],
         rows,
     }
@@ -710,23 +707,37 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     let w = workload::find(name).map_err(usage)?;
     let mut overrides = Vec::new();
     let beside = samples.with_file_name("result.json");
-    if let Ok(doc) = report::json::read(&beside) {
-        overrides = Params::overrides_from_json(w.params(), &doc["params"]);
+    if beside.exists() {
+        let doc = result::read(&beside).map_err(usage)?;
+        if doc.kind != w.name() {
+            return Err(usage(format!(
+                "{} is a result of workload kind {}, not {}",
+                beside.display(),
+                doc.kind,
+                w.name()
+            )));
+        }
+        overrides = Params::overrides_from_json(w.params(), &doc.params.into());
         if !as_json {
             eprintln!("parameters from {}", beside.display());
         }
     }
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
-    let streams = report::csv::read_samples(samples).map_err(usage)?;
+    let streams = result::csv::read_samples(samples).map_err(usage)?;
     let outcome = w.analyze(&params, &streams).map_err(usage)?;
-    let mut doc = outcome.to_json();
-    doc["params"] = params.to_json();
-    doc["warnings"] = json!(outcome.warnings());
     if as_json {
+        let doc = Analysis {
+            format_version: result::FORMAT_VERSION,
+            kind: w.name().to_string(),
+            params: result::params_object(&params),
+            warnings: outcome.warnings(),
+            streams: outcome.streams_json(),
+            verdict: outcome.verdict_json(),
+        };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print_outcome(outcome.as_ref(), &doc["warnings"]);
+        print_outcome(outcome.as_ref(), &outcome.warnings());
     }
     Ok(())
 }
@@ -734,7 +745,7 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
 fn cmd_list_workloads() {
     for w in workload::all() {
         println!("{}: {}", w.name(), w.about());
-        let rows = iotrial::workload::Rows {
+        let rows = Rows {
             headings: ["parameter", "default", "unit", "meaning"]
                 .map(String::from)
                 .to_vec(),

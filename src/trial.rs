@@ -4,14 +4,15 @@
 use crate::analysis::timeseries;
 use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
 use crate::params::{ParamError, Params};
-use crate::report::{self, json::TrialDoc, ReportError};
+use crate::report;
+use crate::result::{self, ResultError, TrialResult, TrialTarget};
 use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::study::results::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
-use serde_json::{json, Value as Json};
+use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,7 +30,7 @@ pub enum TrialError {
     #[error(transparent)]
     Analysis(#[from] AnalysisError),
     #[error(transparent)]
-    Report(#[from] ReportError),
+    Result(#[from] ResultError),
     #[error("interrupted; no result written")]
     Interrupted,
 }
@@ -47,13 +48,16 @@ impl TrialError {
 
 /// What a finished trial produced.
 pub struct TrialOutput {
-    pub doc: Json,
+    /// Its result.json.
+    pub doc: TrialResult,
     pub outcome: Box<dyn Outcome>,
     pub streams: Vec<StreamSamples>,
 }
 
-/// The stack a trial runs on and how to build it.
+/// What a trial runs: the workload's name, the stack and how to build it.
 pub struct Setup<'a> {
+    /// The workload's name in the study (its kind unless the study names it).
+    pub workload: &'a str,
     pub stack: &'a StackSpec,
     pub devices: &'a [DeviceSpec],
     pub build: BuildOptions,
@@ -74,12 +78,9 @@ pub fn run(
     let result = run_built(workload, params, setup, ledger, stop, show_progress);
     let errors = ledger.release_to(mark);
     let mut out = result?;
-    if !errors.is_empty() {
-        let w = out.doc["warnings"]
-            .as_array_mut()
-            .expect("warnings is an array");
-        w.extend(errors.into_iter().map(|e| json!(format!("cleanup: {e}"))));
-    }
+    out.doc
+        .warnings
+        .extend(errors.into_iter().map(|e| format!("cleanup: {e}")));
     Ok(out)
 }
 
@@ -145,34 +146,68 @@ fn run_built(
         ));
     }
     let outcome = workload.analyze(params, &streams)?;
-    let emulated = ledger.server_stats();
-    let target = json!({
-        "spec": setup.devices.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" "),
-        "layout": setup.stack.layout.name(),
-        "direct_io": built.direct_ok,
-        "backend": opts.backend.name(),
-    });
-    let mut doc = TrialDoc {
-        workload: workload.name(),
-        params: params.to_json(),
-        target,
+    let facts = RunFacts {
+        started,
+        elapsed_s: t.elapsed().as_secs_f64(),
         warnings,
-        outcome: outcome.as_ref(),
-        started_utc: utc_iso(started),
-        duration_s: t.elapsed().as_secs_f64(),
-    }
-    .to_json();
-    doc["stack"] = built.as_built.clone();
-    if !emulated.is_empty() {
-        doc["stack"]["emulated"] = json!(emulated);
-    }
-    doc["time_scale"] = json!(built.time_scale);
+        emulated: ledger.server_stats(),
+        backend: opts.backend,
+    };
+    let doc = document(workload, params, setup, &built, outcome.as_ref(), facts);
     drop(built);
     Ok(TrialOutput {
         doc,
         outcome,
         streams,
     })
+}
+
+/// What result.json records of a run besides the stack and the analysis.
+struct RunFacts {
+    started: SystemTime,
+    elapsed_s: f64,
+    /// Caveats so far (the analysis adds its own).
+    warnings: Vec<String>,
+    /// Statistics of the emulated devices' servers.
+    emulated: Vec<serde_json::Value>,
+    backend: BackendKind,
+}
+
+/// The trial's result.json: the one place it is made.
+fn document(
+    workload: &dyn Workload,
+    params: &Params,
+    setup: &Setup,
+    built: &provision::Built,
+    outcome: &dyn Outcome,
+    mut facts: RunFacts,
+) -> TrialResult {
+    facts.warnings.extend(outcome.warnings());
+    let mut stack = built.as_built.clone();
+    if !facts.emulated.is_empty() {
+        stack["emulated"] = json!(facts.emulated);
+    }
+    let spec: Vec<String> = setup.devices.iter().map(|d| d.to_string()).collect();
+    TrialResult {
+        format_version: result::FORMAT_VERSION,
+        iotrial_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload: setup.workload.to_string(),
+        kind: workload.name().to_string(),
+        params: result::params_object(params),
+        target: TrialTarget {
+            spec: spec.join(" "),
+            layout: setup.stack.layout.name().to_string(),
+            direct_io: built.direct_ok,
+            backend: facts.backend.name().to_string(),
+        },
+        stack,
+        time_scale: built.time_scale,
+        started_utc: utc_iso(facts.started),
+        duration_s: facts.elapsed_s,
+        warnings: facts.warnings,
+        streams: outcome.streams_json(),
+        verdict: outcome.verdict_json(),
+    }
 }
 
 /// Multiplies every time of `streams` by `scale` (measured time on a time-scaled emulated
@@ -188,11 +223,11 @@ fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
 }
 
 /// Writes result.json, samples.csv and timeseries.csv into `dir`.
-pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ReportError> {
-    report::csv::write_samples(&dir.join("samples.csv"), &out.streams)?;
-    report::csv::write_timeseries(
+pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
+    result::csv::write_samples(&dir.join("samples.csv"), &out.streams)?;
+    result::csv::write_timeseries(
         &dir.join("timeseries.csv"),
         &timeseries::per_second(&out.streams),
     )?;
-    report::json::write(&dir.join("result.json"), &out.doc)
+    result::write(&dir.join("result.json"), &out.doc)
 }

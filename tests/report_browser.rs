@@ -163,8 +163,9 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// Copies `src` trial into `root/trials/<dir>/dvr/r<rep>` with its headline figure scaled.
-fn copy_trial(src: &Path, root: &Path, dir: &str, rep: u32, scale: f64, target: &Value) -> String {
+/// Copies `src` trial into `root/trials/<dir>/dvr/r<rep>` with its headline figure scaled and
+/// `stack` as the stack as built.
+fn copy_trial(src: &Path, root: &Path, dir: &str, rep: u32, scale: f64, stack: &Value) -> String {
     let rel = format!("trials/{dir}/dvr/r{rep}");
     let d = root.join(&rel);
     std::fs::create_dir_all(&d).unwrap();
@@ -177,7 +178,7 @@ fn copy_trial(src: &Path, root: &Path, dir: &str, rep: u32, scale: f64, target: 
             doc["verdict"][k] = json!(v * scale);
         }
     }
-    doc["target"] = target.clone();
+    doc["stack"] = stack.clone();
     write_json(&d.join("result.json"), &doc);
     rel
 }
@@ -218,14 +219,14 @@ fn report_of_a_small_study_renders_cleanly_and_escapes_labels() {
     ];
     let mut trials = Vec::new();
     for (dir, name, scales) in stacks {
-        let target = json!({
-            "device": {"model": format!("HDD <i>{name}</i>"), "size_bytes": 8u64 << 30},
+        let stack = json!({
+            "devices": [{"model": format!("HDD <i>{name}</i>"), "size_bytes": 8u64 << 30}],
             "mkfs": ["mkfs.ext4", "-T", "largefile4"],
             "mount": {"options": format!("rw,noatime,{name}")},
             "scheduler": "mq-deadline",
         });
         for (i, s) in scales.iter().enumerate() {
-            let rel = copy_trial(&src, &root, dir, i as u32 + 1, *s, &target);
+            let rel = copy_trial(&src, &root, dir, i as u32 + 1, *s, &stack);
             trials.push(json!({"stack": name, "workload": "dvr", "repeat": i + 1, "status": "done", "path": rel}));
         }
     }
@@ -323,9 +324,15 @@ fn report_of_six_stacks_of_2048_samples_is_small_and_draws_every_chart() {
             .arg(d.join("samples.csv"))
             .assert()
             .success();
+        // The analysis part of result.json, and the rest of it (docs/result-format.md).
         let mut doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        doc["iotrial_version"] = json!("0.1.0");
         doc["workload"] = json!("dvr");
-        doc["target"] = json!({"device": {"model": "synthetic"}, "layout": name});
+        doc["target"] = json!({"spec": "emu:synthetic", "layout": "files", "direct_io": true, "backend": "psync"});
+        doc["stack"] = json!({"devices": [{"model": "synthetic"}], "layout": name});
+        doc["time_scale"] = json!(1.0);
+        doc["started_utc"] = json!("2026-11-22T02:15:42Z");
+        doc["duration_s"] = json!(60.0);
         write_json(&d.join("result.json"), &doc);
         trials.push(
             json!({"stack": name, "workload": "dvr", "repeat": 1, "status": "done", "path": rel}),

@@ -61,6 +61,21 @@ fn report_and_compare_a_run() {
 }
 
 #[test]
+fn a_run_writes_the_manifest_a_study_writes() {
+    let out = tempfile::tempdir().unwrap();
+    let root = run_dvr(out.path());
+    let m = iotrial::study::Manifest::load(&root).unwrap();
+    assert_eq!(m.trials.len(), 1);
+    let t = &m.trials[0];
+    assert_eq!((t.workload.as_str(), t.kind.as_str()), ("dvr", "dvr"));
+    assert_eq!(t.status, iotrial::study::Status::Done);
+    assert!(root.join(&t.path).join("result.json").is_file());
+    assert_eq!(m.resolved.workloads[0].set.get("samples"), Some("16"));
+    let again = iotrial::study::builtin::load(root.join("study.toml").to_str().unwrap()).unwrap();
+    assert_eq!(again, m.resolved, "study.toml is the run as a study");
+}
+
+#[test]
 fn not_a_results_directory_is_a_usage_error() {
     let d = tempfile::tempdir().unwrap();
     iotrial()

@@ -1,95 +1,95 @@
-//! The end-of-study comparison table: one row per stack, means over repeats, the best value
-//! of each column marked by its direction, pass/fail, baselines labelled and never marked, and
-//! stacks that did not run listed.
+//! The end-of-study comparison table: one row per stack, means over repeats with their
+//! confidence intervals, the best value of each column marked by its direction, pass/fail,
+//! baselines labelled and never marked, stacks that did not run listed, and a result.json
+//! whose verdict lacks a figure refused rather than shown as "-".
 
+use iotrial::result::{self, TrialResult};
 use iotrial::study::results::ResultsDir;
-use iotrial::study::table::{Comparison, NotRun, TrialFigures};
+use iotrial::study::table::StudyTable;
 use iotrial::study::{builtin, expand, Manifest, Options, Status};
 use serde_json::json;
+use std::path::Path;
 
-fn result(mbit: f64, preroll: f64, meets: bool) -> serde_json::Value {
-    json!({"verdict": {
-        "record_mbit_guaranteed": mbit,
-        "playback_preroll_s": preroll,
-        "record_fairness_jain": 0.99,
-        "playback_fairness_jain": null,
-        "record_completion_spread": 1.2,
-        "playback_completion_spread": 1.5,
-        "target_mbit": 19.4,
-        "meets_target": meets,
-    }})
+const LEGACY: &str = "tests/fixtures/results-0.1.0/trials/a/dvr-buffered/r1/result.json";
+
+/// A real dvr result.json with its verdict's headline figures replaced.
+fn doc(mbit: f64, preroll: f64, meets: bool) -> TrialResult {
+    let mut d = result::read(Path::new(LEGACY)).unwrap();
+    d.verdict["record_mbit_guaranteed"] = json!(mbit);
+    d.verdict["playback_preroll_s"] = json!(preroll);
+    d.verdict["record_fairness_jain"] = json!(0.99);
+    d.verdict["playback_fairness_jain"] = json!(null);
+    d.verdict["meets_target"] = json!(meets);
+    d
 }
 
-fn fig(stack: &str, mbit: f64, preroll: f64, meets: bool) -> TrialFigures {
-    TrialFigures::from_result(stack, "dvr", "dvr", &result(mbit, preroll, meets))
+/// A results directory of the built-in dvr study with `stacks` and `repeats`.
+fn results(out: &Path, stacks: &str, repeats: u32) -> (ResultsDir, Manifest) {
+    let r = ResultsDir::create(out, "dvr").unwrap();
+    let mut study = builtin::load("dvr").unwrap();
+    study.repeats = repeats;
+    let opts = Options {
+        only: vec![stacks.into()],
+        ..Options::default()
+    };
+    let m = Manifest::create(&r, &expand(&study, &opts).unwrap()).unwrap();
+    (r, m)
 }
 
-#[test]
-fn figures_come_from_result_json() {
-    let f = fig("ext4", 12.3, 1.3, false);
-    assert_eq!(f.figures[0].key, "record_mbit_guaranteed");
-    assert_eq!(f.figures[0].value, Some(12.3));
-    assert_eq!(f.figures[3].value, None);
-    assert_eq!(f.meets_target, Some(false));
+/// Writes a finished trial the way the runner does.
+fn finish(r: &ResultsDir, m: &mut Manifest, stack: &str, rep: usize, d: &TrialResult) {
+    let tmp = r.begin_trial(stack, "dvr", rep).unwrap();
+    result::write(&tmp.join("result.json"), d).unwrap();
+    r.commit_trial(&tmp, stack, "dvr", rep).unwrap();
+    m.update(&r.root, &format!("{stack}/dvr/r{rep}"), Status::Done, None)
+        .unwrap();
 }
 
 #[test]
 fn best_is_marked_by_direction_and_repeats_are_averaged() {
-    let c = Comparison {
-        stacks: vec!["raw".into(), "ext4".into(), "xfs".into()],
-        baselines: vec![],
-        results: vec![
-            fig("raw", 32.0, 1.5, true),
-            fig("raw", 30.0, 1.5, true),
-            fig("ext4", 12.3, 1.3, false),
-            fig("ext4", 20.0, 1.1, true),
-        ],
-        not_run: vec![NotRun {
-            stack: "xfs".into(),
-            trial: "xfs/dvr/r1".into(),
-            status: Status::Skipped,
-            reason: "needs root (mkfs, mount)".into(),
-        }],
-    };
-    let (rows, repeats) = c.rows("dvr");
-    assert_eq!(repeats, 2);
-    assert_eq!(rows.headings[1], "record guaranteed\nMbit/s");
-    assert_eq!(rows.headings.last().unwrap(), "target");
+    let out = tempfile::tempdir().unwrap();
+    let (r, mut m) = results(out.path(), "raw-partitions,ext4,xfs", 2);
+    finish(&r, &mut m, "raw-partitions", 1, &doc(32.0, 1.5, true));
+    finish(&r, &mut m, "raw-partitions", 2, &doc(30.0, 1.5, true));
+    finish(&r, &mut m, "ext4", 1, &doc(12.3, 1.3, false));
+    finish(&r, &mut m, "ext4", 2, &doc(20.0, 1.1, true));
+    for rep in [1, 2] {
+        let id = format!("xfs/dvr/r{rep}");
+        m.update(&r.root, &id, Status::Skipped, Some("needs root".into()))
+            .unwrap();
+    }
+    let t = StudyTable::from_results(&r.root, &m).unwrap();
+    let rows = t.tables[0]
+        .1
+        .rows_text(iotrial::present::verdict::Medium::Terminal);
+    assert_eq!(rows.headings[1], "repeats");
+    assert_eq!(rows.headings[2], "record guaranteed\nMbit/s");
     assert_eq!(rows.rows.len(), 2, "xfs did not run");
-    // Higher is better for bitrate, lower for pre-roll.
-    assert_eq!(rows.rows[0][1], "31.0 *");
-    assert_eq!(rows.rows[1][1], "16.1");
-    assert_eq!(rows.rows[0][2], "1.50");
-    assert_eq!(rows.rows[1][2], "1.20 *");
-    // No mark when every stack has the same value; a column with no values is blank.
-    assert_eq!(rows.rows[0][3], "0.990");
-    assert_eq!(rows.rows[1][3], "0.990");
-    assert_eq!(rows.rows[0][4], "-");
-    assert_eq!(rows.rows[0][7], "pass");
-    assert_eq!(rows.rows[1][7], "FAIL 1/2");
-    let text = c.render();
-    assert!(text.contains("means over 2 repeats"), "{text}");
+    // Higher is better for bitrate, lower for pre-roll; t(0.975, 1) = 12.706.
+    assert_eq!(rows.rows[0][0], "★ raw-partitions");
+    assert_eq!(rows.rows[0][2], "31.0 ± 12.7 *");
+    assert!(rows.rows[1][2].starts_with("16.1 ± "), "{:?}", rows.rows[1]);
+    assert_eq!(rows.rows[0][3], "1.50 ± 0.000");
+    assert!(rows.rows[1][3].starts_with("1.20 ± ") && rows.rows[1][3].ends_with(" *"));
+    // Every stack has the same fairness: nothing to mark; a figure nobody has is "-".
+    assert_eq!(rows.rows[0][4], "0.990 ± 0.000");
+    assert_eq!(rows.rows[0][5], "-");
+    assert_eq!(rows.rows[0][8], "pass");
+    assert_eq!(rows.rows[1][8], "met 1/2", "the report's wording");
+    let text = t.render();
+    assert!(text.contains("mean over repeats"), "{text}");
     assert!(
-        text.contains("skipped xfs: needs root (mkfs, mount)"),
+        text.contains("lowest") || text.contains("highest"),
         "{text}"
     );
+    assert!(text.contains("skipped xfs: needs root"), "{text}");
 }
 
 #[test]
-fn table_from_a_results_directory() {
+fn one_stack_is_shown_unranked() {
     let out = tempfile::tempdir().unwrap();
-    let r = ResultsDir::create(out.path(), "dvr").unwrap();
-    let opts = Options {
-        only: vec!["raw-partitions,xfs".into()],
-        ..Options::default()
-    };
-    let exp = expand(&builtin::load("dvr").unwrap(), &opts).unwrap();
-    let mut m = Manifest::create(&r, &exp).unwrap();
-    let tmp = r.begin_trial("raw-partitions", "dvr", 1).unwrap();
-    std::fs::write(tmp.join("result.json"), result(32.0, 1.5, true).to_string()).unwrap();
-    r.commit_trial(&tmp, "raw-partitions", "dvr", 1).unwrap();
-    m.update(&r.root, "raw-partitions/dvr/r1", Status::Done, None)
-        .unwrap();
+    let (r, mut m) = results(out.path(), "raw-partitions,xfs", 1);
+    finish(&r, &mut m, "raw-partitions", 1, &doc(32.0, 1.5, true));
     m.update(
         &r.root,
         "xfs/dvr/r1",
@@ -97,8 +97,7 @@ fn table_from_a_results_directory() {
         Some("mkfs.xfs not found".into()),
     )
     .unwrap();
-    let c = Comparison::from_results(&r.root, &m).unwrap();
-    let text = c.render();
+    let text = StudyTable::from_results(&r.root, &m).unwrap().render();
     assert!(
         text.contains("raw-partitions") && text.contains("32.0"),
         "{text}"
@@ -107,37 +106,47 @@ fn table_from_a_results_directory() {
         !text.contains("32.0 *"),
         "one stack: nothing to mark\n{text}"
     );
+    assert!(text.contains("No stack is ranked"), "{text}");
     assert!(text.contains("failed xfs: mkfs.xfs not found"), "{text}");
 }
 
 #[test]
 fn baseline_with_the_best_values_is_labelled_not_starred() {
     let out = tempfile::tempdir().unwrap();
-    let r = ResultsDir::create(out.path(), "dvr").unwrap();
-    let opts = Options {
-        only: vec!["raw-partitions,xfs,host-dir".into()],
-        ..Options::default()
-    };
-    let exp = expand(&builtin::load("dvr").unwrap(), &opts).unwrap();
-    let mut m = Manifest::create(&r, &exp).unwrap();
+    let (r, mut m) = results(out.path(), "raw-partitions,xfs,host-dir", 1);
     // host-dir, the dvr study's baseline, has the best value in every column.
     for (stack, mbit, preroll) in [
         ("raw-partitions", 30.0, 1.5),
         ("xfs", 20.0, 1.8),
         ("host-dir", 90.0, 0.2),
     ] {
-        let tmp = r.begin_trial(stack, "dvr", 1).unwrap();
-        let doc = result(mbit, preroll, true).to_string();
-        std::fs::write(tmp.join("result.json"), doc).unwrap();
-        r.commit_trial(&tmp, stack, "dvr", 1).unwrap();
-        m.update(&r.root, &format!("{stack}/dvr/r1"), Status::Done, None)
-            .unwrap();
+        finish(&r, &mut m, stack, 1, &doc(mbit, preroll, true));
     }
-    let c = Comparison::from_results(&r.root, &m).unwrap();
-    assert_eq!(c.baselines, ["host-dir"]);
-    let (rows, _) = c.rows("dvr");
-    assert_eq!(rows.rows[0][..3], ["raw-partitions", "30.0 *", "1.50 *"]);
+    let t = StudyTable::from_results(&r.root, &m).unwrap();
+    let rows = t.tables[0]
+        .1
+        .rows_text(iotrial::present::verdict::Medium::Terminal);
+    assert_eq!(rows.rows[0][..3], ["★ raw-partitions", "30.0 *", "1.50 *"]);
     assert_eq!(rows.rows[1][..3], ["xfs", "20.0", "1.80"]);
     assert_eq!(rows.rows[2][..3], ["host-dir (baseline)", "90.0", "0.200"]);
-    assert!(c.render().contains("baselines are not ranked"));
+    assert!(t.render().contains("never ranked"));
+}
+
+#[test]
+fn a_renamed_verdict_key_fails_instead_of_showing_a_dash() {
+    let out = tempfile::tempdir().unwrap();
+    let (r, mut m) = results(out.path(), "raw-partitions,xfs", 1);
+    let mut d = doc(30.0, 1.5, true);
+    let v = d.verdict.as_object_mut().unwrap();
+    let x = v.remove("record_mbit_guaranteed").unwrap();
+    v.insert("record_mbit".into(), x);
+    finish(&r, &mut m, "raw-partitions", 1, &d);
+    finish(&r, &mut m, "xfs", 1, &doc(20.0, 1.8, true));
+    let e = StudyTable::from_results(&r.root, &m)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("raw-partitions/dvr/r1/result.json") && e.contains("record_mbit"),
+        "{e}"
+    );
 }

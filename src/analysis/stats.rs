@@ -1,9 +1,10 @@
 //! Latency statistics of one stream: mean, nearest-rank percentiles, max, standard deviation.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Summary of a set of latencies, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct LatencySummary {
     pub mean: f64,
     pub p50: f64,

@@ -1,11 +1,13 @@
 //! `iotrial compare A B`: the verdict figures of two results directories side by side, stack by
-//! stack, with the change from A to B and whether it is significant by Welch's t-test.
+//! stack, with the change from A to B and whether it is significant by Welch's t-test. Each
+//! directory's figures come from the same comparison the report shows.
 
 use super::load::Study;
-use super::verdicts::{generic_columns, num, values, welch_text, Column};
+use super::model::{kind_report, verdict_table};
 use super::ReportError;
 use crate::analysis::compare::{self, Estimate};
-use crate::workload::{self, Rows};
+use crate::present::verdict::{welch_text, VerdictTable};
+use crate::present::{num, FigureSpec, KindLookup, Rows};
 use std::path::Path;
 
 /// One figure of one stack in both directories.
@@ -13,7 +15,7 @@ use std::path::Path;
 pub struct Delta {
     pub workload: String,
     pub stack: String,
-    pub column: Column,
+    pub figure: FigureSpec,
     pub a: Option<Estimate>,
     pub b: Option<Estimate>,
     pub test: Option<compare::Welch>,
@@ -30,44 +32,73 @@ impl Delta {
 #[derive(Debug, Clone)]
 pub struct Comparison {
     pub deltas: Vec<Delta>,
-    /// Stacks (as `workload/stack`) found in only one of the directories.
+    /// Stacks (as `workload/stack`) found in only one of the directories, and workloads whose
+    /// kinds differ.
     pub unmatched: Vec<String>,
 }
 
-/// Compares the results directories `a` (before) and `b` (after).
-pub fn compare_dirs(a: &Path, b: &Path) -> Result<Comparison, ReportError> {
+/// One workload's table in a directory.
+fn table(study: &Study, w: &str, kinds: KindLookup) -> Result<VerdictTable, ReportError> {
+    let kind = kind_report(study, w, kinds)?;
+    Ok(verdict_table(kind, &study.stacks(w))?)
+}
+
+/// The deltas of every stack in both tables, figure by figure.
+fn deltas(
+    w: &str,
+    ta: &VerdictTable,
+    tb: &VerdictTable,
+    unmatched: &mut Vec<String>,
+) -> Vec<Delta> {
+    let mut out = Vec::new();
+    for x in &ta.rows {
+        let Some(y) = tb.rows.iter().find(|y| y.stack == x.stack) else {
+            unmatched.push(format!("{w}/{} (only in A)", x.stack));
+            continue;
+        };
+        for (c, figure) in ta.columns.iter().enumerate() {
+            let (va, vb) = (&x.values[c], &y.values[c]);
+            if va.is_empty() && vb.is_empty() {
+                continue;
+            }
+            out.push(Delta {
+                workload: w.to_string(),
+                stack: x.stack.clone(),
+                figure: *figure,
+                a: x.estimates[c],
+                b: y.estimates[c],
+                test: compare::welch(va, vb),
+            });
+        }
+    }
+    for y in tb
+        .rows
+        .iter()
+        .filter(|y| !ta.rows.iter().any(|x| x.stack == y.stack))
+    {
+        unmatched.push(format!("{w}/{} (only in B)", y.stack));
+    }
+    out
+}
+
+/// Compares the results directories `a` (before) and `b` (after); `kinds` gives each
+/// workload kind's figures.
+pub fn compare_dirs(a: &Path, b: &Path, kinds: KindLookup) -> Result<Comparison, ReportError> {
     let (sa, sb) = (Study::load(a)?, Study::load(b)?);
-    let mut deltas = Vec::new();
+    let mut deltas_all = Vec::new();
     let mut unmatched = Vec::new();
     for w in sa.workloads() {
-        let (ka, kb) = (sa.stacks(w), sb.stacks(w));
-        let columns: Vec<Column> = match workload::find(w).ok().and_then(|k| k.report_sections()) {
-            Some(c) => c.columns().into_iter().map(Column::from).collect(),
-            None => generic_columns(&ka),
-        };
-        for x in &ka {
-            let Some(y) = kb.iter().find(|y| y.stack == x.stack) else {
-                unmatched.push(format!("{w}/{} (only in A)", x.stack));
-                continue;
-            };
-            for c in &columns {
-                let (va, vb) = (values(&x.trials, &c.key), values(&y.trials, &c.key));
-                if va.is_empty() && vb.is_empty() {
-                    continue;
-                }
-                deltas.push(Delta {
-                    workload: w.to_string(),
-                    stack: x.stack.to_string(),
-                    column: c.clone(),
-                    a: Estimate::of(&va),
-                    b: Estimate::of(&vb),
-                    test: compare::welch(&va, &vb),
-                });
-            }
+        if !sb.workloads().contains(&w) {
+            unmatched.push(format!("{w} (only in A)"));
+            continue;
         }
-        for y in kb.iter().filter(|y| !ka.iter().any(|x| x.stack == y.stack)) {
-            unmatched.push(format!("{w}/{} (only in B)", y.stack));
+        let (ka, kb) = (sa.kind(w)?, sb.kind(w)?);
+        if ka != kb {
+            unmatched.push(format!("{w} (kind {ka} in A, {kb} in B)"));
+            continue;
         }
+        let (ta, tb) = (table(&sa, w, kinds)?, table(&sb, w, kinds)?);
+        deltas_all.extend(deltas(w, &ta, &tb, &mut unmatched));
     }
     for w in sb
         .workloads()
@@ -76,7 +107,10 @@ pub fn compare_dirs(a: &Path, b: &Path) -> Result<Comparison, ReportError> {
     {
         unmatched.push(format!("{w} (only in B)"));
     }
-    Ok(Comparison { deltas, unmatched })
+    Ok(Comparison {
+        deltas: deltas_all,
+        unmatched,
+    })
 }
 
 fn signed(x: f64) -> String {
@@ -114,11 +148,6 @@ impl Comparison {
             .deltas
             .iter()
             .map(|d| {
-                let unit = if d.column.unit.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", d.column.unit)
-                };
                 let pct = match (d.change(), d.a) {
                     (Some(c), Some(a)) if a.mean != 0.0 => {
                         format!("{:+.1}%", c / a.mean.abs() * 100.0)
@@ -132,7 +161,7 @@ impl Comparison {
                 vec![
                     d.workload.clone(),
                     d.stack.clone(),
-                    format!("{}{unit}", d.column.label),
+                    d.figure.heading(),
                     est(d.a.as_ref()),
                     est(d.b.as_ref()),
                     d.change().map(signed).unwrap_or_else(|| "-".into()),
@@ -174,35 +203,40 @@ pub fn render(c: &Comparison, markdown: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::present::kind::example::{lookup, verdict};
+    use crate::result::example;
 
-    fn put(root: &Path, stack: &str, rep: u32, mbit: f64) {
-        let d = root.join(format!("trials/{stack}/dvr/r{rep}"));
+    fn put(root: &Path, stack: &str, workload: &str, rep: u32, mbit: f64) {
+        let d = root.join(format!("trials/{stack}/{workload}/r{rep}"));
         std::fs::create_dir_all(&d).unwrap();
-        let doc =
-            serde_json::json!({"verdict": {"record_mbit_guaranteed": mbit, "meets_target": true}});
-        std::fs::write(d.join("result.json"), doc.to_string()).unwrap();
+        let mut doc = example::doc("test", verdict(mbit, 1.0, true));
+        doc.workload = workload.into();
+        crate::result::write(&d.join("result.json"), &doc).unwrap();
     }
 
     #[test]
     fn significant_change_is_called() {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         for (i, v) in [20.1, 19.8, 20.5, 20.3, 19.9].into_iter().enumerate() {
-            put(a.path(), "ext4", i as u32 + 1, v);
+            put(a.path(), "ext4", "dvr-buffered", i as u32 + 1, v);
         }
         for (i, v) in [18.2, 19.0, 18.7, 18.4].into_iter().enumerate() {
-            put(b.path(), "ext4", i as u32 + 1, v);
+            put(b.path(), "ext4", "dvr-buffered", i as u32 + 1, v);
         }
-        put(b.path(), "xfs", 1, 30.0);
-        let c = compare_dirs(a.path(), b.path()).unwrap();
+        put(b.path(), "xfs", "dvr-buffered", 1, 30.0);
+        let c = compare_dirs(a.path(), b.path(), lookup).unwrap();
         let rows = c.rows();
         let r = &rows.rows[0];
         assert_eq!(r[1], "ext4");
-        assert!(r[2].starts_with("record guaranteed (Mbit/s)"));
+        assert_eq!(
+            r[2], "guaranteed (Mbit/s)",
+            "the figures of the results' kind"
+        );
         assert_eq!(r[3], "20.1 ± 0.356 (n=5)");
         assert!(
             r[7].contains("significant") && !r[7].contains("not"),
             "{r:?}"
         );
-        assert_eq!(c.unmatched, vec!["dvr/xfs (only in B)"]);
+        assert_eq!(c.unmatched, vec!["dvr-buffered/xfs (only in B)"]);
     }
 }

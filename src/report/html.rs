@@ -5,8 +5,10 @@
 
 use super::load::Study;
 use super::model::{self, Report};
-use super::sections::Block;
 use super::{markdown, ReportError};
+use crate::present::chart::Block;
+use crate::present::verdict::{Medium, VerdictTable};
+use crate::present::KindLookup;
 use minijinja::{AutoEscape, Environment};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
@@ -27,10 +29,11 @@ pub struct ReportFiles {
     pub markdown: PathBuf,
 }
 
-/// Reads the results directory `results_dir` and writes its report.html and report.md.
-pub fn write_report(results_dir: &Path) -> Result<ReportFiles, ReportError> {
+/// Reads the results directory `results_dir` and writes its report.html and report.md;
+/// `kinds` gives each workload kind's columns and sections.
+pub fn write_report(results_dir: &Path, kinds: KindLookup) -> Result<ReportFiles, ReportError> {
     let study = Study::load(results_dir)?;
-    let report = model::build(&study)?;
+    let report = model::build(&study, kinds)?;
     let files = ReportFiles {
         html: results_dir.join("report.html"),
         markdown: results_dir.join("report.md"),
@@ -102,45 +105,47 @@ struct Row {
     cells: Vec<Cell>,
 }
 
+/// The verdict table's rows: the best stack flagged (the template stars it), the best value of
+/// each column and the target cells classed.
+fn table_rows(t: &VerdictTable) -> Vec<Row> {
+    let lead = t.first_figure_cell();
+    let target = t.has_target().then_some(lead + t.columns.len());
+    (0..t.rows.len())
+        .map(|i| {
+            let cells = t
+                .cells(i)
+                .into_iter()
+                .enumerate()
+                .map(|(j, text)| {
+                    let class = if j >= lead && j < lead + t.columns.len() && t.is_best(i, j - lead)
+                    {
+                        "top"
+                    } else if Some(j) == target {
+                        t.rows[i].target.class()
+                    } else {
+                        ""
+                    };
+                    Cell {
+                        text,
+                        class: class.into(),
+                    }
+                })
+                .collect();
+            Row {
+                best: t.is_best_stack(i),
+                cells,
+            }
+        })
+        .collect()
+}
+
 /// The template's context and the charts' data, built from the report.
 fn context(report: &Report) -> (Json, Json) {
     let mut charts = BTreeMap::new();
     let mut used = Vec::new();
     let mut workloads = Vec::new();
     for w in &report.workloads {
-        let t = &w.table;
-        let n_lead = if t.has_repeats() { 2 } else { 1 };
-        let tops: Vec<Option<usize>> = (0..t.columns.len()).map(|c| t.best_in(c)).collect();
-        let rows: Vec<Row> = (0..t.rows.len())
-            .map(|i| {
-                let texts = t.cells(i);
-                let cells = texts
-                    .into_iter()
-                    .enumerate()
-                    .map(|(j, text)| {
-                        let class = if j >= n_lead && j < n_lead + t.columns.len() {
-                            if tops[j - n_lead] == Some(i) {
-                                "top"
-                            } else {
-                                ""
-                            }
-                        } else if j == n_lead + t.columns.len() {
-                            t.rows[i].target.class()
-                        } else {
-                            ""
-                        };
-                        Cell {
-                            text,
-                            class: class.into(),
-                        }
-                    })
-                    .collect();
-                Row {
-                    best: t.best == Some(i),
-                    cells,
-                }
-            })
-            .collect();
+        let rows = table_rows(&w.table);
         let wa = anchor(&w.workload, &mut used);
         let sections: Vec<Json> = w
             .sections
@@ -169,7 +174,7 @@ fn context(report: &Report) -> (Json, Json) {
         workloads.push(json!({
             "name": w.workload,
             "anchor": wa,
-            "table": {"headings": t.headings(), "rows": rows, "note": t.method_note()},
+            "table": {"headings": w.table.headings(Medium::Html), "rows": rows, "note": w.table.method_note(Medium::Html)},
             "sections": sections,
             "built": built,
         }));
@@ -217,6 +222,8 @@ pub fn render(report: &Report) -> Result<String, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::present::kind::example::{lookup, verdict};
+    use crate::result::example;
 
     #[test]
     fn json_cannot_close_the_script_element() {
@@ -241,15 +248,15 @@ mod tests {
         let xss = "<script>alert(1)</script>";
         let t = d.path().join("trials/x/dvr/r1");
         std::fs::create_dir_all(&t).unwrap();
-        let result = json!({"verdict": {"record_mbit_guaranteed": 20.0},
-                            "target": {"mount": {"options": format!("rw,{xss}")}},
-                            "warnings": [xss]});
-        std::fs::write(t.join("result.json"), result.to_string()).unwrap();
+        let mut result = example::doc("test", verdict(20.0, 1.0, true));
+        result.stack = json!({"mount": {"options": format!("rw,{xss}")}});
+        result.warnings = vec![xss.into()];
+        crate::result::write(&t.join("result.json"), &result).unwrap();
         let manifest = json!({"study": xss, "host": {"hostname": xss, "kernel": xss},
             "trials": [{"stack": xss, "workload": "dvr", "repeat": 1, "status": "done", "path": "trials/x/dvr/r1"},
                        {"stack": xss, "workload": "dvr", "repeat": 2, "status": "failed", "path": "trials/x/dvr/r2"}]});
         std::fs::write(d.path().join("manifest.json"), manifest.to_string()).unwrap();
-        let files = write_report(d.path()).unwrap();
+        let files = write_report(d.path(), lookup).unwrap();
         let html = std::fs::read_to_string(files.html).unwrap();
         assert!(!html.contains(xss), "unescaped label in report.html");
         assert!(html.matches("&lt;script&gt;alert(1)&lt;").count() >= 6);
@@ -265,8 +272,8 @@ mod tests {
         for (stack, mbit) in [("a", 20.0), ("b", 18.0), ("host", 90.0)] {
             let t = d.path().join(format!("trials/{stack}/w/r1"));
             std::fs::create_dir_all(&t).unwrap();
-            let result = json!({"verdict": {"mbit": mbit}});
-            std::fs::write(t.join("result.json"), result.to_string()).unwrap();
+            let result = example::doc("test", verdict(mbit, 1.0, true));
+            crate::result::write(&t.join("result.json"), &result).unwrap();
             trials.push(
                 json!({"stack": stack, "workload": "w", "repeat": 1, "status": "done",
                                "path": format!("trials/{stack}/w/r1")}),
@@ -275,9 +282,9 @@ mod tests {
         let manifest = json!({"study": "s", "trials": trials, "resolved": {"stacks": [
             {"name": "a"}, {"name": "b"}, {"name": "host", "baseline": true}]}});
         std::fs::write(d.path().join("manifest.json"), manifest.to_string()).unwrap();
-        let files = write_report(d.path()).unwrap();
+        let files = write_report(d.path(), lookup).unwrap();
         let md = std::fs::read_to_string(files.markdown).unwrap();
-        assert!(md.contains("| ★ a | 20.0 |"), "{md}");
+        assert!(md.contains("| ★ a | 20.0 \\* | 1.00 | pass |"), "{md}");
         assert!(md.contains("| host (baseline) | 90.0 |"), "{md}");
         assert!(md.contains("never ranked"), "{md}");
         let html = std::fs::read_to_string(files.html).unwrap();

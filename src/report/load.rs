@@ -1,31 +1,14 @@
-//! Reading a results directory back: manifest.json for header facts (when present) and every
-//! finished trial's result.json under `trials/<stack>/<workload>/r<N>/`, and which stacks are
-//! baselines (the manifest's resolved study). Missing keys are tolerated; unfinished trials
-//! (`r<N>.partial`) are skipped.
+//! Reading a results directory back: manifest.json for header facts, stack names and order
+//! (when present; missing keys are tolerated) and every finished trial's result.json under
+//! `trials/<stack>/<workload>/r<N>/` (read through [`crate::result`]), and which stacks are
+//! baselines (the manifest's resolved study). Unfinished trials (`r<N>.partial`) are skipped.
+//! A workload's kind is what its trials' result.json say, never its directory's name.
 
-use super::{json, ReportError};
+use super::ReportError;
+use crate::result::{self, StackTrials, Trial};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// One finished trial as found on disk.
-#[derive(Debug, Clone)]
-pub struct Trial {
-    pub stack: String,
-    pub workload: String,
-    pub repeat: u32,
-    /// The trial's directory (holds result.json, samples.csv, ...).
-    pub dir: PathBuf,
-    /// Its result.json.
-    pub result: Json,
-}
-
-impl Trial {
-    /// Path of a file in the trial's directory.
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-}
 
 /// A results directory as read back.
 #[derive(Debug, Clone)]
@@ -44,7 +27,7 @@ impl Study {
     pub fn load(root: &Path) -> Result<Study, ReportError> {
         let manifest_path = root.join("manifest.json");
         let manifest = if manifest_path.exists() {
-            json::read(&manifest_path)?
+            read_json(&manifest_path)?
         } else {
             Json::Null
         };
@@ -69,17 +52,17 @@ impl Study {
                             .unwrap_or_else(|| file_name(&stack)),
                         workload: file_name(&workload),
                         repeat,
-                        result: json::read(&result_path)?,
+                        result: result::read(&result_path)?,
                         dir: rep,
                     });
                 }
             }
         }
         if trials.is_empty() {
-            return Err(ReportError::Format {
-                path: trials_dir.display().to_string(),
-                message: "no finished trial (trials/<stack>/<workload>/r<N>/result.json)".into(),
-            });
+            return Err(ReportError::format(
+                &trials_dir,
+                "no finished trial (trials/<stack>/<workload>/r<N>/result.json)",
+            ));
         }
         let order = stack_order(&manifest);
         let rank = |s: &str| order.get(s).copied().unwrap_or(usize::MAX);
@@ -139,6 +122,28 @@ impl Study {
         out
     }
 
+    /// The kind of workload `workload`: what its trials' result.json say (they must agree).
+    pub fn kind(&self, workload: &str) -> Result<&str, ReportError> {
+        let mut trials = self.trials.iter().filter(|t| t.workload == workload);
+        let first = trials.next().ok_or_else(|| {
+            ReportError::format(
+                &self.root,
+                format!("no finished trial of workload {workload}"),
+            )
+        })?;
+        match trials.find(|t| t.result.kind != first.result.kind) {
+            Some(t) => Err(t
+                .error(format!(
+                    "workload {workload} is of kind {}, but {} says {}",
+                    t.result.kind,
+                    first.file("result.json").display(),
+                    first.result.kind
+                ))
+                .into()),
+            None => Ok(&first.result.kind),
+        }
+    }
+
     /// The study's name from the manifest, else the directory's name.
     pub fn name(&self) -> String {
         self.manifest["study"]
@@ -148,13 +153,10 @@ impl Study {
     }
 }
 
-/// One stack's trials of one workload.
-#[derive(Debug, Clone)]
-pub struct StackTrials<'a> {
-    pub stack: &'a str,
-    /// A baseline: shown beside the others, never ranked.
-    pub baseline: bool,
-    pub trials: Vec<&'a Trial>,
+/// Reads a JSON file (the manifest).
+fn read_json(path: &Path) -> Result<Json, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| ReportError::format(path, e.to_string()))
 }
 
 fn file_name(p: &Path) -> String {
@@ -217,6 +219,24 @@ mod tests {
         std::fs::write(p, text).unwrap();
     }
 
+    fn doc(kind: &str) -> String {
+        serde_json::to_string(&crate::result::example::doc(kind, serde_json::json!({}))).unwrap()
+    }
+
+    #[test]
+    fn kind_comes_from_the_results_not_the_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        put(r, "trials/a/dvr-buffered/r1/result.json", &doc("dvr"));
+        put(r, "trials/a/dvr/r1/result.json", &doc("other"));
+        let s = Study::load(r).unwrap();
+        assert_eq!(s.kind("dvr-buffered").unwrap(), "dvr");
+        assert_eq!(s.kind("dvr").unwrap(), "other");
+        put(r, "trials/b/dvr/r1/result.json", &doc("dvr"));
+        let e = Study::load(r).unwrap().kind("dvr").unwrap_err().to_string();
+        assert!(e.contains("workload dvr is of kind"), "{e}");
+    }
+
     #[test]
     fn walks_trials_in_manifest_order_and_skips_partial() {
         let d = tempfile::tempdir().unwrap();
@@ -235,7 +255,7 @@ mod tests {
             "xfs/dvr/r2.partial",
             "a-b/dvr/r1",
         ] {
-            put(r, &format!("trials/{rel}/result.json"), r#"{"verdict":{}}"#);
+            put(r, &format!("trials/{rel}/result.json"), &doc("dvr"));
         }
         let s = Study::load(r).unwrap();
         let got: Vec<(&str, u32)> = s

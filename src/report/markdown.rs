@@ -2,8 +2,9 @@
 //! tables, for pasting into a ticket. Cell text is escaped so labels cannot break the table.
 
 use super::model::Report;
-use super::sections::Block;
-use crate::workload::Rows;
+use crate::present::chart::Block;
+use crate::present::verdict::Medium;
+use crate::present::Rows;
 
 /// Escapes text for a Markdown table cell: `|`, `\`, `<`, `>`, `*`, `_`, `` ` `` and line
 /// breaks cannot change the table's layout or add markup.
@@ -63,8 +64,11 @@ pub fn render(report: &Report) -> String {
     }
     for w in &report.workloads {
         s.push_str(&format!("\n## Workload {}: verdict\n\n", cell(&w.workload)));
-        s.push_str(&table(&w.table.rows_text()));
-        s.push_str(&format!("\n{}\n", w.table.method_note()));
+        s.push_str(&table(&w.table.rows_text(Medium::Markdown)));
+        s.push_str(&format!(
+            "\n{}\n",
+            cell(&w.table.method_note(Medium::Markdown))
+        ));
         for sec in &w.sections {
             let tables: Vec<_> = sec
                 .blocks

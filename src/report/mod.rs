@@ -1,37 +1,35 @@
-//! Outputs of a trial: result.json, samples.csv and timeseries.csv on disk, and the terminal
-//! table and verdict line; and the study's report (report.html, report.md) and the comparison
-//! of two results directories. The report knows nothing about how samples were taken.
+//! The renderer: terminal tables and the progress bar, the study's report (report.html,
+//! report.md) and the comparison of two results directories. It reads trials through
+//! [`crate::result`] and shows what [`crate::present`] holds; a workload kind's columns and
+//! sections come from the [`crate::present::KindLookup`] its caller hands it, so the report
+//! knows no workload and nothing about how samples were taken.
 
 pub mod compare;
-pub mod csv;
 pub mod html;
-pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod model;
-pub mod sections;
 pub mod terminal;
-pub mod verdicts;
+
+use crate::result::ResultError;
+use std::path::Path;
 
 /// An output could not be written or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: {message}")]
-    Format { path: String, message: String },
+    /// A file of the results directory, or one the report writes.
+    #[error(transparent)]
+    File(#[from] ResultError),
     #[error("report template: {0}")]
     Template(String),
 }
 
 impl ReportError {
-    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        ReportError::Io {
-            path: path.display().to_string(),
-            source,
-        }
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        ResultError::io(path, source).into()
+    }
+
+    pub fn format(path: &Path, message: impl Into<String>) -> Self {
+        ResultError::format(path, message).into()
     }
 }

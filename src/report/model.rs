@@ -1,19 +1,22 @@
 //! The report as data, built once from a results directory and then written as HTML and as
-//! Markdown: header facts, and per workload the verdict table, the workload's own sections,
-//! each stack as built and every warning.
+//! Markdown: header facts, and per workload the verdict table, the workload kind's own
+//! sections, each stack as built and every warning. The kind of each workload is read from its
+//! trials' result.json and looked up in the [`KindLookup`] the caller hands in.
 
-use super::load::{Study, Trial};
-use super::sections::Section;
-use super::verdicts::{generic_columns, json_text, Column, VerdictTable};
+use super::load::Study;
 use super::ReportError;
-use crate::workload;
+use crate::present::chart::Section;
+use crate::present::num;
+use crate::present::verdict::{StackFigures, VerdictTable};
+use crate::present::{KindLookup, KindReport};
+use crate::result::{ResultError, StackTrials, Trial};
 use serde_json::Value as Json;
 
 /// One stack as built, with the caveats its trials raised.
 #[derive(Debug, Clone)]
 pub struct BuiltStack {
     pub stack: String,
-    /// `key: value` facts of the stack as built (result.json `target`, flattened).
+    /// `key: value` facts of the stack as built (result.json `stack`, flattened).
     pub facts: Vec<(String, String)>,
     /// Warnings, each prefixed with its repeat when there are several.
     pub warnings: Vec<String>,
@@ -22,6 +25,7 @@ pub struct BuiltStack {
 /// Everything the report shows about one workload.
 #[derive(Debug, Clone)]
 pub struct WorkloadReport {
+    /// The workload's name in the study.
     pub workload: String,
     pub table: VerdictTable,
     pub sections: Vec<Section>,
@@ -39,32 +43,73 @@ pub struct Report {
     pub unfinished: Vec<String>,
 }
 
-/// Builds the report of `study`.
-pub fn build(study: &Study) -> Result<Report, ReportError> {
+/// The report part of workload `w`'s kind, as its result.json files name it.
+pub fn kind_report(
+    study: &Study,
+    w: &str,
+    kinds: KindLookup,
+) -> Result<&'static dyn KindReport, ReportError> {
+    let kind = study.kind(w)?;
+    kinds(kind).ok_or_else(|| ReportError::format(&study.root, format!(
+            "workload {w} is of kind '{kind}', which this iotrial does not know (a newer iotrial wrote it?)"
+        )))
+}
+
+/// The comparison of `stacks` on `kind`'s verdict figures.
+pub fn verdict_table(
+    kind: &dyn KindReport,
+    stacks: &[StackTrials<'_>],
+) -> Result<VerdictTable, ResultError> {
+    let figures = stacks
+        .iter()
+        .map(|s| {
+            Ok(StackFigures {
+                stack: s.stack.to_string(),
+                baseline: s.baseline,
+                repeats: s
+                    .trials
+                    .iter()
+                    .map(|t| kind.figures(t))
+                    .collect::<Result<_, ResultError>>()?,
+            })
+        })
+        .collect::<Result<Vec<_>, ResultError>>()?;
+    Ok(VerdictTable::build(kind.columns(), figures))
+}
+
+/// Every workload's verdict table, in study order.
+pub fn verdict_tables(
+    study: &Study,
+    kinds: KindLookup,
+) -> Result<Vec<(String, VerdictTable)>, ReportError> {
+    study
+        .workloads()
+        .into_iter()
+        .map(|w| {
+            let kind = kind_report(study, w, kinds)?;
+            Ok((w.to_string(), verdict_table(kind, &study.stacks(w))?))
+        })
+        .collect()
+}
+
+/// Builds the report of `study`; `kinds` gives each workload kind's part.
+pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
     let mut workloads = Vec::new();
     for w in study.workloads() {
         let stacks = study.stacks(w);
-        let contributor = workload::find(w).ok().and_then(|k| k.report_sections());
-        let columns: Vec<Column> = match contributor {
-            Some(c) => c.columns().into_iter().map(Column::from).collect(),
-            None => generic_columns(&stacks),
-        };
-        let sections = match contributor {
-            Some(c) => c.sections(&stacks)?,
-            None => Vec::new(),
-        };
+        let kind = kind_report(study, w, kinds)?;
         let built = stacks
             .iter()
             .map(|s| BuiltStack {
                 stack: s.stack.to_string(),
-                facts: flatten(as_built(&s.trials[0].result)),
+                facts: flatten(&s.trials[0].result.stack),
                 warnings: warnings(&s.trials),
             })
             .collect();
         workloads.push(WorkloadReport {
             workload: w.to_string(),
-            table: VerdictTable::build(columns, &stacks),
-            sections,
+            table: verdict_table(kind, &stacks)?,
+            sections: kind.sections(&stacks)?,
             built,
         });
     }
@@ -98,12 +143,11 @@ fn warnings(trials: &[&Trial]) -> Vec<String> {
     let many = trials.len() > 1;
     let mut out = Vec::new();
     for t in trials {
-        for w in t.result["warnings"].as_array().into_iter().flatten() {
-            let text = json_text(w);
+        for text in &t.result.warnings {
             out.push(if many {
                 format!("r{}: {text}", t.repeat)
             } else {
-                text
+                text.clone()
             });
         }
     }
@@ -141,39 +185,12 @@ pub fn flatten(v: &Json) -> Vec<(String, String)> {
     out
 }
 
-/// The stack as built (result.json `stack`), or the plain `target` of a directory trial.
-fn as_built(result: &serde_json::Value) -> &serde_json::Value {
-    if result["stack"].is_object() {
-        &result["stack"]
-    } else {
-        &result["target"]
-    }
-}
-
-/// Distinct non-empty strings found at any of `paths` (dotted; numbers index arrays) in the
-/// trials' result.json.
-fn target_facts(study: &Study, paths: &[&str]) -> String {
+/// Distinct values `fact` gives over the study's trials, joined by `; `.
+fn distinct(study: &Study, fact: impl Fn(&Trial) -> Option<String>) -> String {
     let mut seen: Vec<String> = Vec::new();
-    for t in &study.trials {
-        for p in paths {
-            let mut v = &t.result;
-            for part in p.split('.') {
-                v = match part.parse::<usize>() {
-                    Ok(i) => &v[i],
-                    Err(_) => &v[part],
-                };
-            }
-            if v.is_null() {
-                continue;
-            }
-            let s = match v.as_u64() {
-                Some(n) if p.contains("size") => size_text(n),
-                _ => json_text(v),
-            };
-            if !s.is_empty() && !seen.contains(&s) {
-                seen.push(s);
-            }
-            break;
+    for s in study.trials.iter().filter_map(fact) {
+        if !s.is_empty() && !seen.contains(&s) {
+            seen.push(s);
         }
     }
     seen.join("; ")
@@ -199,15 +216,14 @@ fn header(study: &Study) -> Vec<(String, String)> {
     let m = &study.manifest;
     let host = &m["host"];
     let first = &study.trials[0].result;
-    let date = [&m["started_utc"], &m["created_utc"], &first["started_utc"]]
+    let date = [&m["started_utc"], &m["created_utc"]]
         .into_iter()
         .find_map(|v| v.as_str())
-        .unwrap_or("")
+        .unwrap_or(&first.started_utc)
         .to_string();
     let version = host["iotrial_version"]
         .as_str()
-        .or(first["iotrial_version"].as_str())
-        .unwrap_or("")
+        .unwrap_or(&first.iotrial_version)
         .to_string();
     let rows = [
         ("study", study.name()),
@@ -215,38 +231,26 @@ fn header(study: &Study) -> Vec<(String, String)> {
         ("kernel", json_text(&host["kernel"])),
         ("iotrial version", version),
         ("date", date),
-        (
-            "device",
-            target_facts(
-                study,
-                &[
-                    "stack.devices.0.model",
-                    "stack.devices.0.spec",
-                    "target.device.model",
-                    "target.device_model",
-                    "target.model",
-                    "target.spec",
-                ],
-            ),
-        ),
+        ("device", distinct(study, |t| t.result.device_name())),
         (
             "device size",
-            target_facts(
-                study,
-                &[
-                    "stack.devices.0.size_bytes",
-                    "target.device.size_bytes",
-                    "target.device.size",
-                    "target.size_bytes",
-                    "target.size",
-                ],
-            ),
+            distinct(study, |t| t.result.device_size().map(size_text)),
         ),
     ];
     rows.into_iter()
         .filter(|(_, v)| !v.is_empty() && v != "-")
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+}
+
+/// A JSON value as short text (strings unquoted, `-` for null).
+fn json_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Null => "-".into(),
+        Json::Number(n) if n.is_f64() => n.as_f64().map(num).unwrap_or_default(),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]

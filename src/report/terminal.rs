@@ -1,7 +1,7 @@
 //! What a person sees in the terminal: the per-stream table, the verdict line, and a progress
 //! bar with ETA that stays silent when stdout is not a terminal.
 
-use crate::workload::Rows;
+use crate::present::Rows;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

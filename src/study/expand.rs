@@ -163,6 +163,27 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
     Ok((resolved, resolved_params))
 }
 
+/// The study `iotrial run` makes of one workload kind with `params` on one stack, once: what
+/// its results directory's study.toml and manifest record.
+pub fn single_run(kind: &str, params: &Params, stack: StackSpec) -> Result<Expansion, StudyError> {
+    let study = Study {
+        name: kind.to_string(),
+        description: format!("iotrial run {kind} on {}", stack.devices.join(" ")),
+        repeats: 1,
+        out: None,
+        device: None,
+        quick: Quick::default(),
+        workloads: vec![super::WorkloadEntry {
+            name: kind.to_string(),
+            kind: kind.to_string(),
+            set: Assignments(params.assignments()),
+            quick: Assignments::default(),
+        }],
+        stacks: vec![stack],
+    };
+    expand(&study, &Options::default())
+}
+
 /// The trials of `study` run with `opts`, in run order.
 pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
     let (resolved, params_of) = resolve_with_params(study, opts)?;

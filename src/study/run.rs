@@ -4,7 +4,7 @@
 
 use super::manifest::{resume, Manifest, Status};
 use super::results::ResultsDir;
-use super::table::Comparison;
+use super::table::StudyTable;
 use super::{expand, Options, Study, StudyError};
 use crate::report::html::{write_report, ReportFiles};
 use crate::stack::actions::Actions;
@@ -241,6 +241,7 @@ pub fn run(
             }
         };
         let setup = Setup {
+            workload: &t.workload,
             stack: &t.stack,
             devices: &devices,
             build: BuildOptions {
@@ -283,12 +284,12 @@ pub fn run(
             }
         }
     }
-    let table = Comparison::from_results(&root, &manifest)
+    let table = StudyTable::from_results(&root, &manifest)
         .map(|c| c.render())
         .unwrap_or_else(|e| format!("(no table: {e})"));
     let any_done = manifest.trials.iter().any(|t| t.status == Status::Done);
     let report = if any_done && !interrupted {
-        write_report(&root).ok()
+        write_report(&root, crate::workload::report_of).ok()
     } else {
         None
     };

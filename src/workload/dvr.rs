@@ -3,11 +3,13 @@
 //! allows. Verdict: the bitrate each record stream can sustain with a W-second buffer, the
 //! pre-roll a playback needs, and how fairly the streams were served.
 
-use super::{AnalysisError, Better, Figure, Outcome, Rows, Workload};
+use super::{AnalysisError, Outcome, Workload};
 use crate::analysis::{fairness, stats, window};
 use crate::engine::{Op, Pacing, Pattern, Plan, StreamPlan, StreamSamples};
 use crate::params::{Kind, ParamError, ParamSpec, Params};
-use serde_json::{json, Value as Json};
+use crate::present::{Better, FigureSpec, KindReport, Rows, VerdictFigures};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
 
 /// The `dvr` workload.
 pub struct Dvr;
@@ -121,19 +123,6 @@ impl Workload for Dvr {
         Ok(Plan { streams })
     }
 
-    fn figure_specs(&self) -> Vec<Figure> {
-        figures_of(&Verdict {
-            record_mbit_guaranteed: None,
-            playback_preroll_s: None,
-            record_fairness_jain: None,
-            playback_fairness_jain: None,
-            record_completion_spread: None,
-            playback_completion_spread: None,
-            target_mbit: 0.0,
-            meets_target: None,
-        })
-    }
-
     fn analyze(
         &self,
         p: &Params,
@@ -145,13 +134,15 @@ impl Workload for Dvr {
         Ok(Box::new(analyze(p, streams)))
     }
 
-    fn report_sections(&self) -> Option<&'static dyn crate::report::sections::ReportSections> {
-        Some(&super::dvr_report::DvrReport)
+    fn report(&self) -> &'static dyn KindReport {
+        &super::dvr_report::DvrReport
     }
 }
 
-/// Figures of one stream.
-#[derive(Debug, Clone, PartialEq)]
+/// Figures of one stream: an element of result.json's `streams`. Figures of the other role
+/// are `null`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamFigures {
     pub name: String,
     pub role: String,
@@ -162,15 +153,20 @@ pub struct StreamFigures {
     pub mbit_s: f64,
     pub lat_ms: stats::LatencySummary,
     /// Record streams: the peak of the moving-window average, ms.
+    #[serde(default)]
     pub window_peak_ms: Option<f64>,
     /// Record streams: bitrate sustainable with the buffer, Mbit/s.
+    #[serde(default)]
     pub mbit_guaranteed: Option<f64>,
     /// Playback streams: worst sum of `playback_ios` consecutive reads, s.
+    #[serde(default)]
     pub preroll_s: Option<f64>,
 }
 
-/// The stack's verdict for dvr.
-#[derive(Debug, Clone, PartialEq)]
+/// The stack's verdict for dvr: result.json's `verdict`. Each figure of [`COLUMNS`] is the
+/// field named by its key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Verdict {
     pub record_mbit_guaranteed: Option<f64>,
     pub playback_preroll_s: Option<f64>,
@@ -303,40 +299,15 @@ fn opt(x: Option<f64>, decimals: usize) -> String {
 }
 
 impl Outcome for DvrOutcome {
-    fn to_json(&self) -> Json {
-        let streams: Vec<Json> = self
-            .streams
+    fn streams_json(&self) -> Vec<Json> {
+        self.streams
             .iter()
-            .map(|f| {
-                let mut o = json!({
-                    "name": f.name, "role": f.role, "op": f.op.as_str(),
-                    "samples": f.samples, "errors": f.errors,
-                    "elapsed_s": f.elapsed_s, "mbit_s": f.mbit_s, "lat_ms": f.lat_ms,
-                });
-                if f.role == "record" {
-                    o["window_peak_ms"] = json!(f.window_peak_ms);
-                    o["mbit_guaranteed"] = json!(f.mbit_guaranteed);
-                }
-                if f.role == "playback" {
-                    o["preroll_s"] = json!(f.preroll_s);
-                }
-                o
-            })
-            .collect();
-        let v = &self.verdict;
-        json!({
-            "streams": streams,
-            "verdict": {
-                "record_mbit_guaranteed": v.record_mbit_guaranteed,
-                "playback_preroll_s": v.playback_preroll_s,
-                "record_fairness_jain": v.record_fairness_jain,
-                "playback_fairness_jain": v.playback_fairness_jain,
-                "record_completion_spread": v.record_completion_spread,
-                "playback_completion_spread": v.playback_completion_spread,
-                "target_mbit": v.target_mbit,
-                "meets_target": v.meets_target,
-            }
-        })
+            .map(|f| serde_json::to_value(f).expect("stream figures serialize"))
+            .collect()
+    }
+
+    fn verdict_json(&self) -> Json {
+        serde_json::to_value(&self.verdict).expect("a verdict serializes")
     }
 
     fn stream_rows(&self) -> Rows {
@@ -404,65 +375,67 @@ impl Outcome for DvrOutcome {
         parts.join("; ")
     }
 
-    fn figures(&self) -> Vec<Figure> {
-        figures_of(&self.verdict)
-    }
-
-    fn meets_target(&self) -> Option<bool> {
-        self.verdict.meets_target
-    }
-
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }
 }
 
-/// The headline figures of a verdict, in table order.
-fn figures_of(v: &Verdict) -> Vec<Figure> {
-    vec![
-        Figure {
-            key: "record_mbit_guaranteed",
-            label: "record guaranteed",
-            unit: "Mbit/s",
-            value: v.record_mbit_guaranteed,
-            better: Better::Higher,
-        },
-        Figure {
-            key: "playback_preroll_s",
-            label: "playback pre-roll",
-            unit: "s",
-            value: v.playback_preroll_s,
-            better: Better::Lower,
-        },
-        Figure {
-            key: "record_fairness_jain",
-            label: "record fairness",
-            unit: "Jain",
-            value: v.record_fairness_jain,
-            better: Better::Higher,
-        },
-        Figure {
-            key: "playback_fairness_jain",
-            label: "playback fairness",
-            unit: "Jain",
-            value: v.playback_fairness_jain,
-            better: Better::Higher,
-        },
-        Figure {
-            key: "record_completion_spread",
-            label: "record spread",
-            unit: "max/min",
-            value: v.record_completion_spread,
-            better: Better::Lower,
-        },
-        Figure {
-            key: "playback_completion_spread",
-            label: "playback spread",
-            unit: "max/min",
-            value: v.playback_completion_spread,
-            better: Better::Lower,
-        },
-    ]
+/// dvr's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
+/// The first, the record guarantee, ranks the stacks.
+pub static COLUMNS: &[FigureSpec] = &[
+    FigureSpec {
+        key: "record_mbit_guaranteed",
+        label: "record guaranteed",
+        unit: "Mbit/s",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "playback_preroll_s",
+        label: "playback pre-roll",
+        unit: "s",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "record_fairness_jain",
+        label: "record fairness",
+        unit: "Jain",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "playback_fairness_jain",
+        label: "playback fairness",
+        unit: "Jain",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "record_completion_spread",
+        label: "record spread",
+        unit: "max/min",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "playback_completion_spread",
+        label: "playback spread",
+        unit: "max/min",
+        better: Better::Lower,
+    },
+];
+
+impl Verdict {
+    /// The values of [`COLUMNS`], in order, and whether the target was met.
+    pub fn figures(&self) -> VerdictFigures {
+        VerdictFigures {
+            values: vec![
+                self.record_mbit_guaranteed,
+                self.playback_preroll_s,
+                self.record_fairness_jain,
+                self.playback_fairness_jain,
+                self.record_completion_spread,
+                self.playback_completion_spread,
+            ],
+            meets_target: self.meets_target,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -540,6 +513,29 @@ mod tests {
         assert!(out
             .verdict_line()
             .starts_with("records guaranteed 20.0 Mbit/s with a 5 s buffer (target 19.4: met)"));
+    }
+
+    #[test]
+    fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
+        let r0 = serial("record0", "record", Op::Write, 1_000_000, &[250.0; 40]);
+        let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
+        let out = analyze(&params(&[]), &[p0, r0]);
+        let verdict = out.verdict_json();
+        let figures = out.verdict.figures();
+        assert_eq!(figures.values.len(), COLUMNS.len());
+        for (c, v) in COLUMNS.iter().zip(&figures.values) {
+            assert!(v.is_some(), "{} has a value in this run", c.key);
+            assert_eq!(verdict[c.key].as_f64(), *v, "verdict.{}", c.key);
+        }
+        assert_eq!(verdict["meets_target"].as_bool(), figures.meets_target);
+        let back: Verdict = serde_json::from_value(verdict).unwrap();
+        assert_eq!(back, out.verdict);
+        let streams: Vec<StreamFigures> = out
+            .streams_json()
+            .into_iter()
+            .map(|s| serde_json::from_value(s).unwrap())
+            .collect();
+        assert_eq!(streams, out.streams);
     }
 
     #[test]

@@ -3,26 +3,49 @@
 //! read with its consecutive-read sums; then a latency CDF overlaying all stacks and each
 //! stream's completion time (fairness).
 
-use super::dvr::{self, Dvr};
-use super::{Figure, Workload};
+use super::dvr::{Dvr, StreamFigures, Verdict, COLUMNS};
+use super::Workload;
 use crate::analysis::window;
 use crate::engine::StreamSamples;
-use crate::report::load::{StackTrials, Trial};
-use crate::report::sections::{
-    Block, Chart, ReportSections, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
+use crate::params::Params;
+use crate::present::chart::{
+    Block, Chart, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
 };
-use crate::report::verdicts::{json_text, num};
-use crate::report::{csv, ReportError};
+use crate::present::{num, FigureSpec, KindReport, VerdictFigures};
+use crate::result::{csv, ResultError, StackTrials, Trial};
 use crate::units::trim_float;
+use serde_json::Value as Json;
 
-/// dvr's report sections.
+/// dvr's part of the report.
 pub struct DvrReport;
 
 /// Decimal places kept in charts: seconds to the millisecond, milliseconds to 10 µs.
 const SECONDS_MS: (i32, i32) = (3, 2);
 
-fn param(t: &Trial, key: &str, default: f64) -> f64 {
-    t.result["params"][key].as_f64().unwrap_or(default)
+/// One dvr trial's result.json through dvr's own types.
+struct DvrResult {
+    params: Params,
+    streams: Vec<StreamFigures>,
+    verdict: Verdict,
+}
+
+impl DvrResult {
+    fn read(t: &Trial) -> Result<DvrResult, ResultError> {
+        let doc = &t.result;
+        let overrides =
+            Params::overrides_from_json(Dvr.params(), &Json::Object(doc.params.clone()));
+        Ok(DvrResult {
+            params: Dvr
+                .resolve(&overrides)
+                .map_err(|e| t.error(format!("params: {e}")))?,
+            streams: doc.streams_as().map_err(|e| t.error(e))?,
+            verdict: doc.verdict_as().map_err(|e| t.error(e))?,
+        })
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_else(|| "-".into())
 }
 
 fn ms(ns: u64) -> f64 {
@@ -43,12 +66,11 @@ fn caption(text: String, reduced: bool) -> String {
 }
 
 /// The stack's verdict in a sentence, and which repeat the charts show.
-fn intro(st: &StackTrials<'_>) -> Option<String> {
-    let t = st.trials[0];
-    let v = &t.result["verdict"];
+fn intro(st: &StackTrials<'_>, shown: &DvrResult) -> Option<String> {
+    let v = &shown.verdict;
     let mut parts = Vec::new();
-    if let Some(m) = v["record_mbit_guaranteed"].as_f64() {
-        let met = match v["meets_target"].as_bool() {
+    if let Some(m) = v.record_mbit_guaranteed {
+        let met = match v.meets_target {
             Some(true) => "met",
             Some(false) => "not met",
             None => "no target",
@@ -56,17 +78,17 @@ fn intro(st: &StackTrials<'_>) -> Option<String> {
         parts.push(format!(
             "Each record stream is guaranteed {} Mbit/s with a {} s buffer (target {} Mbit/s: {met}).",
             num(m),
-            trim_float(param(t, "window", 5.0)),
-            json_text(&v["target_mbit"])
+            trim_float(shown.params.f64("window")),
+            trim_float(v.target_mbit)
         ));
     }
-    if let Some(p) = v["playback_preroll_s"].as_f64() {
+    if let Some(p) = v.playback_preroll_s {
         parts.push(format!("A playback needs {} s of pre-roll.", num(p)));
     }
     if st.trials.len() > 1 {
         parts.push(format!(
             "Charts show repeat {} of {}; the verdict table averages all repeats.",
-            t.repeat,
+            st.trials[0].repeat,
             st.trials.len()
         ));
     }
@@ -180,7 +202,7 @@ fn playback_chart(streams: &[StreamSamples], k: usize) -> Option<Chart> {
     })
 }
 
-fn stream_table(t: &Trial) -> Table {
+fn stream_table(streams: &[StreamFigures]) -> Table {
     let headings = [
         "stream",
         "samples",
@@ -193,22 +215,20 @@ fn stream_table(t: &Trial) -> Table {
         "guaranteed (Mbit/s)",
         "pre-roll (s)",
     ];
-    let rows = t.result["streams"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let rows = streams
+        .iter()
         .map(|st| {
             vec![
-                json_text(&st["name"]),
-                json_text(&st["samples"]),
-                json_text(&st["errors"]),
-                json_text(&st["elapsed_s"]),
-                json_text(&st["lat_ms"]["mean"]),
-                json_text(&st["lat_ms"]["p99"]),
-                json_text(&st["lat_ms"]["max"]),
-                json_text(&st["window_peak_ms"]),
-                json_text(&st["mbit_guaranteed"]),
-                json_text(&st["preroll_s"]),
+                st.name.clone(),
+                st.samples.to_string(),
+                st.errors.to_string(),
+                num(st.elapsed_s),
+                num(st.lat_ms.mean),
+                num(st.lat_ms.p99),
+                num(st.lat_ms.max),
+                opt(st.window_peak_ms),
+                opt(st.mbit_guaranteed),
+                opt(st.preroll_s),
             ]
         })
         .collect();
@@ -221,14 +241,14 @@ fn stream_table(t: &Trial) -> Table {
 
 fn stack_section(
     st: &StackTrials<'_>,
-    samples: &Result<Vec<StreamSamples>, ReportError>,
+    shown: &DvrResult,
+    samples: &Result<Vec<StreamSamples>, ResultError>,
 ) -> Section {
-    let t = st.trials[0];
     let mut blocks = Vec::new();
     match samples {
         Ok(streams) => {
-            let w = param(t, "window", 5.0);
-            let k = param(t, "playback_ios", 2.0).max(1.0) as usize;
+            let w = shown.params.f64("window");
+            let k = shown.params.u64("playback_ios").max(1) as usize;
             blocks.extend(record_chart(streams, w).map(Block::Chart));
             blocks.extend(playback_chart(streams, k).map(Block::Chart));
         }
@@ -236,10 +256,10 @@ fn stack_section(
             text: format!("No charts: {e}"),
         }),
     }
-    blocks.push(Block::Table(stream_table(t)));
+    blocks.push(Block::Table(stream_table(&shown.streams)));
     Section {
         title: format!("Stack {}", st.stack),
-        intro: intro(st),
+        intro: intro(st, shown),
         blocks,
     }
 }
@@ -254,7 +274,7 @@ fn capitalized(s: &str) -> String {
 /// CDF of one role's access times, one step series per stack.
 fn cdf_chart(
     stacks: &[StackTrials<'_>],
-    samples: &[Result<Vec<StreamSamples>, ReportError>],
+    samples: &[Result<Vec<StreamSamples>, ResultError>],
     role: &str,
     what: &str,
 ) -> Option<Chart> {
@@ -296,35 +316,21 @@ fn cdf_chart(
 }
 
 /// Completion time of each stream, one series per stack.
-fn fairness(stacks: &[StackTrials<'_>]) -> (Option<Chart>, Table) {
+fn fairness(stacks: &[StackTrials<'_>], shown: &[DvrResult]) -> (Option<Chart>, Table) {
     let mut names: Vec<String> = Vec::new();
-    for st in stacks {
-        for s in st.trials[0].result["streams"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            let n = json_text(&s["name"]);
-            if !names.contains(&n) {
-                names.push(n);
-            }
+    for s in shown.iter().flat_map(|d| &d.streams) {
+        if !names.contains(&s.name) {
+            names.push(s.name.clone());
         }
     }
     let mut series = Vec::new();
     let mut rows = Vec::new();
-    for (g, st) in stacks.iter().enumerate() {
-        let streams = st.trials[0].result["streams"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+    for (g, (st, d)) in stacks.iter().zip(shown).enumerate() {
         let mut xs = Vec::new();
         let mut ys = Vec::new();
         let mut row = vec![st.stack.to_string()];
         for (i, n) in names.iter().enumerate() {
-            let v = streams
-                .iter()
-                .find(|s| json_text(&s["name"]) == *n)
-                .and_then(|s| s["elapsed_s"].as_f64());
+            let v = d.streams.iter().find(|s| s.name == *n).map(|s| s.elapsed_s);
             if let Some(v) = v {
                 // Spread the stacks a little around each stream so their dots do not hide each other.
                 let spread = 0.5 / stacks.len() as f64;
@@ -354,38 +360,41 @@ fn fairness(stacks: &[StackTrials<'_>]) -> (Option<Chart>, Table) {
     (chart, table)
 }
 
-impl ReportSections for DvrReport {
-    fn columns(&self) -> Vec<Figure> {
-        match Dvr.resolve(&[]) {
-            Ok(p) => {
-                let mut f = super::Outcome::figures(&dvr::analyze(&p, &[]));
-                f.iter_mut().for_each(|x| x.value = None);
-                f
-            }
-            Err(_) => Vec::new(),
-        }
+impl KindReport for DvrReport {
+    fn columns(&self) -> &'static [FigureSpec] {
+        COLUMNS
     }
 
-    fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ReportError> {
-        let samples: Vec<Result<Vec<StreamSamples>, ReportError>> = stacks
+    fn figures(&self, trial: &Trial) -> Result<VerdictFigures, ResultError> {
+        let v: Verdict = trial.result.verdict_as().map_err(|e| trial.error(e))?;
+        Ok(v.figures())
+    }
+
+    fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {
+        let shown: Vec<DvrResult> = stacks
+            .iter()
+            .map(|st| DvrResult::read(st.trials[0]))
+            .collect::<Result<_, _>>()?;
+        let samples: Vec<Result<Vec<StreamSamples>, ResultError>> = stacks
             .iter()
             .map(|st| csv::read_samples(&st.trials[0].file("samples.csv")))
             .collect();
         let mut out: Vec<Section> = stacks
             .iter()
+            .zip(&shown)
             .zip(&samples)
-            .map(|(st, sm)| stack_section(st, sm))
+            .map(|((st, d), sm)| stack_section(st, d, sm))
             .collect();
-        let mut blocks: Vec<Block> = [("record", "write"), ("playback", "read")]
+        let blocks: Vec<Block> = [("record", "write"), ("playback", "read")]
             .into_iter()
             .filter_map(|(role, what)| cdf_chart(stacks, &samples, role, what))
             .map(Block::Chart)
             .collect();
-        let (chart, table) = fairness(stacks);
+        let (chart, table) = fairness(stacks, &shown);
         out.push(Section {
             title: "All stacks: latency distribution".into(),
             intro: None,
-            blocks: std::mem::take(&mut blocks),
+            blocks,
         });
         out.push(Section {
             title: "All stacks: fairness".into(),

@@ -1,52 +1,28 @@
 //! Workloads: one module per kind. A workload owns both halves of its kind: it turns
 //! parameters into an engine [`Plan`] and turns the samples of a run into its [`Outcome`]
-//! (per-stream figures and the verdict, in the user's terms).
+//! (per-stream figures and the verdict, in the user's terms, which become result.json's
+//! `streams` and `verdict`). Its part of the report (verdict columns declared once, figures
+//! read back from result.json, charts) is a [`KindReport`] built from [`crate::present`]'s
+//! types; the report reaches it through [`report_of`], handed in by the caller.
 
 pub mod dvr;
 pub mod dvr_report;
 
 use crate::engine::{Plan, StreamSamples};
 use crate::params::{ParamError, ParamSpec, Params};
+use crate::present::{KindReport, Rows};
 use serde_json::Value as Json;
-
-/// Which way a verdict figure is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-/// One headline figure of a verdict, for tables that compare stacks.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    /// The key in result.json's `verdict`.
-    pub key: &'static str,
-    /// Column heading.
-    pub label: &'static str,
-    pub unit: &'static str,
-    pub value: Option<f64>,
-    pub better: Better,
-}
-
-/// A table of strings: headings and rows.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Rows {
-    pub headings: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
 
 /// What analysis of one trial produced.
 pub trait Outcome: Send {
-    /// `{"streams": [...], "verdict": {...}}` for result.json.
-    fn to_json(&self) -> Json;
+    /// result.json's `streams`: one object per stream, in layout order.
+    fn streams_json(&self) -> Vec<Json>;
+    /// result.json's `verdict`.
+    fn verdict_json(&self) -> Json;
     /// One row per stream for the terminal.
     fn stream_rows(&self) -> Rows;
     /// The verdict in one sentence.
     fn verdict_line(&self) -> String;
-    /// Headline figures, in the order a comparison table shows them.
-    fn figures(&self) -> Vec<Figure>;
-    /// Whether the target was met, when the workload has one.
-    fn meets_target(&self) -> Option<bool>;
     /// Caveats found while analysing (short run, errors, ...).
     fn warnings(&self) -> Vec<String>;
 }
@@ -77,16 +53,9 @@ pub trait Workload: Sync {
         streams: &[StreamSamples],
     ) -> Result<Box<dyn Outcome>, AnalysisError>;
 
-    /// The headline figures an [`Outcome`] of this kind gives, without values: what a
-    /// comparison table reads back from result.json's `verdict` by [`Figure::key`].
-    fn figure_specs(&self) -> Vec<Figure> {
-        Vec::new()
-    }
-
-    /// What this workload adds to the report (charts and tables); `None`: the verdict table only.
-    fn report_sections(&self) -> Option<&'static dyn crate::report::sections::ReportSections> {
-        None
-    }
+    /// This kind's part of comparisons and of the report: its verdict columns, its figures
+    /// read back from result.json, its charts and tables.
+    fn report(&self) -> &'static dyn KindReport;
 
     /// Resolves `overrides` against this workload's parameters.
     fn resolve(&self, overrides: &[(String, String)]) -> Result<Params, ParamError> {
@@ -112,6 +81,12 @@ pub fn find(name: &str) -> Result<&'static dyn Workload, UnknownWorkload> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// The report part of workload kind `kind` (a [`crate::present::KindLookup`]): what callers
+/// hand the report, which knows no workload.
+pub fn report_of(kind: &str) -> Option<&'static dyn KindReport> {
+    find(kind).ok().map(|w| w.report())
 }
 
 /// No workload of that name.

@@ -1,23 +1,8 @@
-//! What a workload contributes to the report: the [`ReportSections`] trait and the blocks a
-//! section is made of (charts, tables, notes). The report's core lays these out in HTML and
-//! Markdown without knowing any workload; a workload module implements the trait in its own
-//! file and returns it from `Workload::report_sections`.
+//! Report sections as data: titled sections made of charts, tables and notes. The report lays
+//! them out in HTML and Markdown without knowing which workload made them.
 
-use super::load::StackTrials;
-use super::ReportError;
 use crate::analysis::downsample;
-use crate::workload::Figure;
 use serde::Serialize;
-
-/// A workload's part of the report.
-pub trait ReportSections: Sync {
-    /// Verdict columns in display order (values unset): `key` is the key in result.json's
-    /// `verdict`; the first column is the headline that picks the best stack.
-    fn columns(&self) -> Vec<Figure>;
-
-    /// Sections for this workload's stacks (each with its repeats, in study order).
-    fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ReportError>;
-}
 
 /// One titled part of the report.
 #[derive(Debug, Clone, Serialize)]

@@ -1,7 +1,7 @@
 //! samples.csv (one row per sampled I/O) and timeseries.csv (one row per second per stream):
 //! writing both, and reading samples.csv back for `iotrial analyze`.
 
-use super::ReportError;
+use super::ResultError;
 use crate::analysis::timeseries::SecondRow;
 use crate::engine::sample::{errno_name, parse_errno};
 use crate::engine::{Op, Sample, StreamSamples};
@@ -14,10 +14,10 @@ pub const SAMPLES_HEADER: &str = "stream,role,op,offset,bytes,issue_ns,latency_n
 pub const TIMESERIES_HEADER: &str = "second,stream,role,ios,errors,mb_s,lat_mean_ms,lat_max_ms";
 
 /// Writes every sample of every stream, streams in layout order, samples in issue order.
-pub fn write_samples(path: &Path, streams: &[StreamSamples]) -> Result<(), ReportError> {
-    let f = std::fs::File::create(path).map_err(|e| ReportError::io(path, e))?;
+pub fn write_samples(path: &Path, streams: &[StreamSamples]) -> Result<(), ResultError> {
+    let f = std::fs::File::create(path).map_err(|e| ResultError::io(path, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
-    let io = |e| ReportError::io(path, e);
+    let io = |e| ResultError::io(path, e);
     writeln!(w, "{SAMPLES_HEADER}").map_err(io)?;
     for st in streams {
         for s in &st.samples {
@@ -40,10 +40,10 @@ pub fn write_samples(path: &Path, streams: &[StreamSamples]) -> Result<(), Repor
 }
 
 /// Writes the per-second series.
-pub fn write_timeseries(path: &Path, rows: &[SecondRow]) -> Result<(), ReportError> {
-    let f = std::fs::File::create(path).map_err(|e| ReportError::io(path, e))?;
+pub fn write_timeseries(path: &Path, rows: &[SecondRow]) -> Result<(), ResultError> {
+    let f = std::fs::File::create(path).map_err(|e| ResultError::io(path, e))?;
     let mut w = BufWriter::new(f);
-    let io = |e| ReportError::io(path, e);
+    let io = |e| ResultError::io(path, e);
     writeln!(w, "{TIMESERIES_HEADER}").map_err(io)?;
     for r in rows {
         writeln!(
@@ -57,18 +57,12 @@ pub fn write_timeseries(path: &Path, rows: &[SecondRow]) -> Result<(), ReportErr
 }
 
 /// Reads samples.csv back into streams (in order of first appearance).
-pub fn read_samples(path: &Path) -> Result<Vec<StreamSamples>, ReportError> {
-    let fmt = |line: usize, m: String| ReportError::Format {
-        path: path.display().to_string(),
-        message: format!("line {line}: {m}"),
-    };
+pub fn read_samples(path: &Path) -> Result<Vec<StreamSamples>, ResultError> {
+    let fmt = |line: usize, m: String| ResultError::format(path, format!("line {line}: {m}"));
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_path(path)
-        .map_err(|e| ReportError::Format {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| ResultError::format(path, e.to_string()))?;
     let headers = rdr
         .headers()
         .map_err(|e| fmt(1, e.to_string()))?
@@ -88,7 +82,7 @@ pub fn read_samples(path: &Path) -> Result<Vec<StreamSamples>, ReportError> {
         if rec.len() != 8 {
             return Err(fmt(line, format!("{} fields, expected 8", rec.len())));
         }
-        let num = |k: usize, what: &str| -> Result<u64, ReportError> {
+        let num = |k: usize, what: &str| -> Result<u64, ResultError> {
             rec[k]
                 .parse::<u64>()
                 .map_err(|_| fmt(line, format!("{what} '{}' is not a whole number", &rec[k])))

@@ -1,0 +1,48 @@
+//! result.json as iotrial wrote it before `format_version` existed (call it format 0):
+//! `workload` held the workload's kind, and there was no `kind`. Such a document is migrated
+//! to the current format when read, so results of earlier studies still report.
+
+use serde_json::{json, Value as Json};
+
+/// Migrates a format-0 document in place; the error says what it lacks.
+pub fn migrate(doc: &mut Json) -> Result<(), String> {
+    let Some(obj) = doc.as_object_mut() else {
+        return Err("not a JSON object".into());
+    };
+    let Some(kind) = obj
+        .get("workload")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+    else {
+        return Err(
+            "no format_version and no workload: not a result.json written by iotrial".into(),
+        );
+    };
+    let always = [
+        "iotrial_version",
+        "params",
+        "target",
+        "started_utc",
+        "duration_s",
+        "warnings",
+        "streams",
+        "verdict",
+    ];
+    for key in always {
+        if !obj.contains_key(key) {
+            return Err(format!(
+                "written by an iotrial before result.json had a format_version, and it lacks `{key}`; run the trial again"
+            ));
+        }
+    }
+    // Format 0 named the workload by its kind only.
+    obj.insert("kind".into(), json!(kind));
+    // The earliest format-0 documents had neither: directory trials on real time.
+    obj.entry("time_scale").or_insert(json!(1.0));
+    if !obj.contains_key("stack") {
+        let target = obj["target"].clone();
+        obj.insert("stack".into(), target);
+    }
+    obj.insert("format_version".into(), json!(super::FORMAT_VERSION));
+    Ok(())
+}

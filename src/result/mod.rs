@@ -1,0 +1,251 @@
+//! A trial's files, as written and read back: result.json as one versioned, typed document
+//! ([`TrialResult`], documented in docs/result-format.md), samples.csv and timeseries.csv
+//! ([`csv`]), and a finished trial as found in a results directory ([`found`]). Everything that
+//! reads result.json (the study table, the report, `iotrial compare`, `iotrial analyze`) reads
+//! it through [`read`]; the trial writes it through [`write`].
+
+pub mod csv;
+pub mod found;
+mod legacy;
+
+pub use found::{StackTrials, Trial};
+
+use crate::params::Params;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+use std::path::Path;
+
+/// The layout version of result.json this iotrial writes and reads. Documents without
+/// `format_version` (written before it existed) are migrated when read.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A file of a results directory could not be read or written, or says something this
+/// iotrial cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Format { path: String, message: String },
+}
+
+impl ResultError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        ResultError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    pub fn format(path: &Path, message: impl Into<String>) -> Self {
+        ResultError::Format {
+            path: path.display().to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// result.json: what a trial was (workload, parameters, target and stack as built), what it
+/// found (per-stream figures and the verdict, whose fields are the workload kind's) and every
+/// caveat. Keys are those of docs/result-format.md; an unknown key is an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialResult {
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The iotrial that ran the trial.
+    pub iotrial_version: String,
+    /// The workload's name in the study (its kind unless the study names it).
+    pub workload: String,
+    /// The workload kind (`dvr`): what `params`, `streams` and `verdict` hold.
+    pub kind: String,
+    /// Every parameter of the kind, resolved, in base units (bytes, seconds, counts).
+    pub params: Map<String, Json>,
+    /// Where the trial ran and how its I/O was done.
+    pub target: TrialTarget,
+    /// The stack as built: commands run, mkfs, mount options read back, scheduler, devices,
+    /// emulated device statistics. Its fields depend on the device and layout.
+    pub stack: Json,
+    /// Times are the measured ones multiplied by this (emulated devices run faster than
+    /// their model); 1 for real devices.
+    pub time_scale: f64,
+    /// When the trial started, `2026-11-22T02:15:42Z`.
+    pub started_utc: String,
+    /// Wall time of the whole trial (building the stack included), seconds.
+    pub duration_s: f64,
+    /// Caveats: from building the stack, from the analysis, from releasing the stack.
+    pub warnings: Vec<String>,
+    /// One object per stream, fields of the workload kind.
+    pub streams: Vec<Json>,
+    /// The verdict, fields of the workload kind.
+    pub verdict: Json,
+}
+
+/// Where a trial ran and how its I/O was done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialTarget {
+    /// The device specs, space-separated (`dir:/tmp/x`, `emu:hdd,size=4GiB`).
+    pub spec: String,
+    /// `files`, `partitions` or `regions`.
+    pub layout: String,
+    /// Whether the I/O bypassed the page cache (O_DIRECT).
+    pub direct_io: bool,
+    /// The engine backend (`psync`).
+    pub backend: String,
+}
+
+/// What `iotrial analyze --json` prints: the analysis part of result.json, with the same keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Analysis {
+    pub format_version: u32,
+    pub kind: String,
+    pub params: Map<String, Json>,
+    pub warnings: Vec<String>,
+    pub streams: Vec<Json>,
+    pub verdict: Json,
+}
+
+impl TrialResult {
+    /// The document in `value`: the current format as it is, an older one migrated, a newer
+    /// one refused. The error says what is wrong (the caller adds the path).
+    pub fn from_json(mut value: Json) -> Result<TrialResult, String> {
+        match value.get("format_version") {
+            None => legacy::migrate(&mut value)?,
+            Some(v) if v.as_u64() == Some(FORMAT_VERSION.into()) => {}
+            Some(v) => {
+                return Err(format!(
+                    "format_version {v} is not one this iotrial reads (it reads {FORMAT_VERSION} and documents without format_version); a newer iotrial wrote it"
+                ))
+            }
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    /// The verdict as the kind's type `T`.
+    pub fn verdict_as<T: DeserializeOwned>(&self) -> Result<T, String> {
+        T::deserialize(&self.verdict).map_err(|e| format!("verdict: {e}"))
+    }
+
+    /// The streams as the kind's type `T`.
+    pub fn streams_as<T: DeserializeOwned>(&self) -> Result<Vec<T>, String> {
+        self.streams
+            .iter()
+            .enumerate()
+            .map(|(i, s)| T::deserialize(s).map_err(|e| format!("streams[{i}]: {e}")))
+            .collect()
+    }
+
+    /// The first device's model (emulated or real) or, failing that, its spec.
+    pub fn device_name(&self) -> Option<String> {
+        let d = &self.stack["devices"][0];
+        d["model"]
+            .as_str()
+            .or(d["spec"].as_str())
+            .or(d.as_str())
+            .map(str::to_string)
+    }
+
+    /// The first device's size in bytes, when the stack was built on a block device.
+    pub fn device_size(&self) -> Option<u64> {
+        self.stack["devices"][0]["size_bytes"].as_u64()
+    }
+}
+
+/// `params` of result.json: every parameter of `params` in base units.
+pub fn params_object(params: &Params) -> Map<String, Json> {
+    match params.to_json() {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Reads and checks the result.json at `path` (see [`TrialResult::from_json`]).
+pub fn read(path: &Path) -> Result<TrialResult, ResultError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ResultError::io(path, e))?;
+    let value: Json =
+        serde_json::from_str(&text).map_err(|e| ResultError::format(path, e.to_string()))?;
+    if value.get("format_version").is_some() {
+        // The current format straight from the text, so an error names its line and column.
+        if let Ok(doc) = serde_json::from_str::<TrialResult>(&text) {
+            return Ok(doc);
+        }
+    }
+    TrialResult::from_json(value).map_err(|m| ResultError::format(path, m))
+}
+
+/// Writes `doc` (result.json or any other serializable document) as pretty-printed JSON
+/// followed by a newline.
+pub fn write<T: Serialize>(path: &Path, doc: &T) -> Result<(), ResultError> {
+    let mut text = serde_json::to_string_pretty(doc).expect("a result serializes");
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| ResultError::io(path, e))
+}
+
+#[cfg(test)]
+pub(crate) mod example {
+    //! A complete result.json, for tests of the readers.
+
+    use super::*;
+    use serde_json::json;
+
+    /// A trial's document of kind `kind` with `verdict` as given (its other fields plausible).
+    pub fn doc(kind: &str, verdict: Json) -> TrialResult {
+        TrialResult {
+            format_version: FORMAT_VERSION,
+            iotrial_version: "0.1.0".into(),
+            workload: kind.into(),
+            kind: kind.into(),
+            params: Map::new(),
+            target: TrialTarget {
+                spec: "dir:/tmp/x".into(),
+                layout: "files".into(),
+                direct_io: true,
+                backend: "psync".into(),
+            },
+            stack: json!({"name": "x", "layout": "files", "devices": ["dir:/tmp/x"]}),
+            time_scale: 1.0,
+            started_utc: "2026-11-22T02:15:42Z".into(),
+            duration_s: 1.0,
+            warnings: vec![],
+            streams: vec![],
+            verdict,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trips_and_refuses_unknown_keys() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("result.json");
+        let doc = example::doc("test", json!({"meets_target": true}));
+        write(&p, &doc).unwrap();
+        assert_eq!(read(&p).unwrap(), doc);
+        let mut v = serde_json::to_value(&doc).unwrap();
+        v["verdit"] = json!({});
+        std::fs::write(&p, v.to_string()).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("result.json") && e.contains("unknown field `verdit`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn newer_format_is_refused_by_name() {
+        let mut v = serde_json::to_value(example::doc("test", json!({}))).unwrap();
+        v["format_version"] = json!(FORMAT_VERSION + 1);
+        let e = TrialResult::from_json(v).unwrap_err();
+        assert!(e.contains("newer iotrial"), "{e}");
+    }
+}
