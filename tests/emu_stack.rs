@@ -76,6 +76,25 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
             "{emu}"
         );
         assert!(emu["model_stats"].is_object(), "{emu}");
+        let late = emu["server"]["late_us_mean"].as_f64().unwrap();
+        assert!(late.is_finite() && late >= 0.0, "{emu}");
+        // The report shows the lateness next to the device.
+        let root = std::fs::read_dir(work.path().join("out"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        iotrial(work.path())
+            .arg("report")
+            .arg(&root)
+            .assert()
+            .success();
+        let html = std::fs::read_to_string(root.join("report.html")).unwrap();
+        assert!(
+            html.contains("emulated hdd (time scale 20): replies late by"),
+            "report.html shows the device's reply lateness"
+        );
         // Ten streams queue at one spindle: a 64 KiB random I/O takes milliseconds of model time.
         let rec = doc["streams"]
             .as_array()

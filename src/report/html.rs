@@ -169,7 +169,7 @@ fn context(report: &Report) -> (Json, Json) {
         let built: Vec<Json> = w
             .built
             .iter()
-            .map(|b| json!({"stack": b.stack, "facts": b.facts, "warnings": b.warnings}))
+            .map(|b| json!({"stack": b.stack, "devices": b.devices, "facts": b.facts, "warnings": b.warnings}))
             .collect();
         workloads.push(json!({
             "name": w.workload,

@@ -9,6 +9,7 @@ use crate::present::chart::Section;
 use crate::present::num;
 use crate::present::verdict::{StackFigures, VerdictTable};
 use crate::present::{KindLookup, KindReport};
+use crate::result::emulated::EmulatedDevice;
 use crate::result::{ResultError, StackTrials, Trial};
 use serde_json::Value as Json;
 
@@ -16,6 +17,8 @@ use serde_json::Value as Json;
 #[derive(Debug, Clone)]
 pub struct BuiltStack {
     pub stack: String,
+    /// One line per emulated device: how late its replies were against its service time.
+    pub devices: Vec<String>,
     /// `key: value` facts of the stack as built (result.json `stack`, flattened).
     pub facts: Vec<(String, String)>,
     /// Warnings, each prefixed with its repeat when there are several.
@@ -102,6 +105,10 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
             .iter()
             .map(|s| BuiltStack {
                 stack: s.stack.to_string(),
+                devices: EmulatedDevice::all_in(&s.trials[0].result.stack)
+                    .iter()
+                    .map(EmulatedDevice::describe)
+                    .collect(),
                 facts: flatten(&s.trials[0].result.stack),
                 warnings: warnings(&s.trials),
             })
@@ -143,7 +150,11 @@ fn warnings(trials: &[&Trial]) -> Vec<String> {
     let many = trials.len() > 1;
     let mut out = Vec::new();
     for t in trials {
-        for text in &t.result.warnings {
+        let lateness = EmulatedDevice::all_in(&t.result.stack)
+            .iter()
+            .filter_map(EmulatedDevice::warning)
+            .collect::<Vec<_>>();
+        for text in t.result.warnings.iter().chain(&lateness) {
             out.push(if many {
                 format!("r{}: {text}", t.repeat)
             } else {

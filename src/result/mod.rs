@@ -5,6 +5,7 @@
 //! it through [`read`]; the trial writes it through [`write`].
 
 pub mod csv;
+pub mod emulated;
 pub mod found;
 mod legacy;
 

@@ -1,0 +1,126 @@
+//! The statistics of a trial's emulated devices as result.json carries them under
+//! `stack.emulated` (one object per device, written by its server): the model, the time scale,
+//! the service time the model gave the requests and how late the replies went out. The report
+//! shows them next to the device, and warns when replies were late enough to matter.
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+/// A reply lateness above this share of the mean service time is worth a warning: the
+/// device then ran measurably slower than its model.
+pub const LATE_SHARE_WARNING: f64 = 0.01;
+
+/// One emulated device of a trial.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EmulatedDevice {
+    /// The model (`hdd`).
+    pub model: String,
+    /// Modeled delays were divided by this.
+    #[serde(default = "one")]
+    pub scale: f64,
+    pub server: ServerStats,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The server's figures, in real time (µs).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct ServerStats {
+    /// Mean lateness of a reply after its due time.
+    pub late_us_mean: f64,
+    pub late_us_max: f64,
+    /// Mean service time the model gave a request (absent in results before it was counted).
+    #[serde(default)]
+    pub service_us_mean: Option<ServiceMeans>,
+}
+
+/// Mean service time by request kind, µs of real time.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct ServiceMeans {
+    pub all: f64,
+}
+
+impl EmulatedDevice {
+    /// The devices in a stack as built (`stack.emulated`); entries that do not read as one
+    /// (a server that failed to answer) are left out.
+    pub fn all_in(stack: &Json) -> Vec<EmulatedDevice> {
+        stack["emulated"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| EmulatedDevice::deserialize(d).ok())
+            .collect()
+    }
+
+    /// Mean lateness as a share of the mean service time, when both are known.
+    pub fn late_share(&self) -> Option<f64> {
+        let service = self.server.service_us_mean.as_ref()?.all;
+        (service > 0.0).then(|| self.server.late_us_mean / service)
+    }
+
+    /// One line for the reader: how late replies were, beside the service time.
+    pub fn describe(&self) -> String {
+        let s = &self.server;
+        let mut line = format!(
+            "emulated {} (time scale {}): replies late by {:.1} µs on average, {:.2} ms at most",
+            self.model,
+            crate::units::trim_float(self.scale),
+            s.late_us_mean,
+            s.late_us_max / 1e3
+        );
+        if let (Some(m), Some(share)) = (&s.service_us_mean, self.late_share()) {
+            line.push_str(&format!(
+                ", against a mean service time of {:.2} ms ({:.2}%)",
+                m.all / 1e3,
+                share * 100.0
+            ));
+        }
+        line
+    }
+
+    /// A warning when replies were late by more than [`LATE_SHARE_WARNING`] of the service time.
+    pub fn warning(&self) -> Option<String> {
+        let share = self.late_share()?;
+        (share > LATE_SHARE_WARNING).then(|| {
+            format!(
+                "the emulated {}'s replies were late by {:.1} µs on average, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale or the load on the host)",
+                self.model,
+                self.server.late_us_mean,
+                share * 100.0
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn stack(late: f64, service: f64) -> Json {
+        json!({"emulated": [{"model": "hdd", "scale": 10.0, "capacity": 1,
+            "model_stats": {}, "server": {"late_us_mean": late, "late_us_max": 2000.0,
+            "service_us_mean": {"all": service, "read": service}}}]})
+    }
+
+    #[test]
+    fn warns_over_one_percent_of_the_service_time() {
+        let ok = &EmulatedDevice::all_in(&stack(9.0, 1000.0))[0];
+        assert_eq!(ok.warning(), None);
+        assert!(ok.describe().contains("9.0 µs") && ok.describe().contains("0.90%"));
+        let late = &EmulatedDevice::all_in(&stack(50.0, 1000.0))[0];
+        let w = late.warning().unwrap();
+        assert!(w.contains("5.0%"), "{w}");
+    }
+
+    #[test]
+    fn older_results_without_service_times_show_lateness_only() {
+        let s = json!({"emulated": [{"model": "hdd", "server": {"late_us_mean": 1.0, "late_us_max": 2.0}}]});
+        let d = &EmulatedDevice::all_in(&s)[0];
+        assert_eq!(d.warning(), None);
+        assert!(d.describe().contains("replies late by 1.0 µs"));
+        assert!(EmulatedDevice::all_in(&json!({})).is_empty());
+    }
+}
