@@ -62,6 +62,9 @@ pub struct Ledger {
     path: Option<PathBuf>,
     results: Option<PathBuf>,
     entries: Vec<Resource>,
+    /// Resources whose release failed: kept in the file, so the device server (when this
+    /// process ends) or `iotrial cleanup` tries again.
+    unreleased: Vec<Resource>,
     /// Device servers, each with the index of the entry it serves: stopped in place of
     /// releasing that entry.
     servers: Vec<(usize, Box<dyn DeviceServer>)>,
@@ -78,6 +81,7 @@ impl Ledger {
             path: Some(dir.join(format!("ledger-{pid}.json"))),
             results: None,
             entries: Vec::new(),
+            unreleased: Vec::new(),
             servers: Vec::new(),
             process: Process::NotYet,
         };
@@ -91,6 +95,7 @@ impl Ledger {
             path: None,
             results: None,
             entries: Vec::new(),
+            unreleased: Vec::new(),
             servers: Vec::new(),
             process: Process::Unavailable("a dry run starts no device server".into()),
         }
@@ -114,7 +119,14 @@ impl Ledger {
                 _ => None,
             },
             results: self.results.clone(),
-            resources: self.entries.clone(),
+            // In the order they were made: the failed ones were released newest first.
+            resources: self
+                .unreleased
+                .iter()
+                .rev()
+                .chain(&self.entries)
+                .cloned()
+                .collect(),
         };
         let tmp = path.with_extension("tmp");
         std::fs::write(
@@ -202,6 +214,7 @@ impl Ledger {
             }
             if let Err(e) = r.release() {
                 errors.push(e);
+                self.unreleased.push(r);
             }
             let _ = self.save();
         }
@@ -227,9 +240,17 @@ impl Drop for Ledger {
             eprintln!("iotrial: cleanup: {e}");
         }
         if let Some(p) = &self.path {
-            let _ = std::fs::remove_file(p);
+            if self.unreleased.is_empty() {
+                let _ = std::fs::remove_file(p);
+            } else {
+                eprintln!(
+                    "iotrial: what could not be released stays in {} for `iotrial cleanup`",
+                    p.display()
+                );
+            }
         }
-        // With the file gone, the device server has nothing left to guard: it exits.
+        // With the file gone, the device server has nothing left to guard and exits; with
+        // resources left in it, it tries them once more first.
         if let Process::Running(p) = std::mem::replace(&mut self.process, Process::NotYet) {
             lock(&p).finish();
         }
@@ -257,6 +278,7 @@ mod tests {
                 path: Some(root.path().join("ledger-1.json")),
                 results: None,
                 entries: vec![],
+                unreleased: vec![],
                 servers: vec![],
                 process: Process::Unavailable("test".into()),
             };
