@@ -13,4 +13,5 @@ pub mod stack;
 pub mod study;
 pub mod trial;
 pub mod units;
+pub mod utc;
 pub mod workload;

@@ -9,7 +9,7 @@ use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::{DeviceSpec, StackError, StackSpec};
-use crate::study::results::utc_iso;
+use crate::utc::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::{json, Value as Json};
 use std::path::Path;
