@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod emu;
 pub mod engine;
+pub mod mountinfo;
 pub mod params;
 pub mod probe;
 pub mod report;

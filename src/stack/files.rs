@@ -6,6 +6,7 @@
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};
+use crate::mountinfo;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -35,29 +36,9 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
     Ok(s.f_bavail * s.f_frsize)
 }
 
-/// The filesystem type holding `path`, from /proc/self/mountinfo (longest matching mount point).
-pub fn fs_type_of(path: &Path) -> String {
-    let Ok(canon) = path.canonicalize() else {
-        return "unknown".into();
-    };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return "unknown".into();
-    };
-    let mut best = (0usize, "unknown".to_string());
-    for line in info.lines() {
-        let f: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        let (Some(mp), Some(fs)) = (f.get(4), f.get(sep + 1)) else {
-            continue;
-        };
-        let mp = mp.replace("\\040", " ");
-        if canon.starts_with(&mp) && mp.len() >= best.0 {
-            best = (mp.len(), fs.to_string());
-        }
-    }
-    best.1
+/// The filesystem type holding `path` (`ext4`, `tmpfs`), or `unknown`.
+fn fs_type_of(path: &Path) -> String {
+    mountinfo::mount_of(path).map_or_else(|| "unknown".into(), |m| m.fs_type)
 }
 
 /// Creates the files of `plan` in a new subdirectory of `parent`. `stop` is polled while
@@ -241,6 +222,12 @@ mod tests {
             );
         }
         assert!(!made.exists(), "layout removed on drop");
+    }
+
+    #[test]
+    fn filesystem_type_comes_from_mountinfo() {
+        assert_eq!(fs_type_of(Path::new("/proc/self")), "proc");
+        assert_eq!(fs_type_of(Path::new("/no/such/path")), "unknown");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use super::actions::Actions;
 use super::ledger::{Ledger, Resource};
-use super::{mountinfo, sys, StackError};
+use super::{sys, StackError};
+use crate::mountinfo;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 

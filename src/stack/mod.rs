@@ -7,7 +7,6 @@ pub mod files;
 pub mod fs;
 pub mod guard;
 pub mod ledger;
-pub mod mountinfo;
 pub mod provision;
 pub mod scheduler;
 pub mod spec;

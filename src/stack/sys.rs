@@ -111,7 +111,7 @@ fn detach_loops_matching(matches: impl Fn(&Path) -> bool) -> Result<(), String> 
 pub fn unmount(target: &Path) -> Result<(), String> {
     use rustix::mount::{unmount as um, UnmountFlags};
     loop {
-        if super::mountinfo::mount_at(target).is_none() {
+        if crate::mountinfo::mount_at(target).is_none() {
             return Ok(());
         }
         match um(target, UnmountFlags::empty()) {
