@@ -663,7 +663,7 @@ fn cmd_list_workloads() {
                     vec![
                         p.name.to_string(),
                         p.default.to_string(),
-                        p.kind.unit().to_string(),
+                        p.unit.to_string(),
                         p.help.to_string(),
                     ]
                 })

@@ -2,16 +2,14 @@
 //! measures the emulator's own cost (FUSE, loop device, image I/O) and nothing else.
 
 use super::model::{DeviceModel, Expectations, ReqKind, Request, Response};
-use super::spec::ParamDef;
-use crate::params::Kind;
+use crate::params::{Kind, ParamSpec};
 use serde_json::{json, Value as Json};
 
 /// Parameters of `null`.
-pub static PARAMS: &[ParamDef] = &[ParamDef::new(
+pub static PARAMS: &[ParamSpec] = &[ParamSpec::new(
     "size",
     Kind::Size,
     "16GiB",
-    "bytes",
     "logical capacity",
 )];
 

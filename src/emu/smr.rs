@@ -7,34 +7,30 @@
 
 use super::hdd::{self, Disk, HddParams, Mechanics, Translation};
 use super::model::{Expectations, ModelError, PROBE_RANDOM_IO};
-use super::spec::{defaults, ParamDef, Values};
-use crate::params::Kind;
+use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
 /// A write starting at a band boundary goes in place if it is at least this long (or the band).
 const IN_PLACE_MIN: u64 = 256 << 10;
 
 /// Parameters `smr` adds to those of `hdd`.
-pub static PARAMS: &[ParamDef] = &[
-    ParamDef::new(
+pub static PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
         "cache",
         Kind::Size,
         "2GiB",
-        "bytes",
         "persistent cache region absorbing non-sequential writes",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "band",
         Kind::Size,
         "32MiB",
-        "bytes",
         "band rewritten as a whole when cleaned",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "idle",
         Kind::Duration,
         "0.5s",
-        "seconds",
         "idle time after which background cleaning starts",
     ),
 ];
@@ -49,7 +45,7 @@ pub struct SmrParams {
 
 impl SmrParams {
     /// Reads the parameters of [`PARAMS`] from resolved values.
-    pub fn from_values(v: &Values) -> Self {
+    pub fn from_values(v: &Params) -> Self {
         SmrParams {
             cache: v.u64("cache"),
             band: v.u64("band"),
@@ -60,7 +56,7 @@ impl SmrParams {
 
 impl Default for SmrParams {
     fn default() -> Self {
-        SmrParams::from_values(&defaults(PARAMS))
+        SmrParams::from_values(&Params::defaults(PARAMS))
     }
 }
 

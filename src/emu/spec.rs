@@ -6,82 +6,43 @@
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelError};
 use super::{flash, hdd, null, smr};
-use crate::params::{parse_value, Kind};
+use crate::params::{parse_value, Kind, ParamSpec, Params};
 use crate::units::{parse_size, Size};
 use serde::Serialize;
 use std::fmt;
 
-/// One parameter a model (or every model) accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParamDef {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// Default as a user would type it.
-    pub default: &'static str,
-    /// Unit a user reads in `iotrial list models`.
-    pub unit: &'static str,
-    pub meaning: &'static str,
-}
-
-impl ParamDef {
-    pub const fn new(
-        name: &'static str,
-        kind: Kind,
-        default: &'static str,
-        unit: &'static str,
-        meaning: &'static str,
-    ) -> Self {
-        ParamDef {
-            name,
-            kind,
-            default,
-            unit,
-            meaning,
-        }
-    }
-}
-
 /// Parameters every model accepts (besides its own `size`).
-pub static COMMON: &[ParamDef] = &[
-    ParamDef::new(
+pub static COMMON: &[ParamSpec] = &[
+    ParamSpec::new(
         "scale",
         Kind::Float,
         "1",
-        "divisor",
         "time-scale factor dividing every modeled delay",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("divisor"),
+    ParamSpec::new(
         "fail_prob",
         Kind::Float,
         "0",
-        "probability",
         "fail each read or write with EIO with this probability",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("probability"),
+    ParamSpec::new(
         "fail_seed",
         Kind::Count,
         "1",
-        "count",
         "seed of the fault coin tosses (deterministic)",
     ),
 ];
 
 /// The byte-range fault parameter (repeatable; its value is not a plain quantity).
-pub const FAIL_RANGE: ParamDef = ParamDef::new(
+pub const FAIL_RANGE: ParamSpec = ParamSpec::new(
     "fail_range",
     Kind::Size,
     "",
-    "START-END",
     "fail reads and writes touching [START, END) with EIO, e.g. 1GiB-1GiB+4MiB; repeatable",
-);
-
-/// Resolved model parameter values, in declaration order (the same type as a workload's).
-pub type Values = crate::params::Params;
-
-/// The defaults of `defs`.
-pub fn defaults(defs: &[ParamDef]) -> Values {
-    Values::from_defaults(defs.iter().map(|d| (d.name, d.kind, d.default)))
-}
+)
+.in_unit("START-END");
 
 /// A model spec could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -147,7 +108,7 @@ impl ModelKind {
     }
 
     /// Parameters of the model (excluding [`COMMON`]).
-    pub fn params(self) -> Vec<&'static ParamDef> {
+    pub fn params(self) -> Vec<&'static ParamSpec> {
         match self {
             ModelKind::Hdd => hdd::PARAMS.iter().collect(),
             ModelKind::Smr => hdd::PARAMS.iter().chain(smr::PARAMS).collect(),
@@ -175,10 +136,10 @@ pub struct ServerSettings {
 pub struct ModelSpec {
     pub kind: ModelKind,
     /// Every model parameter, resolved.
-    pub values: Values,
+    pub values: Params,
     pub settings: ServerSettings,
     pub faults: FaultParams,
-    common: Values,
+    common: Params,
 }
 
 impl ModelSpec {
@@ -194,9 +155,8 @@ impl ModelSpec {
         let kind =
             ModelKind::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
         let defs = kind.params();
-        let own: Vec<ParamDef> = defs.iter().map(|d| **d).collect();
-        let mut values = defaults(&own);
-        let mut common = defaults(COMMON);
+        let mut values = Params::defaults(defs.iter().copied());
+        let mut common = Params::defaults(COMMON);
         let mut faults = FaultParams::default();
         let invalid = |key: &str, message: String| SpecError::Invalid {
             model: kind.name(),
@@ -375,12 +335,12 @@ pub struct ModelParamRow {
 
 /// Every model's parameters, then those every model accepts, for `iotrial list models`.
 pub fn model_table() -> Vec<ModelParamRow> {
-    let row = |model, d: &ParamDef| ModelParamRow {
+    let row = |model, d: &ParamSpec| ModelParamRow {
         model,
         parameter: d.name,
         default: d.default,
         unit: d.unit,
-        meaning: d.meaning,
+        meaning: d.help,
     };
     let mut rows = Vec::new();
     for k in ModelKind::ALL {

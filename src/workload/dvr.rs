@@ -13,16 +13,16 @@ use serde_json::{json, Value as Json};
 pub struct Dvr;
 
 static PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "recorders", kind: Kind::Count, default: "8", help: "record streams (writers)" },
-    ParamSpec { name: "players", kind: Kind::Count, default: "2", help: "playback streams (readers)" },
-    ParamSpec { name: "io_size", kind: Kind::Size, default: "1MiB", help: "bytes per I/O" },
-    ParamSpec { name: "samples", kind: Kind::Count, default: "2048", help: "timed I/Os collected per stream (N of the sampling protocol)" },
-    ParamSpec { name: "window", kind: Kind::Duration, default: "5s", help: "record buffer: the moving window the record guarantee is computed over" },
-    ParamSpec { name: "playback_ios", kind: Kind::Count, default: "2", help: "I/Os per playback read (a 2 MB read of two 1 MB fragments is 2)" },
-    ParamSpec { name: "region_size", kind: Kind::Size, default: "256MiB", help: "bytes of disk per stream (seed 000 used 800 GB; the default fits a temp directory: 10 x 256MiB = 2.5GiB)" },
-    ParamSpec { name: "target_mbit", kind: Kind::Float, default: "19.4", help: "bitrate each record stream must sustain, Mbit/s (ATSC MPTS = 19.4)" },
-    ParamSpec { name: "direct", kind: Kind::Bool, default: "true", help: "O_DIRECT I/O (false: buffered, through the page cache)" },
-    ParamSpec { name: "seed", kind: Kind::Count, default: "1", help: "seed of the random offsets (the same seed gives every stack the same offsets)" },
+    ParamSpec::new("recorders", Kind::Count, "8", "record streams (writers)"),
+    ParamSpec::new("players", Kind::Count, "2", "playback streams (readers)"),
+    ParamSpec::new("io_size", Kind::Size, "1MiB", "bytes per I/O"),
+    ParamSpec::new("samples", Kind::Count, "2048", "timed I/Os collected per stream (N of the sampling protocol)"),
+    ParamSpec::new("window", Kind::Duration, "5s", "record buffer: the moving window the record guarantee is computed over"),
+    ParamSpec::new("playback_ios", Kind::Count, "2", "I/Os per playback read (a 2 MB read of two 1 MB fragments is 2)"),
+    ParamSpec::new("region_size", Kind::Size, "256MiB", "bytes of disk per stream (seed 000 used 800 GB; the default fits a temp directory: 10 x 256MiB = 2.5GiB)"),
+    ParamSpec::new("target_mbit", Kind::Float, "19.4", "bitrate each record stream must sustain, Mbit/s (ATSC MPTS = 19.4)"),
+    ParamSpec::new("direct", Kind::Bool, "true", "O_DIRECT I/O (false: buffered, through the page cache)"),
+    ParamSpec::new("seed", Kind::Count, "1", "seed of the random offsets (the same seed gives every stack the same offsets)"),
 ];
 
 /// Alignment O_DIRECT needs of sizes and offsets.
