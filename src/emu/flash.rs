@@ -6,7 +6,9 @@
 //! reads cost a fraction of a millisecond anywhere.
 
 use super::model::PROBE_RANDOM_IO;
-use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
+use super::model::{
+    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+};
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Value as Json};
 
@@ -14,7 +16,7 @@ use serde_json::{json, Value as Json};
 const MAX_OPEN: usize = 16;
 
 /// Parameters of `flash`.
-pub static PARAMS: &[ParamSpec] = &[
+pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::new("size", Kind::Size, "4GiB", "logical capacity"),
     ParamSpec::new(
         "au",
@@ -51,6 +53,15 @@ pub static PARAMS: &[ParamSpec] = &[
     .in_unit("MB/s"),
     ParamSpec::new("erase", Kind::Duration, "2ms", "erase time of one unit"),
 ];
+
+/// The `flash` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "flash",
+    summary: "CompactFlash/SD card: allocation units, few open units, unit copy and erase on scattered writes",
+    params: &[PARAMS],
+    build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
+    expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
+};
 
 /// Parameters of a flash card, in base units (bytes, seconds, bytes per second).
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,9 @@
 //! placement, so the `smr` model reuses all of it with its own translation layer.
 
 use super::model::PROBE_RANDOM_IO;
-use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
+use super::model::{
+    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+};
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
@@ -20,7 +22,7 @@ const WB_SLOTS: usize = 64;
 const ROT_SLACK_NS: f64 = 1_000.0;
 
 /// Parameters of `hdd` (also the mechanics and buffer of `smr`).
-pub static PARAMS: &[ParamSpec] = &[
+pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::new(
         "size",
         Kind::Size,
@@ -104,6 +106,15 @@ pub static PARAMS: &[ParamSpec] = &[
         "dirty data the write-back buffer holds",
     ),
 ];
+
+/// The `hdd` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "hdd",
+    summary: "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
+    params: &[PARAMS],
+    build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
+    expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
+};
 
 /// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@
 //! the foreground when the cache is full. Sequential writes from a band boundary go in place.
 
 use super::hdd::{self, Disk, HddParams, Mechanics, Translation};
-use super::model::{Expectations, ModelError, PROBE_RANDOM_IO};
+use super::model::{Expectations, ModelDescriptor, ModelError, PROBE_RANDOM_IO};
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value as Json};
 const IN_PLACE_MIN: u64 = 256 << 10;
 
 /// Parameters `smr` adds to those of `hdd`.
-pub static PARAMS: &[ParamSpec] = &[
+pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::new(
         "cache",
         Kind::Size,
@@ -34,6 +34,24 @@ pub static PARAMS: &[ParamSpec] = &[
         "idle time after which background cleaning starts",
     ),
 ];
+
+/// The `smr` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "smr",
+    summary: "drive-managed shingled disk: hdd mechanics, persistent cache log, band cleaning when full or idle",
+    params: &[hdd::PARAMS, PARAMS],
+    build: |v| {
+        let (p, s) = (HddParams::from_values(v), SmrParams::from_values(v));
+        Ok(Box::new(new(&p, &s)?))
+    },
+    expect: |v, seq_io| {
+        expect(
+            &HddParams::from_values(v),
+            &SmrParams::from_values(v),
+            seq_io,
+        )
+    },
+};
 
 /// Parameters of the shingled translation layer.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,7 @@
 //! form with every default written out, and the table behind `iotrial list models`.
 
 use super::fault::{Fault, FaultParams};
-use super::model::{DeviceModel, Expectations, ModelError};
+use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError};
 use super::{flash, hdd, null, smr};
 use crate::params::{parse_value, Kind, ParamSpec, Params};
 use crate::units::{parse_size, Size};
@@ -48,10 +48,11 @@ pub const FAIL_RANGE: ParamSpec = ParamSpec::new(
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
     #[error(
-        "empty device model spec; expected MODEL[,key=value...] with MODEL one of {MODEL_NAMES}"
+        "empty device model spec; expected MODEL[,key=value...] with MODEL one of {names}",
+        names = model_names()
     )]
     Empty,
-    #[error("unknown device model '{0}'; allowed: {MODEL_NAMES}")]
+    #[error("unknown device model '{0}'; allowed: {names}", names = model_names())]
     UnknownModel(String),
     #[error("'{0}' in a device model spec is not of the form key=value")]
     Malformed(String),
@@ -69,57 +70,17 @@ pub enum SpecError {
     },
 }
 
-const MODEL_NAMES: &str = "hdd, smr, flash, null";
+/// Every device model, in the order `iotrial list models` shows them.
+pub static MODELS: &[&ModelDescriptor] = &[&hdd::MODEL, &smr::MODEL, &flash::MODEL, &null::MODEL];
 
-/// The device models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelKind {
-    Hdd,
-    Smr,
-    Flash,
-    Null,
+/// The model named `name`.
+pub fn find_model(name: &str) -> Option<&'static ModelDescriptor> {
+    MODELS.iter().copied().find(|m| m.name == name)
 }
 
-impl ModelKind {
-    pub const ALL: [ModelKind; 4] = [
-        ModelKind::Hdd,
-        ModelKind::Smr,
-        ModelKind::Flash,
-        ModelKind::Null,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelKind::Hdd => "hdd",
-            ModelKind::Smr => "smr",
-            ModelKind::Flash => "flash",
-            ModelKind::Null => "null",
-        }
-    }
-
-    /// One line saying what the model is.
-    pub fn summary(self) -> &'static str {
-        match self {
-            ModelKind::Hdd => "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
-            ModelKind::Smr => "drive-managed shingled disk: hdd mechanics, persistent cache log, band cleaning when full or idle",
-            ModelKind::Flash => "CompactFlash/SD card: allocation units, few open units, unit copy and erase on scattered writes",
-            ModelKind::Null => "no delay at all: measures the emulator's own cost",
-        }
-    }
-
-    /// Parameters of the model (excluding [`COMMON`]).
-    pub fn params(self) -> Vec<&'static ParamSpec> {
-        match self {
-            ModelKind::Hdd => hdd::PARAMS.iter().collect(),
-            ModelKind::Smr => hdd::PARAMS.iter().chain(smr::PARAMS).collect(),
-            ModelKind::Flash => flash::PARAMS.iter().collect(),
-            ModelKind::Null => null::PARAMS.iter().collect(),
-        }
-    }
-
-    fn from_name(name: &str) -> Option<ModelKind> {
-        ModelKind::ALL.into_iter().find(|k| k.name() == name)
-    }
+/// `hdd, smr, flash, null`.
+fn model_names() -> String {
+    MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
 /// Settings of the server that serves a model.
@@ -134,7 +95,7 @@ pub struct ServerSettings {
 /// A validated model spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
-    pub kind: ModelKind,
+    pub model: &'static ModelDescriptor,
     /// Every model parameter, resolved.
     pub values: Params,
     pub settings: ServerSettings,
@@ -152,14 +113,13 @@ impl ModelSpec {
         if name.is_empty() {
             return Err(SpecError::Empty);
         }
-        let kind =
-            ModelKind::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
-        let defs = kind.params();
+        let model = find_model(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
+        let defs: Vec<&ParamSpec> = model.params().collect();
         let mut values = Params::defaults(defs.iter().copied());
         let mut common = Params::defaults(COMMON);
         let mut faults = FaultParams::default();
         let invalid = |key: &str, message: String| SpecError::Invalid {
-            model: kind.name(),
+            model: model.name,
             key: key.to_string(),
             message,
         };
@@ -187,7 +147,7 @@ impl ModelSpec {
                     .collect::<Vec<_>>()
                     .join(", ");
                 return Err(SpecError::UnknownKey {
-                    model: kind.name(),
+                    model: model.name,
                     key: key.to_string(),
                     allowed,
                 });
@@ -219,7 +179,7 @@ impl ModelSpec {
             faults.ranges.push(range);
         }
         let spec = ModelSpec {
-            kind,
+            model,
             values,
             settings: ServerSettings { capacity, scale },
             faults,
@@ -231,7 +191,7 @@ impl ModelSpec {
 
     fn model_error(&self, e: ModelError) -> SpecError {
         SpecError::Invalid {
-            model: self.kind.name(),
+            model: self.model.name,
             key: e.param.to_string(),
             message: e.message,
         }
@@ -239,24 +199,7 @@ impl ModelSpec {
 
     /// Builds a fresh model (with fault injection if any fault is configured).
     pub fn build(&self) -> Result<Box<dyn DeviceModel>, SpecError> {
-        let v = &self.values;
-        let model: Box<dyn DeviceModel> = match self.kind {
-            ModelKind::Hdd => Box::new(
-                hdd::Hdd::new(&hdd::HddParams::from_values(v)).map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Smr => Box::new(
-                smr::new(
-                    &hdd::HddParams::from_values(v),
-                    &smr::SmrParams::from_values(v),
-                )
-                .map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Flash => Box::new(
-                flash::Flash::new(&flash::FlashParams::from_values(v))
-                    .map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Null => Box::new(null::Null::new(self.settings.capacity)),
-        };
+        let model = (self.model.build)(&self.values).map_err(|e| self.model_error(e))?;
         Ok(if self.faults.is_active() {
             Box::new(Fault::new(model, &self.faults))
         } else {
@@ -266,18 +209,7 @@ impl ModelSpec {
 
     /// What a seeker-style probe should measure, with sequential transfers of `seq_io` bytes.
     pub fn expectations(&self, seq_io: u64) -> Result<Expectations, SpecError> {
-        let v = &self.values;
-        let e = match self.kind {
-            ModelKind::Hdd => hdd::expect(&hdd::HddParams::from_values(v), seq_io),
-            ModelKind::Smr => smr::expect(
-                &hdd::HddParams::from_values(v),
-                &smr::SmrParams::from_values(v),
-                seq_io,
-            ),
-            ModelKind::Flash => flash::expect(&flash::FlashParams::from_values(v), seq_io),
-            ModelKind::Null => Ok(null::expect()),
-        };
-        e.map_err(|e| self.model_error(e))
+        (self.model.expect)(&self.values, seq_io).map_err(|e| self.model_error(e))
     }
 }
 
@@ -291,7 +223,7 @@ impl std::str::FromStr for ModelSpec {
 /// The canonical spec: model, then every parameter with its resolved value.
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind.name())?;
+        write!(f, "{}", self.model.name)?;
         for (n, v) in self.values.entries().iter().chain(self.common.entries()) {
             write!(f, ",{n}={v}")?;
         }
@@ -343,8 +275,8 @@ pub fn model_table() -> Vec<ModelParamRow> {
         meaning: d.help,
     };
     let mut rows = Vec::new();
-    for k in ModelKind::ALL {
-        rows.extend(k.params().into_iter().map(|d| row(k.name(), d)));
+    for m in MODELS {
+        rows.extend(m.params().map(|d| row(m.name, d)));
     }
     rows.extend(COMMON.iter().chain([&FAIL_RANGE]).map(|d| row("all", d)));
     rows
@@ -364,7 +296,7 @@ mod tests {
             ("null", "null", 16 << 30),
         ] {
             let s = ModelSpec::parse(text).unwrap();
-            assert_eq!(s.kind.name(), name);
+            assert_eq!(s.model.name, name);
             assert_eq!(
                 s.settings,
                 ServerSettings {
@@ -480,15 +412,15 @@ mod tests {
     #[test]
     fn table_lists_every_parameter_with_a_valid_default() {
         let rows = model_table();
-        for k in ModelKind::ALL {
+        for m in MODELS {
             assert!(rows
                 .iter()
-                .any(|r| r.model == k.name() && r.parameter == "size"));
+                .any(|r| r.model == m.name && r.parameter == "size"));
         }
         for r in rows.iter().filter(|r| r.parameter != "fail_range") {
-            let def = ModelKind::ALL
+            let def = MODELS
                 .iter()
-                .flat_map(|k| k.params())
+                .flat_map(|m| m.params())
                 .chain(COMMON.iter())
                 .find(|d| d.name == r.parameter)
                 .unwrap();
@@ -505,8 +437,8 @@ mod tests {
 
     #[test]
     fn expectations_exist_for_every_model() {
-        for k in ModelKind::ALL {
-            let e = ModelSpec::parse(k.name())
+        for m in MODELS {
+            let e = ModelSpec::parse(m.name)
                 .unwrap()
                 .expectations(1 << 20)
                 .unwrap();

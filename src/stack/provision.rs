@@ -220,7 +220,7 @@ fn describe(dev: &Dev) -> Json {
         .spec
         .strip_prefix("emu:")
         .and_then(|m| ModelSpec::parse(m).ok())
-        .map(|m| format!("emulated: {} ({m})", m.kind.summary()));
+        .map(|m| format!("emulated: {} ({m})", m.model.summary));
     let model = emulated
         .or_else(|| sys::read_sysfs(Path::new(&format!("{q}/device/model"))))
         .or_else(|| {
