@@ -2,6 +2,7 @@
 //! the sampling protocol, and returns every stream's samples. It knows nothing about workloads.
 
 pub mod backend;
+mod backend_kind;
 pub mod buffer;
 pub mod protocol;
 pub mod psync;
@@ -9,7 +10,7 @@ pub mod rng;
 pub mod sample;
 mod stream;
 
-pub use backend::BackendKind;
+pub use backend_kind::BackendKind;
 pub use protocol::Protocol;
 pub use sample::{Op, Sample, StreamSamples};
 
