@@ -546,7 +546,6 @@ fn cmd_probe(
     };
     let build = BuildOptions {
         wipe,
-        want_direct: true,
         ..Default::default()
     };
     let mut ledger = Ledger::new().context("create the resource ledger")?;

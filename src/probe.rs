@@ -125,6 +125,8 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
             pacing: Pacing::Max,
             samples: n,
         }],
+        direct: true,
+        seed,
     };
     let placement = [Placement {
         path: dev.to_path_buf(),
@@ -134,7 +136,6 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
     let opts = EngineOptions {
         direct: true,
         backend: BackendKind::Psync,
-        seed,
         time_limit: None,
     };
     let out = engine::run(&plan, &placement, opts, Arc::new(Protocol::new(1)), |p| {
@@ -249,6 +250,8 @@ pub fn probe(
             pacing: Pacing::Max,
             samples: 1,
         }],
+        direct: true,
+        seed: opts.seed,
     };
     let mark = ledger.len();
     let result: Result<ProbeResult, ProbeError> = (|| {

@@ -95,13 +95,11 @@ fn run_built(
     let started = SystemTime::now();
     let t = Instant::now();
     let mut actions = Actions::new(false);
-    let mut build = setup.build.clone();
-    build.want_direct = params.bool("direct");
     let built = match provision::build(
         setup.stack,
         setup.devices,
         &plan,
-        &build,
+        &setup.build,
         ledger,
         &mut actions,
         stop,
@@ -122,7 +120,6 @@ fn run_built(
     let opts = EngineOptions {
         direct: built.direct_ok,
         backend: BackendKind::Psync,
-        seed: params.u64("seed"),
         time_limit: None,
     };
     let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
@@ -195,4 +192,97 @@ pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ReportError> {
         &timeseries::per_second(&out.streams),
     )?;
     report::json::write(&dir.join("result.json"), &out.doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Op, Pacing, Pattern, Plan, StreamPlan};
+    use crate::params::{Kind, ParamError, ParamSpec};
+    use crate::workload::{AnalysisError, Figure, Rows};
+
+    /// A workload with neither a `direct` nor a `seed` parameter: one buffered write stream.
+    struct Tiny;
+
+    static TINY_PARAMS: &[ParamSpec] = &[ParamSpec::new("ios", Kind::Count, "4", "I/Os")];
+
+    struct TinyOutcome(usize);
+
+    impl Outcome for TinyOutcome {
+        fn to_json(&self) -> Json {
+            json!({"streams": [], "verdict": {"ios": self.0}})
+        }
+        fn stream_rows(&self) -> Rows {
+            Rows::default()
+        }
+        fn verdict_line(&self) -> String {
+            format!("{} I/Os", self.0)
+        }
+        fn figures(&self) -> Vec<Figure> {
+            Vec::new()
+        }
+        fn meets_target(&self) -> Option<bool> {
+            None
+        }
+        fn warnings(&self) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    impl Workload for Tiny {
+        fn name(&self) -> &'static str {
+            "tiny"
+        }
+        fn about(&self) -> &'static str {
+            "test workload"
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            TINY_PARAMS
+        }
+        fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
+            let stream = StreamPlan {
+                name: "w0".into(),
+                role: "w".into(),
+                op: Op::Write,
+                region_len: 64 << 10,
+                io_size: 4096,
+                pattern: Pattern::Random,
+                pacing: Pacing::Max,
+                samples: p.u64("ios") as usize,
+            };
+            Ok(Plan {
+                streams: vec![stream],
+                direct: false,
+                seed: 3,
+            })
+        }
+        fn analyze(
+            &self,
+            _: &Params,
+            streams: &[StreamSamples],
+        ) -> Result<Box<dyn Outcome>, AnalysisError> {
+            Ok(Box::new(TinyOutcome(streams[0].samples.len())))
+        }
+    }
+
+    #[test]
+    fn a_workload_without_direct_or_seed_parameters_runs() {
+        let params = Tiny.resolve(&[("ios".into(), "5".into())]).unwrap();
+        let stack = StackSpec {
+            name: "tmp".into(),
+            ..Default::default()
+        };
+        let setup = Setup {
+            stack: &stack,
+            devices: &[DeviceSpec::TempDir],
+            build: BuildOptions::default(),
+        };
+        let mut ledger = Ledger::detached();
+        let stop = Arc::new(AtomicBool::new(false));
+        let out = run(&Tiny, &params, &setup, &mut ledger, &stop, false).unwrap();
+        assert_eq!(out.streams[0].samples.len(), 5);
+        assert_eq!(out.doc["params"], json!({"ios": 5}));
+        assert_eq!(out.doc["target"]["direct_io"], json!(false));
+        assert!(ledger.is_empty(), "everything made was released");
+    }
 }

@@ -43,12 +43,7 @@ fn fs_type_of(path: &Path) -> String {
 
 /// Creates the files of `plan` in a new subdirectory of `parent`. `stop` is polled while
 /// filling read files so Ctrl-C is honoured within a second.
-pub fn create(
-    parent: &Path,
-    plan: &Plan,
-    want_direct: bool,
-    stop: &AtomicBool,
-) -> Result<FileLayout, StackError> {
+pub fn create(parent: &Path, plan: &Plan, stop: &AtomicBool) -> Result<FileLayout, StackError> {
     let spec = format!("dir:{}", parent.display());
     let meta = std::fs::metadata(parent).map_err(|e| StackError::Target {
         spec: spec.clone(),
@@ -74,7 +69,7 @@ pub fn create(
     let mut layout = FileLayout {
         dir: dir.clone(),
         placements: Vec::new(),
-        direct_ok: want_direct,
+        direct_ok: plan.direct,
         fs_type: fs_type_of(&dir),
         warnings: Vec::new(),
     };
@@ -122,7 +117,7 @@ pub fn create(
             len: s.region_len,
         });
     }
-    if want_direct && !direct_works(&layout.placements[0].path) {
+    if plan.direct && !direct_works(&layout.placements[0].path) {
         layout.direct_ok = false;
         layout.warnings.push(format!(
             "{} refuses O_DIRECT; falling back to buffered I/O (access times include the page cache)",
@@ -194,6 +189,8 @@ mod tests {
         };
         Plan {
             streams: vec![s("playback0", Op::Read), s("record0", Op::Write)],
+            direct: true,
+            seed: 1,
         }
     }
 
@@ -203,7 +200,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let made;
         {
-            let l = create(tmp.path(), &plan(1 << 20), true, &stop).unwrap();
+            let l = create(tmp.path(), &plan(1 << 20), &stop).unwrap();
             made = l.dir.clone();
             assert_eq!(l.placements.len(), 2);
             assert!(l.placements[0]
@@ -233,7 +230,7 @@ mod tests {
     #[test]
     fn refuses_what_does_not_fit() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = create(tmp.path(), &plan(1 << 60), true, &AtomicBool::new(false)).unwrap_err();
+        let e = create(tmp.path(), &plan(1 << 60), &AtomicBool::new(false)).unwrap_err();
         assert!(e.to_string().contains("region_size"), "{e}");
         assert_eq!(
             std::fs::read_dir(tmp.path()).unwrap().count(),
@@ -243,7 +240,6 @@ mod tests {
         let e = create(
             &tmp.path().join("nope"),
             &plan(4096),
-            true,
             &AtomicBool::new(false),
         )
         .unwrap_err();

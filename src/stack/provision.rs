@@ -20,8 +20,6 @@ pub struct BuildOptions {
     pub dry_run: bool,
     /// Devices the user named in `--wipe`.
     pub wipe: Vec<PathBuf>,
-    /// O_DIRECT wanted by the workload.
-    pub want_direct: bool,
 }
 
 /// A stack ready for the engine.
@@ -417,14 +415,14 @@ pub fn build(
         if actions.dry_run {
             return Ok(Built {
                 placements: vec![],
-                direct_ok: opts.want_direct,
+                direct_ok: plan.direct,
                 as_built: json!({"name": spec.name, "layout": "files", "devices": [d.to_string()], "commands": actions.log}),
                 warnings,
                 files: None,
                 time_scale: 1.0,
             });
         }
-        let layout = files::create(&parent, plan, opts.want_direct, stop)?;
+        let layout = files::create(&parent, plan, stop)?;
         warnings.extend(layout.warnings.clone());
         let as_built = json!({
             "name": spec.name, "layout": "files", "kernel": kernel,
@@ -537,9 +535,9 @@ pub fn build(
                 mp.display()
             ));
             if actions.dry_run {
-                (vec![], None, opts.want_direct)
+                (vec![], None, plan.direct)
             } else {
-                let layout = files::create(&mp, plan, opts.want_direct, stop)?;
+                let layout = files::create(&mp, plan, stop)?;
                 warnings.extend(layout.warnings.clone());
                 let d = layout.direct_ok;
                 (layout.placements.clone(), Some(layout), d)
@@ -563,10 +561,10 @@ pub fn build(
             let p = raw_layout(&devs[0], plan, raw, actions)?;
             for (s, pl) in plan.streams.iter().zip(&p) {
                 if s.op == Op::Read && !actions.dry_run {
-                    files::fill_random(&pl.path, pl.offset, pl.len, opts.want_direct, stop)?;
+                    files::fill_random(&pl.path, pl.offset, pl.len, plan.direct, stop)?;
                 }
             }
-            (p, None, opts.want_direct)
+            (p, None, plan.direct)
         }
     };
     if !actions.dry_run {

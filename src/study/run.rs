@@ -113,7 +113,6 @@ fn dry_run(study: &Study, opts: &RunOptions, say: &mut dyn Write) -> Result<Stud
         let build = BuildOptions {
             dry_run: true,
             wipe: opts.wipe.clone(),
-            want_direct: t.params.bool("direct"),
         };
         let result = devices_of(&t.stack.devices)
             .map_err(StackError::Spec)
@@ -215,7 +214,6 @@ pub fn run(
             build: BuildOptions {
                 dry_run: false,
                 wipe: opts.wipe.clone(),
-                want_direct: true,
             },
         };
         let w = t.workload_impl();

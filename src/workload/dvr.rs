@@ -118,7 +118,11 @@ impl Workload for Dvr {
                 samples: p.u64("samples") as usize,
             })
             .collect();
-        Ok(Plan { streams })
+        Ok(Plan {
+            streams,
+            direct: p.bool("direct"),
+            seed: p.u64("seed"),
+        })
     }
 
     fn figure_specs(&self) -> Vec<Figure> {
@@ -469,6 +473,7 @@ fn figures_of(v: &Verdict) -> Vec<Figure> {
 mod tests {
     use super::*;
     use crate::engine::Sample;
+    use std::sync::Arc;
 
     fn serial(name: &str, role: &str, op: Op, bytes: u64, lat_ms: &[f64]) -> StreamSamples {
         let mut t = 0u64;
@@ -569,5 +574,56 @@ mod tests {
         assert!(Dvr
             .plan(&params(&[("io_size", "1000"), ("direct", "false")]))
             .is_ok());
+    }
+
+    #[test]
+    fn the_plan_carries_direct_and_the_seed() {
+        let plan = Dvr
+            .plan(&params(&[("direct", "false"), ("seed", "9")]))
+            .unwrap();
+        assert_eq!((plan.direct, plan.seed), (false, 9));
+        assert!(Dvr.plan(&params(&[])).unwrap().direct);
+    }
+
+    #[test]
+    fn a_seed_gives_the_offsets_it_always_gave() {
+        use crate::engine::{self, BackendKind, EngineOptions, Placement, Protocol};
+        // One record stream, so only its first I/O comes before sampling begins.
+        let p = params(&[
+            ("recorders", "1"),
+            ("players", "0"),
+            ("samples", "12"),
+            ("io_size", "4KiB"),
+            ("region_size", "1MiB"),
+            ("seed", "7"),
+        ]);
+        let plan = Dvr.plan(&p).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record0");
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let placements = [Placement {
+            path,
+            offset: 0,
+            len: 1 << 20,
+        }];
+        let opts = EngineOptions {
+            direct: false,
+            backend: BackendKind::Psync,
+            time_limit: None,
+        };
+        let out = engine::run(&plan, &placements, opts, Arc::new(Protocol::new(1)), |_| {});
+        let offsets: Vec<u64> = out.unwrap().streams[0]
+            .samples
+            .iter()
+            .map(|s| s.offset / 4096)
+            .collect();
+        // Recorded when the trial still read `seed` from the parameters itself.
+        assert_eq!(
+            offsets,
+            [4, 230, 149, 115, 63, 119, 83, 34, 105, 26, 245, 235]
+        );
     }
 }
