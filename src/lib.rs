@@ -4,6 +4,7 @@
 //! study -> trial -> stack -> engine -> analysis -> report.
 
 pub mod analysis;
+pub mod cause;
 pub mod emu;
 pub mod engine;
 pub mod mountinfo;

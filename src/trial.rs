@@ -2,6 +2,7 @@
 //! progress display, analyses the samples and writes the trial's files atomically.
 
 use crate::analysis::timeseries;
+use crate::cause::{Cause, HasCause};
 use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
 use crate::params::{ParamError, Params};
 use crate::report::{self, json::TrialDoc, ReportError};
@@ -34,13 +35,13 @@ pub enum TrialError {
     Interrupted,
 }
 
-impl TrialError {
-    /// Whether the user's input is at fault (exit status 2).
-    pub fn is_user_error(&self) -> bool {
+impl HasCause for TrialError {
+    fn why(&self) -> Cause {
         match self {
-            TrialError::Param(_) => true,
-            TrialError::Stack(s) => s.is_user_error(),
-            _ => false,
+            TrialError::Param(_) => Cause::Input,
+            TrialError::Stack(s) => s.why(),
+            TrialError::Engine(_) | TrialError::Analysis(_) | TrialError::Report(_) => Cause::Run,
+            TrialError::Interrupted => Cause::Interrupted,
         }
     }
 }

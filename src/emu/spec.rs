@@ -6,6 +6,7 @@
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError};
 use super::{flash, hdd, null, smr};
+use crate::cause::{Cause, HasCause};
 use crate::params::{parse_value, Kind, ParamSpec, Params};
 use crate::units::{parse_size, Size};
 use serde::Serialize;
@@ -210,6 +211,13 @@ impl ModelSpec {
     /// What a seeker-style probe should measure, with sequential transfers of `seq_io` bytes.
     pub fn expectations(&self, seq_io: u64) -> Result<Expectations, SpecError> {
         (self.model.expect)(&self.values, seq_io).map_err(|e| self.model_error(e))
+    }
+}
+
+/// Every error of a model spec is the user's input.
+impl HasCause for SpecError {
+    fn why(&self) -> Cause {
+        Cause::Input
     }
 }
 

@@ -84,38 +84,21 @@ pub fn create(parent: &Path, plan: &Plan, stop: &AtomicBool) -> Result<FileLayou
             free,
         });
     }
+    let mut sparse = false;
     for (i, s) in plan.streams.iter().enumerate() {
         let path = dir.join(format!("{i:02}-{}.dat", s.name));
-        let f = std::fs::OpenOptions::new()
-            .create_new(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
-        match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, s.region_len) {
-            Ok(()) => {}
-            Err(rustix::io::Errno::OPNOTSUPP) => {
-                f.set_len(s.region_len)
-                    .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
-                if layout.warnings.iter().all(|w| !w.contains("fallocate")) {
-                    layout.warnings.push(format!(
-                        "{} does not support fallocate; files are sparse and blocks are allocated during the run",
-                        layout.fs_type
-                    ));
-                }
-            }
-            Err(e) => {
-                return Err(StackError::io(
-                    format!("fallocate {}", path.display()),
-                    e.into(),
-                ))
-            }
-        }
+        sparse |= !allocate(&path, s.region_len)?;
         layout.placements.push(Placement {
             path,
             offset: 0,
             len: s.region_len,
         });
+    }
+    if sparse {
+        layout.warnings.push(format!(
+            "{} does not support fallocate; files are sparse and blocks are allocated during the run",
+            layout.fs_type
+        ));
     }
     if plan.direct && !direct_works(&layout.placements[0].path) {
         layout.direct_ok = false;
@@ -130,6 +113,29 @@ pub fn create(parent: &Path, plan: &Plan, stop: &AtomicBool) -> Result<FileLayou
         }
     }
     Ok(layout)
+}
+
+/// Creates the file `path` of `len` bytes, allocated with fallocate; false when the filesystem
+/// cannot allocate ahead and the file is sparse.
+fn allocate(path: &Path, len: u64) -> Result<bool, StackError> {
+    let f = std::fs::OpenOptions::new()
+        .create_new(true)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
+    match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::OPNOTSUPP) => {
+            f.set_len(len)
+                .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
+            Ok(false)
+        }
+        Err(e) => Err(StackError::io(
+            format!("fallocate {}", path.display()),
+            e.into(),
+        )),
+    }
 }
 
 /// Whether an aligned O_DIRECT read of `path` succeeds.
@@ -174,6 +180,7 @@ pub fn fill_random(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cause::{Cause, HasCause};
     use crate::engine::{Pacing, Pattern, StreamPlan};
 
     fn plan(region: u64) -> Plan {
@@ -244,7 +251,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.is_user_error() && e.to_string().contains("does not exist"),
+            e.why() == Cause::Input && e.to_string().contains("does not exist"),
             "{e}"
         );
     }
