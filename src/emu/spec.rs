@@ -115,16 +115,17 @@ impl ModelSpec {
             return Err(SpecError::Empty);
         }
         let model = find_model(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
-        let defs: Vec<&ParamSpec> = model.params().collect();
-        let mut values = Params::defaults(defs.iter().copied());
-        let mut common = Params::defaults(COMMON);
-        let mut faults = FaultParams::default();
-        let invalid = |key: &str, message: String| SpecError::Invalid {
-            model: model.name,
-            key: key.to_string(),
-            message,
+        let mut spec = ModelSpec {
+            model,
+            values: Params::defaults(model.params()),
+            settings: ServerSettings {
+                capacity: 0,
+                scale: 1.0,
+            },
+            faults: FaultParams::default(),
+            common: Params::defaults(COMMON),
         };
-        let mut ranges_text = Vec::new();
+        let mut ranges = Vec::new();
         for part in parts.filter(|p| !p.is_empty()) {
             let (key, val) = part
                 .split_once('=')
@@ -132,70 +133,80 @@ impl ModelSpec {
                 .filter(|(k, _)| !k.is_empty())
                 .ok_or_else(|| SpecError::Malformed(part.to_string()))?;
             if key == FAIL_RANGE.name {
-                ranges_text.push(val.to_string());
-                continue;
-            }
-            let (set, def) = if let Some(d) = defs.iter().find(|d| d.name == key) {
-                (&mut values, *d)
-            } else if let Some(d) = COMMON.iter().find(|d| d.name == key) {
-                (&mut common, d)
+                ranges.push(val);
             } else {
-                let allowed = defs
-                    .iter()
-                    .map(|d| d.name)
-                    .chain(COMMON.iter().map(|d| d.name))
-                    .chain([FAIL_RANGE.name])
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(SpecError::UnknownKey {
-                    model: model.name,
-                    key: key.to_string(),
-                    allowed,
-                });
-            };
-            let v = parse_value(def.kind, val).map_err(|m| invalid(key, m))?;
-            set.set(key, v);
-        }
-        let capacity = values.u64("size");
-        let scale = common.f64("scale");
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(invalid(
-                "scale",
-                format!("'{scale}' must be a number greater than 0"),
-            ));
-        }
-        faults.prob = common.f64("fail_prob");
-        if !(0.0..=1.0).contains(&faults.prob) {
-            return Err(invalid("fail_prob", "must be between 0 and 1".to_string()));
-        }
-        faults.seed = common.u64("fail_seed");
-        for r in &ranges_text {
-            let range = parse_range(r).map_err(|m| invalid(FAIL_RANGE.name, m))?;
-            if range.0 >= capacity {
-                return Err(invalid(
-                    FAIL_RANGE.name,
-                    format!("'{r}' starts beyond size {}", Size(capacity)),
-                ));
+                spec.assign(key, val)?;
             }
-            faults.ranges.push(range);
         }
-        let spec = ModelSpec {
-            model,
-            values,
-            settings: ServerSettings { capacity, scale },
-            faults,
-            common,
-        };
+        spec.settle(&ranges)?;
         spec.build()?;
         Ok(spec)
     }
 
-    fn model_error(&self, e: ModelError) -> SpecError {
+    fn invalid(&self, key: &str, message: impl Into<String>) -> SpecError {
         SpecError::Invalid {
             model: self.model.name,
-            key: e.param.to_string(),
-            message: e.message,
+            key: key.to_string(),
+            message: message.into(),
         }
+    }
+
+    /// Sets `key`, one of the model's parameters or of those every model accepts, to `val`.
+    fn assign(&mut self, key: &str, val: &str) -> Result<(), SpecError> {
+        let own = self.model.params().find(|d| d.name == key);
+        let Some(def) = own.or_else(|| COMMON.iter().find(|d| d.name == key)) else {
+            let allowed = self
+                .model
+                .params()
+                .chain(COMMON)
+                .map(|d| d.name)
+                .chain([FAIL_RANGE.name])
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(SpecError::UnknownKey {
+                model: self.model.name,
+                key: key.to_string(),
+                allowed,
+            });
+        };
+        let v = parse_value(def.kind, val).map_err(|m| self.invalid(key, m))?;
+        let set = if own.is_some() {
+            &mut self.values
+        } else {
+            &mut self.common
+        };
+        set.set(key, v);
+        Ok(())
+    }
+
+    /// Reads the server settings and the faults (with the `fail_range` texts) out of the
+    /// resolved values, checking them.
+    fn settle(&mut self, ranges: &[&str]) -> Result<(), SpecError> {
+        let capacity = self.values.u64("size");
+        let scale = self.common.f64("scale");
+        if !(scale > 0.0 && scale.is_finite()) {
+            let message = format!("'{scale}' must be a number greater than 0");
+            return Err(self.invalid("scale", message));
+        }
+        self.settings = ServerSettings { capacity, scale };
+        self.faults.prob = self.common.f64("fail_prob");
+        if !(0.0..=1.0).contains(&self.faults.prob) {
+            return Err(self.invalid("fail_prob", "must be between 0 and 1"));
+        }
+        self.faults.seed = self.common.u64("fail_seed");
+        for r in ranges {
+            let range = parse_range(r).map_err(|m| self.invalid(FAIL_RANGE.name, m))?;
+            if range.0 >= capacity {
+                let message = format!("'{r}' starts beyond size {}", Size(capacity));
+                return Err(self.invalid(FAIL_RANGE.name, message));
+            }
+            self.faults.ranges.push(range);
+        }
+        Ok(())
+    }
+
+    fn model_error(&self, e: ModelError) -> SpecError {
+        self.invalid(e.param, e.message)
     }
 
     /// Builds a fresh model (with fault injection if any fault is configured).
