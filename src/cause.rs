@@ -1,13 +1,14 @@
-//! Why something failed, as every error of the library says it by its type: the host cannot do
-//! it (a kernel feature or a tool is missing, not root), the user's input is wrong, the run
-//! itself failed, or a signal ended it ([`HasCause::why`]). The cause decides what happens next: a study skips a
-//! trial the host cannot run and fails the others; a command exits with [`Cause::exit_status`].
+//! Why something failed, as every error of the library says it by its type
+//! ([`HasCause::why`]): the host cannot do it (a kernel feature or a tool is missing, not root),
+//! the user's input is wrong, the run itself failed, or a signal ended it. The cause decides
+//! what happens next: a study skips a trial the host cannot run and fails the others; a command
+//! exits with the status each variant names.
 
 /// Why something failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
     /// The host cannot do it (kernel feature, tool, privileges): a trial is skipped, with the
-    /// reason.
+    /// reason; a command exits with status 1.
     Host,
     /// The user's input is wrong (a study file, a flag, a parameter): exit status 2.
     Input,
@@ -15,17 +16,6 @@ pub enum Cause {
     Run,
     /// Ended by Ctrl-C or SIGTERM: exit status 130.
     Interrupted,
-}
-
-impl Cause {
-    /// The exit status of a command that ends with a failure of this cause.
-    pub fn exit_status(self) -> u8 {
-        match self {
-            Cause::Host | Cause::Run => 1,
-            Cause::Input => 2,
-            Cause::Interrupted => 130,
-        }
-    }
 }
 
 /// An error that knows its cause.
