@@ -2,32 +2,20 @@
 //! typical request streams (aim: well under 1 us). Run with `cargo bench --bench model_eval`.
 
 use iotrial::emu::{ModelSpec, ReqKind, Request};
+use iotrial::engine::rng::SplitMix64;
 use std::hint::black_box;
 use std::time::Instant;
 
 const REQUESTS: usize = 1 << 20;
 
-/// SplitMix64, to draw offsets without extra crates.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (((z ^ (z >> 31)) as u128 * n as u128) >> 64) as u64
-    }
-}
-
 /// A request stream: random 4 KiB reads, random 4 KiB writes, a 70/30 random mix with a flush
 /// every 64 requests, or sequential 1 MiB reads.
 fn requests(pattern: &str, capacity: u64) -> Vec<Request> {
-    let mut r = Rng(42);
+    let mut r = SplitMix64::new(42);
     let blocks = capacity / 4096;
     (0..REQUESTS)
         .map(|i| {
-            let random = |kind, r: &mut Rng| Request {
+            let random = |kind, r: &mut SplitMix64| Request {
                 kind,
                 offset: r.below(blocks) * 4096,
                 len: 4096,

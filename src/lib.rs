@@ -6,8 +6,10 @@
 //! stacks) lives in `present`, which both use.
 
 pub mod analysis;
+pub mod cause;
 pub mod emu;
 pub mod engine;
+pub mod mountinfo;
 pub mod params;
 pub mod present;
 pub mod probe;
@@ -17,4 +19,5 @@ pub mod stack;
 pub mod study;
 pub mod trial;
 pub mod units;
+pub mod utc;
 pub mod workload;

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use iotrial::cause::{Cause, HasCause};
 use iotrial::params::{split_assignment, Params};
 use iotrial::present::Rows;
 use iotrial::report::{self, terminal};
@@ -12,7 +13,7 @@ use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
 use iotrial::study::results::ResultsDir;
 use iotrial::study::{builtin, expand, run, Manifest, Status};
-use iotrial::trial::{self, TrialError};
+use iotrial::trial;
 use iotrial::workload::{self, Outcome};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -223,6 +224,27 @@ fn usage(e: impl std::fmt::Display) -> anyhow::Error {
     UsageError(e.to_string()).into()
 }
 
+/// A library error, ending the command with the exit status its cause says.
+fn failed<E>(e: E) -> anyhow::Error
+where
+    E: HasCause + std::error::Error + Send + Sync + 'static,
+{
+    match e.why() {
+        Cause::Input => usage(e),
+        Cause::Interrupted => Interrupted.into(),
+        Cause::Host | Cause::Run => e.into(),
+    }
+}
+
+/// A flag's value the library refused: its message prefixed with the flag.
+fn refused_flag<E: HasCause + std::fmt::Display>(flag: &str, e: E) -> anyhow::Error {
+    let message = format!("{flag}: {e}");
+    match e.why() {
+        Cause::Input => usage(message),
+        _ => anyhow::anyhow!(message),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stop = Arc::new(AtomicBool::new(false));
@@ -375,9 +397,13 @@ fn cmd_study(
     wipe: Vec<PathBuf>,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
-    let study = builtin::load(name).map_err(usage)?;
+    let study = builtin::load(name).map_err(failed)?;
     if let Some(d) = &device {
-        DeviceSpec::parse(d).map_err(|m| usage(format!("--device: {m}")))?;
+        // A device this host cannot build is the trials' to report: they are skipped.
+        match DeviceSpec::parse(d) {
+            Err(e) if e.why() == Cause::Input => return Err(refused_flag("--device", e)),
+            _ => {}
+        }
     }
     let out_dir = out
         .clone()
@@ -406,13 +432,7 @@ fn cmd_study(
         progress: std::io::IsTerminal::is_terminal(&std::io::stdout()),
     };
     let mut say = std::io::stdout();
-    let r = run::run(&study, &opts, stop, &mut say).map_err(|e| {
-        if e.is_user_error() {
-            usage(e)
-        } else {
-            e.into()
-        }
-    })?;
+    let r = run::run(&study, &opts, stop, &mut say).map_err(failed)?;
     if dry_run {
         return Ok(());
     }
@@ -443,7 +463,7 @@ fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
 fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<DeviceSpec>)> {
     let mut devices = Vec::new();
     for t in target {
-        devices.push(DeviceSpec::parse(t).map_err(|m| usage(format!("--target: {m}")))?);
+        devices.push(DeviceSpec::parse(t).map_err(|e| refused_flag("--target", e))?);
     }
     if devices.is_empty() {
         devices.push(DeviceSpec::TempDir);
@@ -521,13 +541,7 @@ fn cmd_run(
             ..Default::default()
         },
     };
-    let result = trial::run(w, &params, &setup, &mut ledger, stop, !as_json);
-    let output = match result {
-        Ok(o) => o,
-        Err(TrialError::Interrupted) => return Err(Interrupted.into()),
-        Err(e) if e.is_user_error() => return Err(usage(e)),
-        Err(e) => return Err(e.into()),
-    };
+    let output = trial::run(w, &params, &setup, &mut ledger, stop, !as_json).map_err(failed)?;
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
     // The run as a one-trial study: study.toml and the manifest every results directory has.
@@ -562,8 +576,8 @@ fn cmd_probe(
     as_json: bool,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
-    use iotrial::probe::{probe, ProbeError, ProbeOptions};
-    let device = DeviceSpec::parse(spec).map_err(usage)?;
+    use iotrial::probe::{probe, ProbeOptions};
+    let device = DeviceSpec::parse(spec).map_err(failed)?;
     let seq_bytes = iotrial::units::parse_size(seq_bytes)
         .map_err(|e| usage(format!("--seq-bytes: {}", e.0)))?;
     if random_ios == 0 {
@@ -576,19 +590,10 @@ fn cmd_probe(
     };
     let build = BuildOptions {
         wipe,
-        want_direct: true,
         ..Default::default()
     };
     let mut ledger = Ledger::new().context("create the resource ledger")?;
-    let r = match probe(&device, &opts, &build, &mut ledger, stop) {
-        Ok(r) => r,
-        Err(ProbeError::Interrupted) => return Err(Interrupted.into()),
-        Err(ProbeError::Stack(e)) if e.is_user_error() => return Err(usage(e)),
-        Err(ProbeError::Other(m)) if m.starts_with("emu:") || m.starts_with("a probe") => {
-            return Err(usage(m))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let r = probe(&device, &opts, &build, &mut ledger, stop).map_err(failed)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
@@ -638,7 +643,7 @@ fn cmd_probe(
 
 fn cmd_cleanup() -> Result<()> {
     let dir = iotrial::stack::ledger::ledger_dir();
-    let rep = iotrial::stack::ledger::cleanup(&dir);
+    let rep = iotrial::stack::cleanup::run(&dir);
     for r in &rep.released {
         println!("{r}");
     }
@@ -655,9 +660,9 @@ fn cmd_cleanup() -> Result<()> {
 }
 
 fn cmd_serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
-    use iotrial::stack::server::standalone::{serve, ServeError};
+    use iotrial::stack::serve::serve;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
-    let ready = |s: &iotrial::stack::server::standalone::Served| {
+    let ready = |s: &iotrial::stack::serve::Served| {
         if as_json {
             println!("{}", serde_json::to_string(s).expect("serializes"));
         } else {
@@ -673,11 +678,7 @@ fn cmd_serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
     };
-    let (stats, warning) = match serve(spec, &mut ledger, stop, ready) {
-        Ok(r) => r,
-        Err(e @ ServeError::Spec(_)) => return Err(usage(e)),
-        Err(e) => return Err(e.into()),
-    };
+    let (stats, warning) = serve(spec, &mut ledger, stop, ready).map_err(failed)?;
     if as_json {
         println!("{}", serde_json::to_string(&stats)?);
     } else {
@@ -756,7 +757,7 @@ fn cmd_list_workloads() {
                     vec![
                         p.name.to_string(),
                         p.default.to_string(),
-                        p.kind.unit().to_string(),
+                        p.unit.to_string(),
                         p.help.to_string(),
                     ]
                 })

@@ -1,6 +1,6 @@
-//! Workload parameters: each workload declares a list of [`ParamSpec`]s (name, kind, default,
-//! meaning); user overrides (`--set k=v`, study files) are checked against it and resolved into
-//! [`Params`], where every value is known and typed.
+//! Parameters of workloads and device models: each declares a list of [`ParamSpec`]s (name,
+//! kind, default, unit, meaning); user overrides (`--set k=v`, study files, `emu:` specs) are
+//! checked against it and resolved into [`Params`], where every value is known and typed.
 
 use crate::units::{self, Duration, Size};
 use serde_json::{json, Value as Json};
@@ -22,8 +22,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The unit a user reads in `iotrial list workloads`.
-    pub fn unit(self) -> &'static str {
+    /// The unit a user reads in `iotrial list`, unless a parameter names its own.
+    pub const fn unit(self) -> &'static str {
         match self {
             Kind::Size => "bytes",
             Kind::Duration => "seconds",
@@ -34,13 +34,40 @@ impl Kind {
     }
 }
 
-/// One parameter a workload accepts.
-#[derive(Debug, Clone, Copy)]
+/// One parameter a workload or a device model accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamSpec {
     pub name: &'static str,
     pub kind: Kind,
+    /// Default as a user would type it.
     pub default: &'static str,
+    /// Unit a user reads in `iotrial list` (the kind's, unless set with [`ParamSpec::in_unit`]).
+    pub unit: &'static str,
+    /// What it means.
     pub help: &'static str,
+}
+
+impl ParamSpec {
+    /// A parameter in the unit of its kind.
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        default: &'static str,
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind,
+            default,
+            unit: kind.unit(),
+            help,
+        }
+    }
+
+    /// The same parameter read in `unit` (e.g. `MB/s` for a float).
+    pub const fn in_unit(self, unit: &'static str) -> Self {
+        ParamSpec { unit, ..self }
+    }
 }
 
 /// A typed parameter value.
@@ -153,7 +180,7 @@ impl Params {
         specs: &'static [ParamSpec],
         overrides: &[(String, String)],
     ) -> Result<Params, ParamError> {
-        let mut params = Params::from_defaults(specs.iter().map(|s| (s.name, s.kind, s.default)));
+        let mut params = Params::defaults(specs);
         for (k, text) in overrides {
             let Some(i) = specs.iter().position(|s| s.name == k.as_str()) else {
                 return Err(ParamError::Unknown {
@@ -168,17 +195,15 @@ impl Params {
         Ok(params)
     }
 
-    /// The defaults of `defs`: (name, kind, default as typed). Panics on an invalid built-in
-    /// default, which is a bug in the declaration.
-    pub fn from_defaults(
-        defs: impl IntoIterator<Item = (&'static str, Kind, &'static str)>,
-    ) -> Params {
-        let entries = defs
+    /// The defaults of `specs`. Panics on an invalid built-in default, which is a bug in the
+    /// declaration.
+    pub fn defaults<'a>(specs: impl IntoIterator<Item = &'a ParamSpec>) -> Params {
+        let entries = specs
             .into_iter()
-            .map(|(name, kind, default)| {
-                let v = parse_value(kind, default)
-                    .unwrap_or_else(|e| panic!("built-in default of {name} is invalid: {e}"));
-                (name, v)
+            .map(|s| {
+                let v = parse_value(s.kind, s.default)
+                    .unwrap_or_else(|e| panic!("built-in default of {} is invalid: {e}", s.name));
+                (s.name, v)
             })
             .collect();
         Params { entries }
@@ -272,24 +297,15 @@ mod tests {
     use super::*;
 
     static SPECS: &[ParamSpec] = &[
-        ParamSpec {
-            name: "io_size",
-            kind: Kind::Size,
-            default: "1MiB",
-            help: "",
-        },
-        ParamSpec {
-            name: "window",
-            kind: Kind::Duration,
-            default: "5s",
-            help: "",
-        },
+        ParamSpec::new("io_size", Kind::Size, "1MiB", ""),
+        ParamSpec::new("window", Kind::Duration, "5s", "").in_unit("s"),
     ];
 
     #[test]
     fn defaults_and_overrides() {
         let p = Params::resolve("x", SPECS, &[]).unwrap();
         assert_eq!(p.u64("io_size"), 1 << 20);
+        assert_eq!((SPECS[0].unit, SPECS[1].unit), ("bytes", "s"));
         let p = Params::resolve("x", SPECS, &[("window".into(), "250ms".into())]).unwrap();
         assert_eq!(p.f64("window"), 0.25);
         let round = Params::overrides_from_json(SPECS, &p.to_json());

@@ -3,7 +3,8 @@
 //! sequential write MB/s — each printed beside the device model's analytic expectation when
 //! the device is emulated. Every phase is a one-stream run of the engine on the raw device.
 
-use crate::emu::{Expectations, ModelSpec};
+use crate::cause::{Cause, HasCause};
+use crate::emu::{Expectations, SpecError};
 use crate::engine::{
     self, BackendKind, EngineOptions, Op, Pacing, Pattern, Placement, Plan, Protocol, StreamPlan,
 };
@@ -12,7 +13,7 @@ use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -84,10 +85,49 @@ pub enum ProbeError {
     Stack(#[from] StackError),
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
+    /// The device is not a block device (input).
+    #[error("a probe needs a block device: image:, block: or emu:")]
+    NotABlockDevice,
+    /// The model's expectations cannot be derived from its parameters (input).
+    #[error(transparent)]
+    Model(#[from] SpecError),
+    /// An I/O of a phase failed (run).
+    #[error("{op} {path} failed at offset {offset}: errno {errno}")]
+    IoFailed {
+        op: &'static str,
+        path: PathBuf,
+        offset: u64,
+        errno: i32,
+    },
+    /// Flushing the device's cache failed (run).
+    #[error("flush {path}: {source}")]
+    Flush {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The device's size could not be read back (run).
+    #[error("the size of {0} is unknown")]
+    UnknownSize(PathBuf),
+    /// Releasing what the probe made failed (run).
+    #[error("cleanup: {0}")]
+    Cleanup(String),
     #[error("interrupted")]
     Interrupted,
-    #[error("{0}")]
-    Other(String),
+}
+
+impl HasCause for ProbeError {
+    fn why(&self) -> Cause {
+        match self {
+            ProbeError::Stack(e) => e.why(),
+            ProbeError::NotABlockDevice | ProbeError::Model(_) => Cause::Input,
+            ProbeError::Engine(_)
+            | ProbeError::IoFailed { .. }
+            | ProbeError::Flush { .. }
+            | ProbeError::UnknownSize(_)
+            | ProbeError::Cleanup(_) => Cause::Run,
+            ProbeError::Interrupted => Cause::Interrupted,
+        }
+    }
 }
 
 /// One measurement: `n` I/Os of `io` bytes over `len` bytes from `offset`. A write phase
@@ -125,6 +165,8 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
             pacing: Pacing::Max,
             samples: n,
         }],
+        direct: true,
+        seed,
     };
     let placement = [Placement {
         path: dev.to_path_buf(),
@@ -134,7 +176,6 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
     let opts = EngineOptions {
         direct: true,
         backend: BackendKind::Psync,
-        seed,
         time_limit: None,
     };
     let out = engine::run(&plan, &placement, opts, Arc::new(Protocol::new(1)), |p| {
@@ -153,13 +194,12 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
     }
     let s = &out.streams[0];
     if let Some(bad) = s.samples.iter().find(|x| x.errno != 0) {
-        return Err(ProbeError::Other(format!(
-            "{} {} failed at offset {}: errno {}",
-            op.as_str(),
-            dev.display(),
-            bad.offset,
-            bad.errno
-        )));
+        return Err(ProbeError::IoFailed {
+            op: op.as_str(),
+            path: dev.to_path_buf(),
+            offset: bad.offset,
+            errno: bad.errno,
+        });
     }
     let mean_lat =
         s.samples.iter().map(|x| x.latency_ns as f64).sum::<f64>() / s.samples.len() as f64;
@@ -170,10 +210,12 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
 /// flush); returns the seconds it took.
 fn flush(dev: &Path) -> Result<f64, ProbeError> {
     let t = Instant::now();
-    let f = std::fs::File::open(dev)
-        .map_err(|e| ProbeError::Other(format!("open {}: {e}", dev.display())))?;
-    f.sync_all()
-        .map_err(|e| ProbeError::Other(format!("flush {}: {e}", dev.display())))?;
+    let err = |source| ProbeError::Flush {
+        path: dev.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(dev).map_err(err)?;
+    f.sync_all().map_err(err)?;
     Ok(t.elapsed().as_secs_f64())
 }
 
@@ -213,25 +255,43 @@ pub fn probe(
     ledger: &mut Ledger,
     stop: &AtomicBool,
 ) -> Result<ProbeResult, ProbeError> {
-    let (expect, scale): (Option<Expectations>, f64) = match device {
-        DeviceSpec::Emu(m) => {
-            let spec =
-                ModelSpec::parse(m).map_err(|e| ProbeError::Other(format!("emu:{m}: {e}")))?;
-            (
-                Some(
-                    spec.expectations(SEQ_IO)
-                        .map_err(|e| ProbeError::Other(e.to_string()))?,
-                ),
-                spec.settings.scale,
-            )
+    let (expect, scale) = model_of(device)?;
+    let mark = ledger.len();
+    let result =
+        probe_built(device, opts, build, ledger, stop).map(|(measured, stack)| ProbeResult {
+            device: device.to_string(),
+            capacity_bytes: measured.capacity,
+            time_scale: scale,
+            figures: measured.figures(expect.as_ref(), scale),
+            stack,
+        });
+    let errors = ledger.release_to(mark);
+    let r = result?;
+    if !errors.is_empty() {
+        return Err(ProbeError::Cleanup(errors.join("; ")));
+    }
+    Ok(r)
+}
+
+/// What the model of an emulated device expects, and its time scale; none and 1 for others.
+fn model_of(device: &DeviceSpec) -> Result<(Option<Expectations>, f64), ProbeError> {
+    match device {
+        DeviceSpec::Emu { model, .. } => {
+            Ok((Some(model.expectations(SEQ_IO)?), model.settings.scale))
         }
-        DeviceSpec::Dir(_) | DeviceSpec::TempDir => {
-            return Err(ProbeError::Other(
-                "a probe needs a block device: image:, block: or emu:".into(),
-            ))
-        }
-        _ => (None, 1.0),
-    };
+        DeviceSpec::Dir(_) | DeviceSpec::TempDir => Err(ProbeError::NotABlockDevice),
+        _ => Ok((None, 1.0)),
+    }
+}
+
+/// Builds `device` raw and measures it; returns the measurements and the stack as built.
+fn probe_built(
+    device: &DeviceSpec,
+    opts: &ProbeOptions,
+    build: &BuildOptions,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+) -> Result<(Measured, serde_json::Value), ProbeError> {
     let stack = StackSpec {
         name: "probe".into(),
         devices: vec![device.to_string()],
@@ -249,117 +309,137 @@ pub fn probe(
             pacing: Pacing::Max,
             samples: 1,
         }],
+        direct: true,
+        seed: opts.seed,
     };
-    let mark = ledger.len();
-    let result: Result<ProbeResult, ProbeError> = (|| {
-        let mut actions = Actions::new(false);
-        let built = provision::build(
-            &stack,
-            std::slice::from_ref(device),
-            &tiny,
-            build,
-            ledger,
-            &mut actions,
-            stop,
-        )?;
-        let dev = built.placements[0].path.clone();
-        let cap = built.as_built["devices"][0]["size_bytes"]
-            .as_u64()
-            .ok_or_else(|| ProbeError::Other("device size unknown".into()))?;
-        let cap = cap - cap % SEQ_IO;
-        let one_pct = (cap / 100 / SEQ_IO).max(1) * SEQ_IO;
-        let seq_len = one_pct.min(opts.seq_bytes.max(SEQ_IO) / SEQ_IO * SEQ_IO);
-        let seq_n = (seq_len / SEQ_IO) as usize;
-        let n = opts.random_ios;
-        let s = scale;
-        let random = |op| Phase {
-            op,
-            pattern: Pattern::Random,
-            io: RANDOM_IO,
-            offset: 0,
-            len: cap,
-            n,
-        };
-        let seq = |op, offset| Phase {
-            op,
-            pattern: Pattern::Sequential,
-            io: SEQ_IO,
-            offset,
-            len: seq_len,
-            n: seq_n,
-        };
-        let (rr, _) = phase(&dev, random(Op::Read), opts.seed, stop)?;
-        let (_, t_out) = phase(&dev, seq(Op::Read, 0), opts.seed, stop)?;
-        let (_, t_in) = phase(&dev, seq(Op::Read, cap - seq_len), opts.seed, stop)?;
-        let (_, t_rw) = phase(&dev, random(Op::Write), opts.seed + 1, stop)?;
-        let (_, t_sw) = phase(&dev, seq(Op::Write, 0), opts.seed, stop)?;
-        let mbs = |t: f64| seq_len as f64 / (t * s) / 1e6;
-        let e = expect.as_ref();
-        let figures = vec![
+    let mut actions = Actions::new(false);
+    let devices = std::slice::from_ref(device);
+    let built = provision::build(&stack, devices, &tiny, build, ledger, &mut actions, stop)?;
+    let dev = built.placements[0].path.clone();
+    let cap = built.as_built["devices"][0]["size_bytes"]
+        .as_u64()
+        .ok_or_else(|| ProbeError::UnknownSize(dev.clone()))?;
+    let measured = measure(&dev, cap, opts, stop)?;
+    let mut stack_json = built.as_built.clone();
+    let emulated = ledger.server_stats();
+    if !emulated.is_empty() {
+        stack_json["emulated"] = serde_json::json!(emulated);
+    }
+    Ok((measured, stack_json))
+}
+
+/// What the five phases of a probe took.
+struct Measured {
+    /// Capacity probed (whole sequential I/Os).
+    capacity: u64,
+    seq_len: u64,
+    seq_n: usize,
+    random_n: usize,
+    /// Mean random read access time, s.
+    random_read: f64,
+    /// Elapsed seconds of: sequential read outer, inner; random write; sequential write.
+    seq_read_outer: f64,
+    seq_read_inner: f64,
+    random_write: f64,
+    seq_write: f64,
+}
+
+/// Runs the probe's phases on the block device `dev` of `cap` bytes.
+fn measure(
+    dev: &Path,
+    cap: u64,
+    opts: &ProbeOptions,
+    stop: &AtomicBool,
+) -> Result<Measured, ProbeError> {
+    let cap = cap - cap % SEQ_IO;
+    let one_pct = (cap / 100 / SEQ_IO).max(1) * SEQ_IO;
+    let seq_len = one_pct.min(opts.seq_bytes.max(SEQ_IO) / SEQ_IO * SEQ_IO);
+    let seq_n = (seq_len / SEQ_IO) as usize;
+    let n = opts.random_ios;
+    let random = |op| Phase {
+        op,
+        pattern: Pattern::Random,
+        io: RANDOM_IO,
+        offset: 0,
+        len: cap,
+        n,
+    };
+    let seq = |op, offset| Phase {
+        op,
+        pattern: Pattern::Sequential,
+        io: SEQ_IO,
+        offset,
+        len: seq_len,
+        n: seq_n,
+    };
+    let seed = opts.seed;
+    Ok(Measured {
+        capacity: cap,
+        seq_len,
+        seq_n,
+        random_n: n,
+        random_read: phase(dev, random(Op::Read), seed, stop)?.0,
+        seq_read_outer: phase(dev, seq(Op::Read, 0), seed, stop)?.1,
+        seq_read_inner: phase(dev, seq(Op::Read, cap - seq_len), seed, stop)?.1,
+        random_write: phase(dev, random(Op::Write), seed + 1, stop)?.1,
+        seq_write: phase(dev, seq(Op::Write, 0), seed, stop)?.1,
+    })
+}
+
+impl Measured {
+    /// The figures in the model's time (measured times multiplied by `scale`), beside what
+    /// the model expects.
+    fn figures(&self, expect: Option<&Expectations>, s: f64) -> Vec<ProbeFigure> {
+        let mbs = |t: f64| self.seq_len as f64 / (t * s) / 1e6;
+        let per_seq = |t: f64| t / self.seq_n as f64;
+        let e = |f: fn(&Expectations) -> f64| expect.map(f);
+        let n = self.random_n as f64;
+        vec![
             figure(
                 "random 4KiB read access time",
                 "ms",
-                rr * s * 1e3,
-                e.map(|e| e.random_read_ms),
-                rr,
+                self.random_read * s * 1e3,
+                e(|e| e.random_read_ms),
+                self.random_read,
                 Op::Read,
                 RANDOM_IO,
             ),
             figure(
                 "sequential read, outer 1%",
                 "MB/s",
-                mbs(t_out),
-                e.map(|e| e.seq_read_outer_mbs),
-                t_out / seq_n as f64,
+                mbs(self.seq_read_outer),
+                e(|e| e.seq_read_outer_mbs),
+                per_seq(self.seq_read_outer),
                 Op::Read,
                 SEQ_IO,
             ),
             figure(
                 "sequential read, inner 1%",
                 "MB/s",
-                mbs(t_in),
-                e.map(|e| e.seq_read_inner_mbs),
-                t_in / seq_n as f64,
+                mbs(self.seq_read_inner),
+                e(|e| e.seq_read_inner_mbs),
+                per_seq(self.seq_read_inner),
                 Op::Read,
                 SEQ_IO,
             ),
             figure(
                 "random 4KiB write",
                 "IOPS",
-                n as f64 / (t_rw * s),
-                e.map(|e| e.random_write_iops),
-                t_rw / n as f64,
+                n / (self.random_write * s),
+                e(|e| e.random_write_iops),
+                self.random_write / n,
                 Op::Write,
                 RANDOM_IO,
             ),
             figure(
                 "sequential write, outer 1%",
                 "MB/s",
-                mbs(t_sw),
-                e.map(|e| e.seq_write_mbs),
-                t_sw / seq_n as f64,
+                mbs(self.seq_write),
+                e(|e| e.seq_write_mbs),
+                per_seq(self.seq_write),
                 Op::Write,
                 SEQ_IO,
             ),
-        ];
-        let mut stack_json = built.as_built.clone();
-        let emulated = ledger.server_stats();
-        if !emulated.is_empty() {
-            stack_json["emulated"] = serde_json::json!(emulated);
-        }
-        drop(built);
-        Ok(ProbeResult {
-            device: device.to_string(),
-            capacity_bytes: cap,
-            time_scale: s,
-            figures,
-            stack: stack_json,
-        })
-    })();
-    let errors = ledger.release_to(mark);
-    let r = result?;
-    if !errors.is_empty() {
-        return Err(ProbeError::Other(format!("cleanup: {}", errors.join("; "))));
+        ]
     }
-    Ok(r)
 }

@@ -2,6 +2,7 @@
 //! progress display, analyses the samples and writes the trial's files atomically.
 
 use crate::analysis::timeseries;
+use crate::cause::{Cause, HasCause};
 use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
 use crate::params::{ParamError, Params};
 use crate::report;
@@ -10,7 +11,7 @@ use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::{DeviceSpec, StackError, StackSpec};
-use crate::study::results::utc_iso;
+use crate::utc::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::json;
 use std::path::Path;
@@ -35,13 +36,13 @@ pub enum TrialError {
     Interrupted,
 }
 
-impl TrialError {
-    /// Whether the user's input is at fault (exit status 2).
-    pub fn is_user_error(&self) -> bool {
+impl HasCause for TrialError {
+    fn why(&self) -> Cause {
         match self {
-            TrialError::Param(_) => true,
-            TrialError::Stack(s) => s.is_user_error(),
-            _ => false,
+            TrialError::Param(_) => Cause::Input,
+            TrialError::Stack(s) => s.why(),
+            TrialError::Engine(_) | TrialError::Analysis(_) | TrialError::Result(_) => Cause::Run,
+            TrialError::Interrupted => Cause::Interrupted,
         }
     }
 }
@@ -96,13 +97,11 @@ fn run_built(
     let started = SystemTime::now();
     let t = Instant::now();
     let mut actions = Actions::new(false);
-    let mut build = setup.build.clone();
-    build.want_direct = params.bool("direct");
     let built = match provision::build(
         setup.stack,
         setup.devices,
         &plan,
-        &build,
+        &setup.build,
         ledger,
         &mut actions,
         stop,
@@ -123,7 +122,6 @@ fn run_built(
     let opts = EngineOptions {
         direct: built.direct_ok,
         backend: BackendKind::Psync,
-        seed: params.u64("seed"),
         time_limit: None,
     };
     let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
@@ -230,4 +228,100 @@ pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
         &timeseries::per_second(&out.streams),
     )?;
     result::write(&dir.join("result.json"), &out.doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Op, Pacing, Pattern, Plan, StreamPlan};
+    use crate::params::{Kind, ParamError, ParamSpec};
+    use crate::present::Rows;
+    use crate::workload::AnalysisError;
+    use serde_json::Value as Json;
+
+    /// A workload with neither a `direct` nor a `seed` parameter: one buffered write stream.
+    struct Tiny;
+
+    static TINY_PARAMS: &[ParamSpec] = &[ParamSpec::new("ios", Kind::Count, "4", "I/Os")];
+
+    struct TinyOutcome(usize);
+
+    impl Outcome for TinyOutcome {
+        fn streams_json(&self) -> Vec<Json> {
+            Vec::new()
+        }
+        fn verdict_json(&self) -> Json {
+            json!({"ios": self.0})
+        }
+        fn stream_rows(&self) -> Rows {
+            Rows::default()
+        }
+        fn verdict_line(&self) -> String {
+            format!("{} I/Os", self.0)
+        }
+        fn warnings(&self) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    impl Workload for Tiny {
+        fn name(&self) -> &'static str {
+            "tiny"
+        }
+        fn about(&self) -> &'static str {
+            "test workload"
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            TINY_PARAMS
+        }
+        fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
+            let stream = StreamPlan {
+                name: "w0".into(),
+                role: "w".into(),
+                op: Op::Write,
+                region_len: 64 << 10,
+                io_size: 4096,
+                pattern: Pattern::Random,
+                pacing: Pacing::Max,
+                samples: p.u64("ios") as usize,
+            };
+            Ok(Plan {
+                streams: vec![stream],
+                direct: false,
+                seed: 3,
+            })
+        }
+        fn analyze(
+            &self,
+            _: &Params,
+            streams: &[StreamSamples],
+        ) -> Result<Box<dyn Outcome>, AnalysisError> {
+            Ok(Box::new(TinyOutcome(streams[0].samples.len())))
+        }
+        fn report(&self) -> &'static dyn crate::present::KindReport {
+            &crate::present::kind::example::TestKind
+        }
+    }
+
+    #[test]
+    fn a_workload_without_direct_or_seed_parameters_runs() {
+        let params = Tiny.resolve(&[("ios".into(), "5".into())]).unwrap();
+        let stack = StackSpec {
+            name: "tmp".into(),
+            ..Default::default()
+        };
+        let setup = Setup {
+            workload: "tiny",
+            stack: &stack,
+            devices: &[DeviceSpec::TempDir],
+            build: BuildOptions::default(),
+        };
+        let mut ledger = Ledger::detached();
+        let stop = Arc::new(AtomicBool::new(false));
+        let out = run(&Tiny, &params, &setup, &mut ledger, &stop, false).unwrap();
+        assert_eq!(out.streams[0].samples.len(), 5);
+        assert_eq!(json!(out.doc.params), json!({"ios": 5}));
+        assert!(!out.doc.target.direct_io);
+        assert!(ledger.is_empty(), "everything made was released");
+    }
 }

@@ -13,12 +13,14 @@ fn iotrial() -> Command {
     Command::cargo_bin("iotrial").unwrap()
 }
 
-/// Key paths documented in docs/result-format.md's tables: `| \`a.b\` | ...`.
+/// Key paths documented in docs/result-format.md's tables: `| \`a.b\` | ...`; those under
+/// `stack` are documented but, like `stack` itself, not checked.
 fn documented() -> BTreeSet<String> {
     let doc = std::fs::read_to_string("docs/result-format.md").unwrap();
     doc.lines()
         .filter_map(|l| l.strip_prefix("| `"))
         .filter_map(|l| l.split_once('`').map(|(k, _)| k.to_string()))
+        .filter(|k| !k.starts_with("stack."))
         .collect()
 }
 

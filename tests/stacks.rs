@@ -109,7 +109,7 @@ fn guard_refuses_signatures_and_mounts_unless_wiped() {
     assert_eq!(doc["stack"]["layout"], "regions");
     assert!(doc["verdict"]["record_mbit_guaranteed"].as_f64().unwrap() > 0.0);
     // The system disk is refused whatever the flags.
-    let root = iotrial::stack::mountinfo::mount_of(Path::new("/")).unwrap();
+    let root = iotrial::mountinfo::mount_of(Path::new("/")).unwrap();
     if root.source.starts_with("/dev/") {
         let e = refusal(
             work.path(),

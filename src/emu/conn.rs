@@ -24,7 +24,7 @@ pub struct FuseMount {
 
 /// Parses the FUSE mounts out of the text of a mountinfo file.
 pub fn parse_fuse_mounts(mountinfo: &str) -> Vec<FuseMount> {
-    crate::stack::mountinfo::parse(mountinfo)
+    crate::mountinfo::parse(mountinfo)
         .into_iter()
         .filter(|m| m.fs_type == "fuse" || m.fs_type == "fuseblk" || m.fs_type.starts_with("fuse."))
         .map(|m| FuseMount {

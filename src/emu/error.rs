@@ -1,6 +1,7 @@
 //! Errors of the emulated-device server: mounting, serving, unmounting and aborting a FUSE
 //! connection.
 
+use crate::cause::{Cause, HasCause};
 use std::io;
 use std::path::PathBuf;
 
@@ -40,4 +41,14 @@ pub enum EmuError {
     },
     #[error("a server thread panicked: {0}")]
     Panicked(&'static str),
+}
+
+impl HasCause for EmuError {
+    fn why(&self) -> Cause {
+        match self {
+            EmuError::DevFuse(_) => Cause::Host,
+            EmuError::BadScale(_) | EmuError::ZeroCapacity => Cause::Input,
+            _ => Cause::Run,
+        }
+    }
 }

@@ -6,61 +6,62 @@
 //! reads cost a fraction of a millisecond anywhere.
 
 use super::model::PROBE_RANDOM_IO;
-use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
-use super::spec::{defaults, ParamDef, Values};
-use crate::params::Kind;
+use super::model::{
+    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+};
+use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Value as Json};
 
 /// Open units the model supports at most.
 const MAX_OPEN: usize = 16;
 
 /// Parameters of `flash`.
-pub static PARAMS: &[ParamDef] = &[
-    ParamDef::new("size", Kind::Size, "4GiB", "bytes", "logical capacity"),
-    ParamDef::new(
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new("size", Kind::Size, "4GiB", "logical capacity"),
+    ParamSpec::new(
         "au",
         Kind::Size,
         "4MiB",
-        "bytes",
         "allocation unit (mapping and erase granule)",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "open_units",
         Kind::Count,
         "2",
-        "count",
         "units open for writing at once (1-16)",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "access",
         Kind::Duration,
         "0.3ms",
-        "seconds",
         "command and page access time per request",
     ),
-    ParamDef::new("read_rate", Kind::Float, "40", "MB/s", "read transfer rate"),
-    ParamDef::new(
+    ParamSpec::new("read_rate", Kind::Float, "40", "read transfer rate").in_unit("MB/s"),
+    ParamSpec::new(
         "write_rate",
         Kind::Float,
         "20",
-        "MB/s",
         "page program rate of writes",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("MB/s"),
+    ParamSpec::new(
         "copy_rate",
         Kind::Float,
         "80",
-        "MB/s",
         "internal copy rate when a unit is closed",
-    ),
-    ParamDef::new(
-        "erase",
-        Kind::Duration,
-        "2ms",
-        "seconds",
-        "erase time of one unit",
-    ),
+    )
+    .in_unit("MB/s"),
+    ParamSpec::new("erase", Kind::Duration, "2ms", "erase time of one unit"),
 ];
+
+/// The `flash` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "flash",
+    summary: "CompactFlash/SD card: allocation units, few open units, unit copy and erase on scattered writes",
+    params: &[PARAMS],
+    build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
+    expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
+};
 
 /// Parameters of a flash card, in base units (bytes, seconds, bytes per second).
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +78,7 @@ pub struct FlashParams {
 
 impl FlashParams {
     /// Reads the parameters of [`PARAMS`] from resolved values.
-    pub fn from_values(v: &Values) -> Self {
+    pub fn from_values(v: &Params) -> Self {
         FlashParams {
             capacity: v.u64("size"),
             au: v.u64("au"),
@@ -123,7 +124,7 @@ impl FlashParams {
 
 impl Default for FlashParams {
     fn default() -> Self {
-        FlashParams::from_values(&defaults(PARAMS))
+        FlashParams::from_values(&Params::defaults(PARAMS))
     }
 }
 

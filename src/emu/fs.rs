@@ -55,6 +55,8 @@ impl Sender {
         let now = self.clock.now_ns();
         let late = now.saturating_sub(due_ns);
         let err = (errno != 0).then(|| Errno::from_i32(errno));
+        // Counted before the reply goes out: whoever the reply wakes sees it counted.
+        self.counters.replied(late, errno != 0);
         match (p, err) {
             (Pending::Data { reply, buf, len }, None) => {
                 reply.data(&buf[..len]);
@@ -70,7 +72,6 @@ impl Sender {
             (Pending::Empty(reply), Some(e)) => reply.error(e),
         }
         self.counters.sent(self.clock.now_ns() - now);
-        self.counters.replied(late, errno != 0);
     }
 }
 

@@ -5,9 +5,10 @@
 //! placement, so the `smr` model reuses all of it with its own translation layer.
 
 use super::model::PROBE_RANDOM_IO;
-use super::model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
-use super::spec::{defaults, ParamDef, Values};
-use crate::params::Kind;
+use super::model::{
+    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+};
+use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
 /// Cylinders across the full stroke: decides when two offsets share a cylinder (no seek).
@@ -21,100 +22,99 @@ const WB_SLOTS: usize = 64;
 const ROT_SLACK_NS: f64 = 1_000.0;
 
 /// Parameters of `hdd` (also the mechanics and buffer of `smr`).
-pub static PARAMS: &[ParamDef] = &[
-    ParamDef::new(
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
         "size",
         Kind::Size,
         "64GiB",
-        "bytes",
         "logical capacity; mapped onto the full stroke",
     ),
-    ParamDef::new("rpm", Kind::Float, "7200", "rev/min", "spindle speed"),
-    ParamDef::new(
+    ParamSpec::new("rpm", Kind::Float, "7200", "spindle speed").in_unit("rev/min"),
+    ParamSpec::new(
         "track_to_track",
         Kind::Duration,
         "0.8ms",
-        "seconds",
         "seek to the next cylinder",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "avg_seek",
         Kind::Duration,
         "8.5ms",
-        "seconds",
         "mean seek between uniformly random positions",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "full_stroke",
         Kind::Duration,
         "17ms",
-        "seconds",
         "seek across the whole stroke",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "outer_rate",
         Kind::Float,
         "250",
-        "MB/s",
         "media rate of the outermost zone",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("MB/s"),
+    ParamSpec::new(
         "inner_rate",
         Kind::Float,
         "120",
-        "MB/s",
         "media rate of the innermost zone",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("MB/s"),
+    ParamSpec::new(
         "zones",
         Kind::Count,
         "16",
-        "count",
         "recording zones; rates fall linearly from outer to inner",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "overhead",
         Kind::Duration,
         "0.1ms",
-        "seconds",
         "command processing time per request",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "iface_rate",
         Kind::Float,
         "550",
-        "MB/s",
         "interface rate of transfers to and from the buffer",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("MB/s"),
+    ParamSpec::new(
         "buffer",
         Kind::Size,
         "64MiB",
-        "bytes",
         "read buffer: segments holding read data and read-ahead",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "readahead",
         Kind::Size,
         "2MiB",
-        "bytes",
         "data read ahead after a read, while the drive is idle",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "write_back",
         Kind::Bool,
         "true",
-        "true/false",
         "acknowledge writes from the buffer, destage later",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "write_buffer",
         Kind::Size,
         "16MiB",
-        "bytes",
         "dirty data the write-back buffer holds",
     ),
 ];
+
+/// The `hdd` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "hdd",
+    summary: "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
+    params: &[PARAMS],
+    build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
+    expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
+};
 
 /// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ pub struct HddParams {
 
 impl HddParams {
     /// Reads the parameters of [`PARAMS`] from resolved values.
-    pub fn from_values(v: &Values) -> Self {
+    pub fn from_values(v: &Params) -> Self {
         HddParams {
             capacity: v.u64("size"),
             rpm: v.f64("rpm"),
@@ -188,7 +188,7 @@ impl HddParams {
 
 impl Default for HddParams {
     fn default() -> Self {
-        HddParams::from_values(&defaults(PARAMS))
+        HddParams::from_values(&Params::defaults(PARAMS))
     }
 }
 

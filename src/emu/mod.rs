@@ -23,5 +23,8 @@ pub mod null;
 pub mod smr;
 pub mod spec;
 
+pub use model::ModelDescriptor;
 pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
-pub use spec::{model_table, ModelKind, ModelParamRow, ModelSpec, ServerSettings, SpecError};
+pub use spec::{
+    find_model, model_table, ModelParamRow, ModelSpec, ServerSettings, SpecError, MODELS,
+};

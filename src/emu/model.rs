@@ -2,8 +2,9 @@
 //! arrives at a time on the model's own timeline and the model answers when it completes,
 //! keeping its own busy-until, head position, rotational phase and caches. Results therefore
 //! do not depend on how promptly timers fire. Delays are in model nanoseconds; the server
-//! divides them by the time-scale factor.
+//! divides them by the time-scale factor. Each model module exports one [`ModelDescriptor`].
 
+use crate::params::{ParamSpec, Params};
 use serde_json::Value as Json;
 
 /// What the kernel asked of the device.
@@ -84,4 +85,40 @@ pub struct Expectations {
     pub random_write_iops: f64,
     /// QD1 sequential write throughput over the outer 1%, MB/s.
     pub seq_write_mbs: f64,
+}
+
+/// Everything iotrial knows of one kind of device model. Each model module exports one; the
+/// list of them is [`super::spec::MODELS`], so adding a model is one module and one line there.
+pub struct ModelDescriptor {
+    /// The name users write after `emu:` (`hdd`).
+    pub name: &'static str,
+    /// One line saying what the model is.
+    pub summary: &'static str,
+    /// Its own parameters in groups (`smr` shares `hdd`'s), `size` first; not those every
+    /// model accepts.
+    pub params: &'static [&'static [ParamSpec]],
+    /// A fresh model from resolved values of [`ModelDescriptor::params`].
+    pub build: fn(&Params) -> Result<Box<dyn DeviceModel>, ModelError>,
+    /// What a seeker-style probe should measure, with sequential transfers of the given bytes.
+    pub expect: fn(&Params, u64) -> Result<Expectations, ModelError>,
+}
+
+impl ModelDescriptor {
+    /// Its own parameters, in declaration order.
+    pub fn params(&self) -> impl Iterator<Item = &'static ParamSpec> {
+        self.params.iter().flat_map(|group| group.iter())
+    }
+}
+
+impl std::fmt::Debug for ModelDescriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ModelDescriptor({})", self.name)
+    }
+}
+
+/// Descriptors are one per model: equal when their names are.
+impl PartialEq for ModelDescriptor {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
 }

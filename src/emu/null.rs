@@ -1,19 +1,26 @@
 //! `null`: a device that completes every request the moment it arrives, so a trial on it
 //! measures the emulator's own cost (FUSE, loop device, image I/O) and nothing else.
 
-use super::model::{DeviceModel, Expectations, ReqKind, Request, Response};
-use super::spec::ParamDef;
-use crate::params::Kind;
+use super::model::{DeviceModel, Expectations, ModelDescriptor, ReqKind, Request, Response};
+use crate::params::{Kind, ParamSpec};
 use serde_json::{json, Value as Json};
 
 /// Parameters of `null`.
-pub static PARAMS: &[ParamDef] = &[ParamDef::new(
+pub const PARAMS: &[ParamSpec] = &[ParamSpec::new(
     "size",
     Kind::Size,
     "16GiB",
-    "bytes",
     "logical capacity",
 )];
+
+/// The `null` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "null",
+    summary: "no delay at all: measures the emulator's own cost",
+    params: &[PARAMS],
+    build: |v| Ok(Box::new(Null::new(v.u64("size")))),
+    expect: |_, _| Ok(expect()),
+};
 
 /// The no-delay model.
 #[derive(Debug, Clone, Default)]

@@ -229,11 +229,9 @@ impl EmuServer {
         }
         if let Some(session) = self.session.take() {
             // Once the connection is gone the session ends, cleanly or with an I/O error;
-            // only a panic is worth reporting.
-            if let Err(e) = session.join() {
-                if result.is_ok() && e.to_string().contains("panicked") {
-                    result = Err(EmuError::Panicked("fuse session"));
-                }
+            // only a panic (the thread's join failing) is worth reporting.
+            if session.guard.join().is_err() && result.is_ok() {
+                result = Err(EmuError::Panicked("fuse session"));
             }
         }
         if !self.timer.shutdown() && result.is_ok() {

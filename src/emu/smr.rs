@@ -6,38 +6,52 @@
 //! the foreground when the cache is full. Sequential writes from a band boundary go in place.
 
 use super::hdd::{self, Disk, HddParams, Mechanics, Translation};
-use super::model::{Expectations, ModelError, PROBE_RANDOM_IO};
-use super::spec::{defaults, ParamDef, Values};
-use crate::params::Kind;
+use super::model::{Expectations, ModelDescriptor, ModelError, PROBE_RANDOM_IO};
+use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
 /// A write starting at a band boundary goes in place if it is at least this long (or the band).
 const IN_PLACE_MIN: u64 = 256 << 10;
 
 /// Parameters `smr` adds to those of `hdd`.
-pub static PARAMS: &[ParamDef] = &[
-    ParamDef::new(
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
         "cache",
         Kind::Size,
         "2GiB",
-        "bytes",
         "persistent cache region absorbing non-sequential writes",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "band",
         Kind::Size,
         "32MiB",
-        "bytes",
         "band rewritten as a whole when cleaned",
     ),
-    ParamDef::new(
+    ParamSpec::new(
         "idle",
         Kind::Duration,
         "0.5s",
-        "seconds",
         "idle time after which background cleaning starts",
     ),
 ];
+
+/// The `smr` model.
+pub static MODEL: ModelDescriptor = ModelDescriptor {
+    name: "smr",
+    summary: "drive-managed shingled disk: hdd mechanics, persistent cache log, band cleaning when full or idle",
+    params: &[hdd::PARAMS, PARAMS],
+    build: |v| {
+        let (p, s) = (HddParams::from_values(v), SmrParams::from_values(v));
+        Ok(Box::new(new(&p, &s)?))
+    },
+    expect: |v, seq_io| {
+        expect(
+            &HddParams::from_values(v),
+            &SmrParams::from_values(v),
+            seq_io,
+        )
+    },
+};
 
 /// Parameters of the shingled translation layer.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +63,7 @@ pub struct SmrParams {
 
 impl SmrParams {
     /// Reads the parameters of [`PARAMS`] from resolved values.
-    pub fn from_values(v: &Values) -> Self {
+    pub fn from_values(v: &Params) -> Self {
         SmrParams {
             cache: v.u64("cache"),
             band: v.u64("band"),
@@ -60,7 +74,7 @@ impl SmrParams {
 
 impl Default for SmrParams {
     fn default() -> Self {
-        SmrParams::from_values(&defaults(PARAMS))
+        SmrParams::from_values(&Params::defaults(PARAMS))
     }
 }
 

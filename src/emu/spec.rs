@@ -4,93 +4,56 @@
 //! form with every default written out, and the table behind `iotrial list models`.
 
 use super::fault::{Fault, FaultParams};
-use super::model::{DeviceModel, Expectations, ModelError};
+use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError};
 use super::{flash, hdd, null, smr};
-use crate::params::{parse_value, Kind};
+use crate::cause::{Cause, HasCause};
+use crate::params::{parse_value, Kind, ParamSpec, Params};
 use crate::units::{parse_size, Size};
 use serde::Serialize;
 use std::fmt;
 
-/// One parameter a model (or every model) accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParamDef {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// Default as a user would type it.
-    pub default: &'static str,
-    /// Unit a user reads in `iotrial list models`.
-    pub unit: &'static str,
-    pub meaning: &'static str,
-}
-
-impl ParamDef {
-    pub const fn new(
-        name: &'static str,
-        kind: Kind,
-        default: &'static str,
-        unit: &'static str,
-        meaning: &'static str,
-    ) -> Self {
-        ParamDef {
-            name,
-            kind,
-            default,
-            unit,
-            meaning,
-        }
-    }
-}
-
 /// Parameters every model accepts (besides its own `size`).
-pub static COMMON: &[ParamDef] = &[
-    ParamDef::new(
+pub static COMMON: &[ParamSpec] = &[
+    ParamSpec::new(
         "scale",
         Kind::Float,
         "1",
-        "divisor",
         "time-scale factor dividing every modeled delay",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("divisor"),
+    ParamSpec::new(
         "fail_prob",
         Kind::Float,
         "0",
-        "probability",
         "fail each read or write with EIO with this probability",
-    ),
-    ParamDef::new(
+    )
+    .in_unit("probability"),
+    ParamSpec::new(
         "fail_seed",
         Kind::Count,
         "1",
-        "count",
         "seed of the fault coin tosses (deterministic)",
     ),
 ];
 
 /// The byte-range fault parameter (repeatable; its value is not a plain quantity).
-pub const FAIL_RANGE: ParamDef = ParamDef::new(
+pub const FAIL_RANGE: ParamSpec = ParamSpec::new(
     "fail_range",
     Kind::Size,
     "",
-    "START-END",
     "fail reads and writes touching [START, END) with EIO, e.g. 1GiB-1GiB+4MiB; repeatable",
-);
-
-/// Resolved model parameter values, in declaration order (the same type as a workload's).
-pub type Values = crate::params::Params;
-
-/// The defaults of `defs`.
-pub fn defaults(defs: &[ParamDef]) -> Values {
-    Values::from_defaults(defs.iter().map(|d| (d.name, d.kind, d.default)))
-}
+)
+.in_unit("START-END");
 
 /// A model spec could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
     #[error(
-        "empty device model spec; expected MODEL[,key=value...] with MODEL one of {MODEL_NAMES}"
+        "empty device model spec; expected MODEL[,key=value...] with MODEL one of {names}",
+        names = model_names()
     )]
     Empty,
-    #[error("unknown device model '{0}'; allowed: {MODEL_NAMES}")]
+    #[error("unknown device model '{0}'; allowed: {names}", names = model_names())]
     UnknownModel(String),
     #[error("'{0}' in a device model spec is not of the form key=value")]
     Malformed(String),
@@ -108,57 +71,17 @@ pub enum SpecError {
     },
 }
 
-const MODEL_NAMES: &str = "hdd, smr, flash, null";
+/// Every device model, in the order `iotrial list models` shows them.
+pub static MODELS: &[&ModelDescriptor] = &[&hdd::MODEL, &smr::MODEL, &flash::MODEL, &null::MODEL];
 
-/// The device models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelKind {
-    Hdd,
-    Smr,
-    Flash,
-    Null,
+/// The model named `name`.
+pub fn find_model(name: &str) -> Option<&'static ModelDescriptor> {
+    MODELS.iter().copied().find(|m| m.name == name)
 }
 
-impl ModelKind {
-    pub const ALL: [ModelKind; 4] = [
-        ModelKind::Hdd,
-        ModelKind::Smr,
-        ModelKind::Flash,
-        ModelKind::Null,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelKind::Hdd => "hdd",
-            ModelKind::Smr => "smr",
-            ModelKind::Flash => "flash",
-            ModelKind::Null => "null",
-        }
-    }
-
-    /// One line saying what the model is.
-    pub fn summary(self) -> &'static str {
-        match self {
-            ModelKind::Hdd => "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
-            ModelKind::Smr => "drive-managed shingled disk: hdd mechanics, persistent cache log, band cleaning when full or idle",
-            ModelKind::Flash => "CompactFlash/SD card: allocation units, few open units, unit copy and erase on scattered writes",
-            ModelKind::Null => "no delay at all: measures the emulator's own cost",
-        }
-    }
-
-    /// Parameters of the model (excluding [`COMMON`]).
-    pub fn params(self) -> Vec<&'static ParamDef> {
-        match self {
-            ModelKind::Hdd => hdd::PARAMS.iter().collect(),
-            ModelKind::Smr => hdd::PARAMS.iter().chain(smr::PARAMS).collect(),
-            ModelKind::Flash => flash::PARAMS.iter().collect(),
-            ModelKind::Null => null::PARAMS.iter().collect(),
-        }
-    }
-
-    fn from_name(name: &str) -> Option<ModelKind> {
-        ModelKind::ALL.into_iter().find(|k| k.name() == name)
-    }
+/// `hdd, smr, flash, null`.
+fn model_names() -> String {
+    MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
 /// Settings of the server that serves a model.
@@ -173,12 +96,12 @@ pub struct ServerSettings {
 /// A validated model spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
-    pub kind: ModelKind,
+    pub model: &'static ModelDescriptor,
     /// Every model parameter, resolved.
-    pub values: Values,
+    pub values: Params,
     pub settings: ServerSettings,
     pub faults: FaultParams,
-    common: Values,
+    common: Params,
 }
 
 impl ModelSpec {
@@ -191,19 +114,18 @@ impl ModelSpec {
         if name.is_empty() {
             return Err(SpecError::Empty);
         }
-        let kind =
-            ModelKind::from_name(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
-        let defs = kind.params();
-        let own: Vec<ParamDef> = defs.iter().map(|d| **d).collect();
-        let mut values = defaults(&own);
-        let mut common = defaults(COMMON);
-        let mut faults = FaultParams::default();
-        let invalid = |key: &str, message: String| SpecError::Invalid {
-            model: kind.name(),
-            key: key.to_string(),
-            message,
+        let model = find_model(name).ok_or_else(|| SpecError::UnknownModel(name.to_string()))?;
+        let mut spec = ModelSpec {
+            model,
+            values: Params::defaults(model.params()),
+            settings: ServerSettings {
+                capacity: 0,
+                scale: 1.0,
+            },
+            faults: FaultParams::default(),
+            common: Params::defaults(COMMON),
         };
-        let mut ranges_text = Vec::new();
+        let mut ranges = Vec::new();
         for part in parts.filter(|p| !p.is_empty()) {
             let (key, val) = part
                 .split_once('=')
@@ -211,92 +133,85 @@ impl ModelSpec {
                 .filter(|(k, _)| !k.is_empty())
                 .ok_or_else(|| SpecError::Malformed(part.to_string()))?;
             if key == FAIL_RANGE.name {
-                ranges_text.push(val.to_string());
-                continue;
-            }
-            let (set, def) = if let Some(d) = defs.iter().find(|d| d.name == key) {
-                (&mut values, *d)
-            } else if let Some(d) = COMMON.iter().find(|d| d.name == key) {
-                (&mut common, d)
+                ranges.push(val);
             } else {
-                let allowed = defs
-                    .iter()
-                    .map(|d| d.name)
-                    .chain(COMMON.iter().map(|d| d.name))
-                    .chain([FAIL_RANGE.name])
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(SpecError::UnknownKey {
-                    model: kind.name(),
-                    key: key.to_string(),
-                    allowed,
-                });
-            };
-            let v = parse_value(def.kind, val).map_err(|m| invalid(key, m))?;
-            set.set(key, v);
-        }
-        let capacity = values.u64("size");
-        let scale = common.f64("scale");
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(invalid(
-                "scale",
-                format!("'{scale}' must be a number greater than 0"),
-            ));
-        }
-        faults.prob = common.f64("fail_prob");
-        if !(0.0..=1.0).contains(&faults.prob) {
-            return Err(invalid("fail_prob", "must be between 0 and 1".to_string()));
-        }
-        faults.seed = common.u64("fail_seed");
-        for r in &ranges_text {
-            let range = parse_range(r).map_err(|m| invalid(FAIL_RANGE.name, m))?;
-            if range.0 >= capacity {
-                return Err(invalid(
-                    FAIL_RANGE.name,
-                    format!("'{r}' starts beyond size {}", Size(capacity)),
-                ));
+                spec.assign(key, val)?;
             }
-            faults.ranges.push(range);
         }
-        let spec = ModelSpec {
-            kind,
-            values,
-            settings: ServerSettings { capacity, scale },
-            faults,
-            common,
-        };
+        spec.settle(&ranges)?;
         spec.build()?;
         Ok(spec)
     }
 
-    fn model_error(&self, e: ModelError) -> SpecError {
+    fn invalid(&self, key: &str, message: impl Into<String>) -> SpecError {
         SpecError::Invalid {
-            model: self.kind.name(),
-            key: e.param.to_string(),
-            message: e.message,
+            model: self.model.name,
+            key: key.to_string(),
+            message: message.into(),
         }
+    }
+
+    /// Sets `key`, one of the model's parameters or of those every model accepts, to `val`.
+    fn assign(&mut self, key: &str, val: &str) -> Result<(), SpecError> {
+        let own = self.model.params().find(|d| d.name == key);
+        let Some(def) = own.or_else(|| COMMON.iter().find(|d| d.name == key)) else {
+            let allowed = self
+                .model
+                .params()
+                .chain(COMMON)
+                .map(|d| d.name)
+                .chain([FAIL_RANGE.name])
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(SpecError::UnknownKey {
+                model: self.model.name,
+                key: key.to_string(),
+                allowed,
+            });
+        };
+        let v = parse_value(def.kind, val).map_err(|m| self.invalid(key, m))?;
+        let set = if own.is_some() {
+            &mut self.values
+        } else {
+            &mut self.common
+        };
+        set.set(key, v);
+        Ok(())
+    }
+
+    /// Reads the server settings and the faults (with the `fail_range` texts) out of the
+    /// resolved values, checking them.
+    fn settle(&mut self, ranges: &[&str]) -> Result<(), SpecError> {
+        let capacity = self.values.u64("size");
+        let scale = self.common.f64("scale");
+        if !(scale > 0.0 && scale.is_finite()) {
+            let message = format!("'{scale}' must be a number greater than 0");
+            return Err(self.invalid("scale", message));
+        }
+        self.settings = ServerSettings { capacity, scale };
+        self.faults.prob = self.common.f64("fail_prob");
+        if !(0.0..=1.0).contains(&self.faults.prob) {
+            return Err(self.invalid("fail_prob", "must be between 0 and 1"));
+        }
+        self.faults.seed = self.common.u64("fail_seed");
+        for r in ranges {
+            let range = parse_range(r).map_err(|m| self.invalid(FAIL_RANGE.name, m))?;
+            if range.0 >= capacity {
+                let message = format!("'{r}' starts beyond size {}", Size(capacity));
+                return Err(self.invalid(FAIL_RANGE.name, message));
+            }
+            self.faults.ranges.push(range);
+        }
+        Ok(())
+    }
+
+    fn model_error(&self, e: ModelError) -> SpecError {
+        self.invalid(e.param, e.message)
     }
 
     /// Builds a fresh model (with fault injection if any fault is configured).
     pub fn build(&self) -> Result<Box<dyn DeviceModel>, SpecError> {
-        let v = &self.values;
-        let model: Box<dyn DeviceModel> = match self.kind {
-            ModelKind::Hdd => Box::new(
-                hdd::Hdd::new(&hdd::HddParams::from_values(v)).map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Smr => Box::new(
-                smr::new(
-                    &hdd::HddParams::from_values(v),
-                    &smr::SmrParams::from_values(v),
-                )
-                .map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Flash => Box::new(
-                flash::Flash::new(&flash::FlashParams::from_values(v))
-                    .map_err(|e| self.model_error(e))?,
-            ),
-            ModelKind::Null => Box::new(null::Null::new(self.settings.capacity)),
-        };
+        let model = (self.model.build)(&self.values).map_err(|e| self.model_error(e))?;
         Ok(if self.faults.is_active() {
             Box::new(Fault::new(model, &self.faults))
         } else {
@@ -306,18 +221,14 @@ impl ModelSpec {
 
     /// What a seeker-style probe should measure, with sequential transfers of `seq_io` bytes.
     pub fn expectations(&self, seq_io: u64) -> Result<Expectations, SpecError> {
-        let v = &self.values;
-        let e = match self.kind {
-            ModelKind::Hdd => hdd::expect(&hdd::HddParams::from_values(v), seq_io),
-            ModelKind::Smr => smr::expect(
-                &hdd::HddParams::from_values(v),
-                &smr::SmrParams::from_values(v),
-                seq_io,
-            ),
-            ModelKind::Flash => flash::expect(&flash::FlashParams::from_values(v), seq_io),
-            ModelKind::Null => Ok(null::expect()),
-        };
-        e.map_err(|e| self.model_error(e))
+        (self.model.expect)(&self.values, seq_io).map_err(|e| self.model_error(e))
+    }
+}
+
+/// Every error of a model spec is the user's input.
+impl HasCause for SpecError {
+    fn why(&self) -> Cause {
+        Cause::Input
     }
 }
 
@@ -331,7 +242,7 @@ impl std::str::FromStr for ModelSpec {
 /// The canonical spec: model, then every parameter with its resolved value.
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind.name())?;
+        write!(f, "{}", self.model.name)?;
         for (n, v) in self.values.entries().iter().chain(self.common.entries()) {
             write!(f, ",{n}={v}")?;
         }
@@ -375,16 +286,16 @@ pub struct ModelParamRow {
 
 /// Every model's parameters, then those every model accepts, for `iotrial list models`.
 pub fn model_table() -> Vec<ModelParamRow> {
-    let row = |model, d: &ParamDef| ModelParamRow {
+    let row = |model, d: &ParamSpec| ModelParamRow {
         model,
         parameter: d.name,
         default: d.default,
         unit: d.unit,
-        meaning: d.meaning,
+        meaning: d.help,
     };
     let mut rows = Vec::new();
-    for k in ModelKind::ALL {
-        rows.extend(k.params().into_iter().map(|d| row(k.name(), d)));
+    for m in MODELS {
+        rows.extend(m.params().map(|d| row(m.name, d)));
     }
     rows.extend(COMMON.iter().chain([&FAIL_RANGE]).map(|d| row("all", d)));
     rows
@@ -404,7 +315,7 @@ mod tests {
             ("null", "null", 16 << 30),
         ] {
             let s = ModelSpec::parse(text).unwrap();
-            assert_eq!(s.kind.name(), name);
+            assert_eq!(s.model.name, name);
             assert_eq!(
                 s.settings,
                 ServerSettings {
@@ -520,15 +431,15 @@ mod tests {
     #[test]
     fn table_lists_every_parameter_with_a_valid_default() {
         let rows = model_table();
-        for k in ModelKind::ALL {
+        for m in MODELS {
             assert!(rows
                 .iter()
-                .any(|r| r.model == k.name() && r.parameter == "size"));
+                .any(|r| r.model == m.name && r.parameter == "size"));
         }
         for r in rows.iter().filter(|r| r.parameter != "fail_range") {
-            let def = ModelKind::ALL
+            let def = MODELS
                 .iter()
-                .flat_map(|k| k.params())
+                .flat_map(|m| m.params())
                 .chain(COMMON.iter())
                 .find(|d| d.name == r.parameter)
                 .unwrap();
@@ -545,8 +456,8 @@ mod tests {
 
     #[test]
     fn expectations_exist_for_every_model() {
-        for k in ModelKind::ALL {
-            let e = ModelSpec::parse(k.name())
+        for m in MODELS {
+            let e = ModelSpec::parse(m.name)
                 .unwrap()
                 .expectations(1 << 20)
                 .unwrap();

@@ -1,10 +1,9 @@
 //! The I/O backend trait: how a stream turns "op at offset" into a system call. Backends keep
 //! their own in-flight bookkeeping so that a queue-depth > 1 backend (io_uring) fits the same
-//! shape as the synchronous `psync` one.
+//! shape as the synchronous `psync` one. Which backend a run uses is [`super::BackendKind`].
 
 use super::buffer::AlignedBuf;
 use super::sample::Op;
-use std::os::fd::OwnedFd;
 
 /// A finished I/O: the slot it was submitted on, and bytes done or the errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,34 +21,4 @@ pub trait Backend: Send {
     fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize);
     /// Waits for one submitted I/O to finish.
     fn wait(&mut self) -> Completion;
-}
-
-/// Which backend a run uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// pread/pwrite, queue depth 1.
-    Psync,
-}
-
-impl BackendKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Psync => "psync",
-        }
-    }
-
-    /// Parses a backend name; the error lists what exists.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "psync" => Ok(BackendKind::Psync),
-            _ => Err(format!("unknown backend '{s}'; available: psync")),
-        }
-    }
-
-    /// A backend of this kind over `fd`.
-    pub fn open(self, fd: OwnedFd) -> Box<dyn Backend> {
-        match self {
-            BackendKind::Psync => Box::new(super::psync::Psync::new(fd)),
-        }
-    }
 }

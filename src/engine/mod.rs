@@ -2,6 +2,7 @@
 //! the sampling protocol, and returns every stream's samples. It knows nothing about workloads.
 
 pub mod backend;
+mod backend_kind;
 pub mod buffer;
 pub mod protocol;
 pub mod psync;
@@ -9,7 +10,7 @@ pub mod rng;
 pub mod sample;
 mod stream;
 
-pub use backend::BackendKind;
+pub use backend_kind::BackendKind;
 pub use protocol::Protocol;
 pub use sample::{Op, Sample, StreamSamples};
 
@@ -50,10 +51,18 @@ pub struct StreamPlan {
     pub samples: usize,
 }
 
-/// Streams in layout order (the order their regions are laid out on the device).
+/// What a workload asks of the stack and the engine: its streams in layout order (the order
+/// their regions are laid out on the device), whether it wants O_DIRECT, and the seed of its
+/// random offsets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub streams: Vec<StreamPlan>,
+    /// O_DIRECT wanted (the stack falls back to buffered I/O, with a warning, where the
+    /// filesystem refuses it).
+    pub direct: bool,
+    /// Seed of the offset generators (each stream derives its own): the same seed gives every
+    /// stack the same offsets.
+    pub seed: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -67,10 +76,9 @@ pub struct Placement {
 /// How the engine opens and drives targets.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineOptions {
+    /// Open targets with O_DIRECT: the plan's wish where the stack allows it.
     pub direct: bool,
     pub backend: BackendKind,
-    /// Seed of the offset generators (each stream derives its own).
-    pub seed: u64,
     /// Stop the run after this long even if sampling is incomplete.
     pub time_limit: Option<Duration>,
 }
@@ -144,7 +152,7 @@ pub fn run(
             plan: s.clone(),
             placement: p.clone(),
             backend: opts.backend.open(f.into()),
-            seed: opts.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         };
         let protocol = protocol.clone();
         let barrier = barrier.clone();

@@ -4,8 +4,7 @@
 //! them never release the same resources at once, and it is removed once everything in it is
 //! gone. Running it again finds nothing: a resource already gone is "already released".
 
-use super::ledger::LedgerFile;
-use super::resource::{Released, Resource};
+use super::resource::{LedgerFile, Released, Resource};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

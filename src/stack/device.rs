@@ -1,8 +1,11 @@
 //! Device specs as users write them: `dir:PATH` (a directory; no root needed),
 //! `image:[PATH][,size=SIZE]` (a sparse file on a loop device), `block:/dev/X` (a real disk,
-//! guarded), `emu:MODEL[,k=v...]` (an emulated device). Kinds this kernel cannot provide
-//! (`md:`, `zfs:`, `dm:`, `nbd:`, `ublk:`) are refused with the reason.
+//! guarded), `emu:MODEL[,k=v...]` (an emulated device, its model parameters checked here).
+//! Kinds this host cannot provide (`md:`, `zfs:`, `dm:`, `nbd:`, `ublk:`) are refused with the
+//! reason, as the host's limit rather than a mistake in the spec.
 
+use crate::cause::{Cause, HasCause};
+use crate::emu::{ModelSpec, SpecError};
 use crate::units::{parse_size, Size};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -11,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_IMAGE_SIZE: u64 = 16 << 30;
 
 /// Where a trial runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DeviceSpec {
     /// An existing directory; streams get one file each inside a fresh subdirectory.
     Dir(PathBuf),
@@ -21,8 +24,32 @@ pub enum DeviceSpec {
     Image { path: Option<PathBuf>, size: u64 },
     /// A real block device.
     Block(PathBuf),
-    /// An emulated device: the model spec after `emu:` (`hdd,size=200GiB,scale=10`).
-    Emu(String),
+    /// An emulated device: the model spec after `emu:` as written (`hdd,size=200GiB,scale=10`)
+    /// and as parsed.
+    Emu { text: String, model: ModelSpec },
+}
+
+/// A device spec that names nothing this host can build.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeviceSpecError {
+    /// The spec is malformed: the user's input.
+    #[error("{0}")]
+    Invalid(String),
+    /// The `emu:` model spec is wrong: the user's input.
+    #[error("'{text}': {source}")]
+    Model { text: String, source: SpecError },
+    /// A kind this host (or iotrial, here) cannot build.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl HasCause for DeviceSpecError {
+    fn why(&self) -> Cause {
+        match self {
+            DeviceSpecError::Invalid(_) | DeviceSpecError::Model { .. } => Cause::Input,
+            DeviceSpecError::Unsupported(_) => Cause::Host,
+        }
+    }
 }
 
 /// Kinds of device iotrial knows of but that need kernel support this machine may lack.
@@ -36,42 +63,32 @@ const KERNEL_KINDS: &[(&str, &str, &[&str])] = &[
 
 impl DeviceSpec {
     /// Parses a device spec; errors say what is allowed.
-    pub fn parse(text: &str) -> Result<DeviceSpec, String> {
+    pub fn parse(text: &str) -> Result<DeviceSpec, DeviceSpecError> {
         let allowed =
             "allowed: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X, emu:MODEL[,key=value...]";
+        let invalid = |m: String| Err(DeviceSpecError::Invalid(m));
         let Some((kind, rest)) = text.split_once(':') else {
-            return Err(format!("'{text}' is not a device spec; {allowed}"));
+            return invalid(format!("'{text}' is not a device spec; {allowed}"));
         };
         match kind {
             "dir" if !rest.is_empty() => Ok(DeviceSpec::Dir(PathBuf::from(rest))),
-            "dir" => Err(format!("'{text}' names no directory; {allowed}")),
-            "image" => parse_image(text, rest),
+            "dir" => invalid(format!("'{text}' names no directory; {allowed}")),
+            "image" => parse_image(text, rest).map_err(DeviceSpecError::Invalid),
             "block" if rest.starts_with("/dev/") && rest.len() > 5 => {
                 Ok(DeviceSpec::Block(PathBuf::from(rest)))
             }
-            "block" => Err(format!(
+            "block" => invalid(format!(
                 "'{text}': a block device is named by its path, e.g. block:/dev/sdb"
             )),
-            "emu" if !rest.is_empty() => Ok(DeviceSpec::Emu(rest.to_string())),
-            "emu" => Err(format!(
+            "emu" if !rest.is_empty() => parse_emu(text, rest),
+            "emu" => invalid(format!(
                 "'{text}' names no model; see `iotrial list models`"
             )),
-            _ => {
-                if let Some((k, what, probes)) = KERNEL_KINDS.iter().find(|(k, _, _)| *k == kind) {
-                    if probes.iter().any(|p| Path::new(p).exists()) {
-                        return Err(format!(
-                            "'{text}': iotrial cannot build {k}: stacks yet ({what} is present)"
-                        ));
-                    }
-                    return Err(format!(
-                        "'{text}': {what} is not available in this kernel ({} missing), so {k}: devices cannot be built here",
-                        probes.join(", ")
-                    ));
-                }
-                Err(format!(
+            _ => Err(kernel_kind(text, kind).unwrap_or_else(|| {
+                DeviceSpecError::Invalid(format!(
                     "unknown device kind '{kind}' in '{text}'; {allowed}"
                 ))
-            }
+            })),
         }
     }
 
@@ -81,7 +98,15 @@ impl DeviceSpec {
             DeviceSpec::Dir(_) | DeviceSpec::TempDir => "dir",
             DeviceSpec::Image { .. } => "image",
             DeviceSpec::Block(_) => "block",
-            DeviceSpec::Emu(_) => "emu",
+            DeviceSpec::Emu { .. } => "emu",
+        }
+    }
+
+    /// The time-scale factor its delays are divided by (1 for real devices).
+    pub fn time_scale(&self) -> f64 {
+        match self {
+            DeviceSpec::Emu { model, .. } => model.settings.scale,
+            _ => 1.0,
         }
     }
 
@@ -89,6 +114,34 @@ impl DeviceSpec {
     pub fn needs_root(&self) -> bool {
         !matches!(self, DeviceSpec::Dir(_) | DeviceSpec::TempDir)
     }
+}
+
+fn parse_emu(text: &str, rest: &str) -> Result<DeviceSpec, DeviceSpecError> {
+    match ModelSpec::parse(rest) {
+        Ok(model) => Ok(DeviceSpec::Emu {
+            text: rest.to_string(),
+            model,
+        }),
+        Err(source) => Err(DeviceSpecError::Model {
+            text: text.to_string(),
+            source,
+        }),
+    }
+}
+
+/// Why a kind iotrial knows of but cannot build here is refused; None for other kinds.
+fn kernel_kind(text: &str, kind: &str) -> Option<DeviceSpecError> {
+    let (k, what, probes) = KERNEL_KINDS.iter().find(|(k, _, _)| *k == kind)?;
+    Some(DeviceSpecError::Unsupported(
+        if probes.iter().any(|p| Path::new(p).exists()) {
+            format!("'{text}': iotrial cannot build {k}: stacks yet ({what} is present)")
+        } else {
+            format!(
+                "'{text}': {what} is not available in this kernel ({} missing), so {k}: devices cannot be built here",
+                probes.join(", ")
+            )
+        },
+    ))
 }
 
 fn parse_image(text: &str, rest: &str) -> Result<DeviceSpec, String> {
@@ -125,7 +178,7 @@ impl fmt::Display for DeviceSpec {
             } => write!(f, "image:{},size={}", p.display(), Size(*size)),
             DeviceSpec::Image { path: None, size } => write!(f, "image:size={}", Size(*size)),
             DeviceSpec::Block(p) => write!(f, "block:{}", p.display()),
-            DeviceSpec::Emu(m) => write!(f, "emu:{m}"),
+            DeviceSpec::Emu { text, .. } => write!(f, "emu:{text}"),
         }
     }
 }
@@ -134,21 +187,19 @@ impl fmt::Display for DeviceSpec {
 mod tests {
     use super::*;
 
+    fn message(text: &str) -> String {
+        DeviceSpec::parse(text).unwrap_err().to_string()
+    }
+
     #[test]
     fn parse_specs() {
         assert_eq!(
             DeviceSpec::parse("dir:/srv/media").unwrap(),
             DeviceSpec::Dir("/srv/media".into())
         );
-        assert!(DeviceSpec::parse("dir:")
-            .unwrap_err()
-            .contains("names no directory"));
-        assert!(DeviceSpec::parse("floppy:/dev/fd0")
-            .unwrap_err()
-            .contains("unknown device kind 'floppy'"));
-        assert!(DeviceSpec::parse("/srv")
-            .unwrap_err()
-            .contains("allowed: dir:PATH"));
+        assert!(message("dir:").contains("names no directory"));
+        assert!(message("floppy:/dev/fd0").contains("unknown device kind 'floppy'"));
+        assert!(message("/srv").contains("allowed: dir:PATH"));
         assert_eq!(
             DeviceSpec::parse("image:").unwrap(),
             DeviceSpec::Image {
@@ -170,16 +221,17 @@ mod tests {
                 size: 1 << 30
             }
         );
-        assert!(DeviceSpec::parse("image:size=big")
-            .unwrap_err()
-            .contains("size"));
-        assert!(DeviceSpec::parse("block:sdb")
-            .unwrap_err()
-            .contains("block:/dev/sdb"));
-        assert_eq!(
-            DeviceSpec::parse("emu:hdd,scale=10").unwrap(),
-            DeviceSpec::Emu("hdd,scale=10".into())
-        );
+        assert!(message("image:size=big").contains("size"));
+        assert!(message("block:sdb").contains("block:/dev/sdb"));
+        match DeviceSpec::parse("emu:hdd,scale=10").unwrap() {
+            DeviceSpec::Emu { text, model } => {
+                assert_eq!(
+                    (text.as_str(), model.settings.scale),
+                    ("hdd,scale=10", 10.0)
+                )
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             DeviceSpec::parse("image:size=1GiB").unwrap().to_string(),
             "image:size=1GiB"
@@ -187,10 +239,22 @@ mod tests {
     }
 
     #[test]
-    fn kernel_kinds_say_why() {
+    fn kernel_kinds_are_the_hosts_limit() {
         let e = DeviceSpec::parse("md:raid10,devices=4").unwrap_err();
-        assert!(e.contains("MD RAID"), "{e}");
+        assert_eq!(e.why(), Cause::Host);
+        assert!(e.to_string().contains("MD RAID"), "{e}");
         let e = DeviceSpec::parse("zfs:pool").unwrap_err();
-        assert!(e.contains("ZFS"), "{e}");
+        assert!(e.to_string().contains("ZFS"), "{e}");
+    }
+
+    #[test]
+    fn model_parameters_are_checked_as_input() {
+        let e = DeviceSpec::parse("emu:hdd,rpm=fast").unwrap_err();
+        assert_eq!(e.why(), Cause::Input);
+        assert!(e.to_string().contains("rpm"), "{e}");
+        assert_eq!(
+            DeviceSpec::parse("floppy:0").unwrap_err().why(),
+            Cause::Input
+        );
     }
 }

@@ -8,6 +8,7 @@ use super::resource::Resource;
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};
+use crate::mountinfo;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -37,29 +38,9 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
     Ok(s.f_bavail * s.f_frsize)
 }
 
-/// The filesystem type holding `path`, from /proc/self/mountinfo (longest matching mount point).
-pub fn fs_type_of(path: &Path) -> String {
-    let Ok(canon) = path.canonicalize() else {
-        return "unknown".into();
-    };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return "unknown".into();
-    };
-    let mut best = (0usize, "unknown".to_string());
-    for line in info.lines() {
-        let f: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        let (Some(mp), Some(fs)) = (f.get(4), f.get(sep + 1)) else {
-            continue;
-        };
-        let mp = mp.replace("\\040", " ");
-        if canon.starts_with(&mp) && mp.len() >= best.0 {
-            best = (mp.len(), fs.to_string());
-        }
-    }
-    best.1
+/// The filesystem type holding `path` (`ext4`, `tmpfs`), or `unknown`.
+fn fs_type_of(path: &Path) -> String {
+    mountinfo::mount_of(path).map_or_else(|| "unknown".into(), |m| m.fs_type)
 }
 
 /// A fresh, empty subdirectory of `parent` for one trial's files, in the ledger before it
@@ -91,7 +72,6 @@ fn stream_dir(parent: &Path, spec: &str, ledger: &mut Ledger) -> Result<PathBuf,
 pub fn create(
     parent: &Path,
     plan: &Plan,
-    want_direct: bool,
     ledger: &mut Ledger,
     stop: &AtomicBool,
 ) -> Result<FileLayout, StackError> {
@@ -113,7 +93,7 @@ pub fn create(
     let mut layout = FileLayout {
         dir: dir.clone(),
         placements: Vec::new(),
-        direct_ok: want_direct,
+        direct_ok: plan.direct,
         fs_type: fs_type_of(&dir),
         warnings: Vec::new(),
     };
@@ -128,40 +108,23 @@ pub fn create(
             free,
         });
     }
+    let mut sparse = false;
     for (i, s) in plan.streams.iter().enumerate() {
         let path = dir.join(format!("{i:02}-{}.dat", s.name));
-        let f = std::fs::OpenOptions::new()
-            .create_new(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
-        match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, s.region_len) {
-            Ok(()) => {}
-            Err(rustix::io::Errno::OPNOTSUPP) => {
-                f.set_len(s.region_len)
-                    .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
-                if layout.warnings.iter().all(|w| !w.contains("fallocate")) {
-                    layout.warnings.push(format!(
-                        "{} does not support fallocate; files are sparse and blocks are allocated during the run",
-                        layout.fs_type
-                    ));
-                }
-            }
-            Err(e) => {
-                return Err(StackError::io(
-                    format!("fallocate {}", path.display()),
-                    e.into(),
-                ))
-            }
-        }
+        sparse |= !allocate(&path, s.region_len)?;
         layout.placements.push(Placement {
             path,
             offset: 0,
             len: s.region_len,
         });
     }
-    if want_direct && !direct_works(&layout.placements[0].path) {
+    if sparse {
+        layout.warnings.push(format!(
+            "{} does not support fallocate; files are sparse and blocks are allocated during the run",
+            layout.fs_type
+        ));
+    }
+    if plan.direct && !direct_works(&layout.placements[0].path) {
         layout.direct_ok = false;
         layout.warnings.push(format!(
             "{} refuses O_DIRECT; falling back to buffered I/O (access times include the page cache)",
@@ -174,6 +137,29 @@ pub fn create(
         }
     }
     Ok(layout)
+}
+
+/// Creates the file `path` of `len` bytes, allocated with fallocate; false when the filesystem
+/// cannot allocate ahead and the file is sparse.
+fn allocate(path: &Path, len: u64) -> Result<bool, StackError> {
+    let f = std::fs::OpenOptions::new()
+        .create_new(true)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
+    match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::OPNOTSUPP) => {
+            f.set_len(len)
+                .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
+            Ok(false)
+        }
+        Err(e) => Err(StackError::io(
+            format!("fallocate {}", path.display()),
+            e.into(),
+        )),
+    }
 }
 
 /// Whether an aligned O_DIRECT read of `path` succeeds.
@@ -218,6 +204,7 @@ pub fn fill_random(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cause::{Cause, HasCause};
     use crate::engine::{Pacing, Pattern, StreamPlan};
 
     fn plan(region: u64) -> Plan {
@@ -233,6 +220,8 @@ mod tests {
         };
         Plan {
             streams: vec![s("playback0", Op::Read), s("record0", Op::Write)],
+            direct: true,
+            seed: 1,
         }
     }
 
@@ -242,14 +231,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let made;
         {
-            let l = create(
-                tmp.path(),
-                &plan(1 << 20),
-                true,
-                &mut Ledger::detached(),
-                &stop,
-            )
-            .unwrap();
+            let l = create(tmp.path(), &plan(1 << 20), &mut Ledger::detached(), &stop).unwrap();
             made = l.dir.clone();
             assert_eq!(l.placements.len(), 2);
             assert!(l.placements[0]
@@ -271,12 +253,17 @@ mod tests {
     }
 
     #[test]
+    fn filesystem_type_comes_from_mountinfo() {
+        assert_eq!(fs_type_of(Path::new("/proc/self")), "proc");
+        assert_eq!(fs_type_of(Path::new("/no/such/path")), "unknown");
+    }
+
+    #[test]
     fn refuses_what_does_not_fit() {
         let tmp = tempfile::tempdir().unwrap();
         let e = create(
             tmp.path(),
             &plan(1 << 60),
-            true,
             &mut Ledger::detached(),
             &AtomicBool::new(false),
         )
@@ -290,13 +277,12 @@ mod tests {
         let e = create(
             &tmp.path().join("nope"),
             &plan(4096),
-            true,
             &mut Ledger::detached(),
             &AtomicBool::new(false),
         )
         .unwrap_err();
         assert!(
-            e.is_user_error() && e.to_string().contains("does not exist"),
+            e.why() == Cause::Input && e.to_string().contains("does not exist"),
             "{e}"
         );
     }

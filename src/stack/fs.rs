@@ -5,7 +5,8 @@
 use super::actions::Actions;
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{mountinfo, sys, StackError};
+use super::{sys, StackError};
+use crate::mountinfo;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -44,19 +45,54 @@ fn kernel_has(fs: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The mkfs program and force flag of a filesystem iotrial knows how to make.
+fn known(fs: &str) -> Result<(&'static str, &'static str), String> {
+    KNOWN
+        .iter()
+        .find(|(n, _, _)| *n == fs)
+        .map(|&(_, prog, force)| (prog, force))
+        .ok_or_else(|| {
+            format!(
+                "unknown filesystem '{fs}'; known: {}",
+                KNOWN.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            )
+        })
+}
+
+/// Checks a filesystem name against those iotrial knows how to make.
+pub fn check_name(fs: &str) -> Result<(), String> {
+    known(fs).map(|_| ())
+}
+
+/// Checks the syntax of mount options as written (`noatime,data=writeback,commit=1`): options
+/// separated by commas, each `name` or `name=value`, without spaces. Whether the filesystem
+/// takes them is the kernel's to say when mounting.
+pub fn check_mount_options(options: &str) -> Result<(), String> {
+    if options.is_empty() {
+        return Ok(());
+    }
+    let name_char = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    for o in options.split(',') {
+        let (name, value) = o.split_once('=').map_or((o, None), |(n, v)| (n, Some(v)));
+        let name_ok = !name.is_empty() && name.chars().all(name_char);
+        let value_ok = value.is_none_or(|v| !v.is_empty() && !v.contains(char::is_whitespace));
+        if !(name_ok && value_ok) {
+            return Err(format!(
+                "'{o}' in '{options}' is not a mount option: write name or name=value, separated by commas without spaces (e.g. noatime,data=writeback)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The mkfs program for `fs`, or why it cannot be built here.
 pub fn mkfs_program(fs: &str) -> Result<(&'static str, &'static str), StackError> {
-    let Some(&(_, prog, force)) = KNOWN.iter().find(|(n, _, _)| *n == fs) else {
-        return Err(StackError::Spec(format!(
-            "unknown filesystem '{fs}'; known: {}",
-            KNOWN.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-        )));
-    };
+    let (prog, force) = known(fs).map_err(StackError::Invalid)?;
     if !sys::have(prog) {
-        return Err(StackError::Spec(format!("filesystem {fs} is not available here: {prog} is not installed (run scripts/install-deps.sh)")));
+        return Err(StackError::Unavailable(format!("filesystem {fs} is not available here: {prog} is not installed (run scripts/install-deps.sh)")));
     }
     if !kernel_has(fs) {
-        return Err(StackError::Spec(format!(
+        return Err(StackError::Unavailable(format!(
             "filesystem {fs} is not available here: the kernel has no {fs} support"
         )));
     }
@@ -83,8 +119,8 @@ pub fn mkfs_version(prog: &str) -> String {
     }
 }
 
-/// Makes `fs` on `devices` (the first is the data device; btrfs takes all). Returns what was
-/// run, for the stack as built.
+/// Makes `fs` on `devices` (the first is the data device; btrfs takes all; the stack's checks
+/// have made sure `fs` takes them). Returns what was run, for the stack as built.
 pub fn mkfs(
     fs: &str,
     extra: &[String],
@@ -93,17 +129,6 @@ pub fn mkfs(
     actions: &mut Actions,
 ) -> Result<Json, StackError> {
     let (prog, force) = mkfs_program(fs)?;
-    if devices.len() > 1 && fs != "btrfs" {
-        return Err(StackError::Spec(format!(
-            "{fs} takes one device; {} given (only btrfs spans several)",
-            devices.len()
-        )));
-    }
-    if logdev.is_some() && fs != "xfs" {
-        return Err(StackError::Spec(format!(
-            "an external log device is an xfs feature, not {fs}"
-        )));
-    }
     let mut args: Vec<String> = Vec::new();
     if !force.is_empty() {
         args.push(force.into());
@@ -162,9 +187,11 @@ pub fn mount(
     args.push(device.display().to_string());
     args.push(mp.display().to_string());
     actions.run("mount", &args).map_err(|e| match e {
-        StackError::Command(m) => {
-            StackError::Spec(format!("mount options '{options}' for {fs}: {m}"))
-        }
+        StackError::Command(message) => StackError::MountRejected {
+            fs: fs.to_string(),
+            options: options.to_string(),
+            message,
+        },
         other => other,
     })?;
     Ok(mp)
@@ -190,6 +217,7 @@ mod tests {
 
     #[test]
     fn unknown_filesystems_are_named() {
+        assert_eq!(check_name("xfs"), Ok(()));
         let e = mkfs_program("reiserfs").unwrap_err().to_string();
         assert!(
             e.contains("unknown filesystem 'reiserfs'") && e.contains("ext4"),
@@ -217,14 +245,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j["command"], "mkfs.xfs -f -l logdev=/dev/loop10 /dev/loop9");
-        let e = mkfs(
-            "ext4",
-            &[],
-            &[PathBuf::from("/dev/a"), PathBuf::from("/dev/b")],
-            None,
-            &mut a,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("only btrfs spans several"));
+    }
+
+    #[test]
+    fn mount_option_syntax() {
+        for ok in [
+            "",
+            "noatime",
+            "noatime,data=writeback,commit=1",
+            "logbsize=256k",
+        ] {
+            assert_eq!(check_mount_options(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "noatime,,commit=1",
+            "noatime ,commit=1",
+            "commit=",
+            "=1",
+            "noatime,",
+        ] {
+            let e = check_mount_options(bad).unwrap_err();
+            assert!(e.contains("is not a mount option"), "{bad}: {e}");
+        }
     }
 }

@@ -2,25 +2,15 @@
 //! emulated device, scheduler change) is written here *before* it is created, and released in
 //! reverse order on success, error, Ctrl-C or SIGTERM. The file lives in [`ledger_dir`]; the
 //! run's device server process (spawned with the first resource) watches the run and, if it
-//! dies (SIGKILL, OOM), releases what the file lists. `iotrial cleanup` does the same for a run
-//! whose device server died with it.
+//! dies (SIGKILL, OOM), releases what the file lists. `iotrial cleanup`
+//! ([`crate::stack::cleanup`]) does the same for a run whose device server died with it.
 
-use super::cleanup;
-use super::resource::Resource;
-use super::server::client::{RemoteDevice, ServerProcess};
-use serde::{Deserialize, Serialize};
+use super::resource::{LedgerFile, Resource};
+use super::server::client::{RemoteDevice, ServerError, ServerProcess};
+use super::server::DeviceServer;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// A device server the ledger holds until the resource it serves is released: the emulated
-/// device of a trial (served by the run's device server process) or one served in this process.
-pub trait DeviceServer: Send {
-    /// The model's statistics and the server's counters.
-    fn stats(&self) -> Json;
-    /// Stops serving: unmounts, joins every thread.
-    fn stop(self: Box<Self>) -> Result<(), String>;
-}
 
 /// Where ledger files live: `$IOTRIAL_LEDGER_DIR`, else /run/iotrial as root, else a per-user
 /// directory under the temporary directory.
@@ -35,25 +25,13 @@ pub fn ledger_dir() -> PathBuf {
     }
 }
 
-/// The ledger file as written to disk.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LedgerFile {
-    /// The run that owns the resources.
-    pub pid: u32,
-    /// Its device server process, which releases them if the run dies.
-    #[serde(default)]
-    pub server_pid: Option<u32>,
-    /// The results directory of the study the run belongs to (for `--resume`).
-    #[serde(default)]
-    pub results: Option<PathBuf>,
-    pub resources: Vec<Resource>,
-}
-
 /// The run's device server process: not spawned yet, running, or impossible here.
 enum Process {
     NotYet,
     Running(Arc<Mutex<ServerProcess>>),
-    Unavailable(String),
+    /// Why there is none: this program is not iotrial (a library user without IOTRIAL_EXE),
+    /// the spawn failed, or this is a dry run.
+    Unavailable(ServerError),
 }
 
 /// The resources of one running process, mirrored to its ledger file.
@@ -97,7 +75,9 @@ impl Ledger {
             entries: Vec::new(),
             unreleased: Vec::new(),
             servers: Vec::new(),
-            process: Process::Unavailable("a dry run starts no device server".into()),
+            process: Process::Unavailable(ServerError::Gone(
+                "a dry run starts no device server".into(),
+            )),
         }
     }
 
@@ -144,7 +124,7 @@ impl Ledger {
         if let Process::NotYet = self.process {
             self.process = match ServerProcess::spawn(path) {
                 Ok(p) => Process::Running(Arc::new(Mutex::new(p))),
-                Err(e) => Process::Unavailable(e.to_string()),
+                Err(e) => Process::Unavailable(e),
             };
         }
     }
@@ -166,13 +146,11 @@ impl Ledger {
         spec: &str,
         backing: &Path,
         mountpoint: &Path,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, ServerError> {
         self.ensure_process();
         let process = match &self.process {
             Process::Running(p) => Arc::clone(p),
-            Process::Unavailable(why) => {
-                return Err(format!("no device server process: {why}"));
-            }
+            Process::Unavailable(why) => return Err(why.clone()),
             Process::NotYet => unreachable!("ensure_process ran"),
         };
         let (device, file) = RemoteDevice::start(process, spec, backing, mountpoint)?;
@@ -257,11 +235,6 @@ impl Drop for Ledger {
     }
 }
 
-/// Releases the resources of every ledger in `dir` whose run is gone; see [`cleanup::run`].
-pub fn cleanup(dir: &Path) -> cleanup::CleanupReport {
-    cleanup::run(dir)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,7 +253,7 @@ mod tests {
                 entries: vec![],
                 unreleased: vec![],
                 servers: vec![],
-                process: Process::Unavailable("test".into()),
+                process: Process::Unavailable(ServerError::Gone("test".into())),
             };
             l.record(Resource::TempDir { path: d.clone() }).unwrap();
             std::fs::create_dir(&d).unwrap();
@@ -299,14 +272,14 @@ mod tests {
             "\"pid\": 4000000",
         );
         std::fs::write(&ledger_path, text).unwrap();
-        let rep = cleanup(root.path());
+        let rep = crate::stack::cleanup::run(root.path());
         assert!(rep.errors.is_empty(), "{:?}", rep.errors);
         assert_eq!(rep.released.len(), 2);
         assert!(!d.exists());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
         assert!(!ledger_path.exists());
         // Idempotent: a second cleanup finds nothing and reports no error.
-        let again = cleanup(root.path());
+        let again = crate::stack::cleanup::run(root.path());
         assert!(again.errors.is_empty() && again.released.is_empty());
     }
 }

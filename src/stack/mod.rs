@@ -1,5 +1,8 @@
-//! Stacks: where a trial's I/O lands. A target spec names a device (`dir:PATH` for now) and
-//! the layout puts each stream's region on it (one file per stream in a directory).
+//! Stacks: where a trial's I/O lands. Device specs name the devices (a directory, an image on
+//! a loop device, a real disk, an emulated device); provisioning attaches them, makes the
+//! filesystem, sets the scheduler and lays each stream's region out (a file, a partition, a
+//! raw region); the ledger releases all of it. Errors say whether the input, the host or the
+//! build is at fault.
 
 pub mod actions;
 pub mod cleanup;
@@ -8,43 +11,81 @@ pub mod files;
 pub mod fs;
 pub mod guard;
 pub mod ledger;
-pub mod mountinfo;
 pub mod provision;
+pub mod raw;
 pub mod resource;
 pub mod scheduler;
+pub mod serve;
 pub mod server;
 pub mod spec;
 pub mod sys;
 
-pub use device::DeviceSpec;
-pub use spec::{LayoutKind, StackSpec};
+pub use device::{DeviceSpec, DeviceSpecError};
+pub use spec::{LayoutKind, StackSpec, StackSpecError};
 
-/// A stack could not be prepared.
+use crate::cause::{Cause, HasCause};
+use crate::emu::EmuError;
+
+/// A stack could not be prepared. The variant says why: the input is wrong, the host cannot
+/// build it, or building it failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
+    /// The stack as described cannot be built (input).
+    #[error(transparent)]
+    Spec(#[from] StackSpecError),
+    /// A device spec names nothing to build (input), or nothing this host can (host).
+    #[error(transparent)]
+    Device(#[from] DeviceSpecError),
+    /// Something the user named is wrong (input): a filesystem, a tunable.
+    #[error("{0}")]
+    Invalid(String),
+    /// The target the user named cannot be used (input).
     #[error("target {spec}: {message}")]
     Target { spec: String, message: String },
+    /// The streams' regions do not fit (input).
     #[error("parameter region_size: {needed} bytes of regions do not fit in the {free} bytes free on {path}")]
     NoSpace {
         path: String,
         needed: u64,
         free: u64,
     },
+    /// The guard refuses the device the user named (input).
+    #[error("{0}")]
+    Refused(String),
+    /// The kernel refused the mount options (input).
+    #[error("mount options '{options}' for {fs}: {message}")]
+    MountRejected {
+        fs: String,
+        options: String,
+        message: String,
+    },
+    /// The host lacks a kernel feature or a tool (host).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Building the stack needs root (host).
+    #[error("stack needs root: {0}")]
+    NeedsRoot(String),
+    /// An emulated device could not be served (host or run, as the emulator says).
+    #[error("{spec}: {source}")]
+    Emu { spec: String, source: EmuError },
+    /// The device server process could not serve an emulated device (host, input or run, as
+    /// the server says).
+    #[error("{spec}: {source}")]
+    DeviceServer {
+        spec: String,
+        source: server::client::ServerError,
+    },
+    /// An I/O error while building (run).
     #[error("{context}: {source}")]
     Io {
         context: String,
         source: std::io::Error,
     },
-    #[error("interrupted")]
-    Interrupted,
+    /// A command failed (run).
     #[error("{0}")]
     Command(String),
-    #[error("stack: {0}")]
-    Spec(String),
-    #[error("{0}")]
-    Refused(String),
-    #[error("stack needs root: {0}")]
-    NeedsRoot(String),
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl StackError {
@@ -55,15 +96,23 @@ impl StackError {
             source,
         }
     }
+}
 
-    /// Whether the cause is the user's input (exit status 2) rather than the system.
-    pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            StackError::Target { .. }
-                | StackError::NoSpace { .. }
-                | StackError::Spec(_)
-                | StackError::Refused(_)
-        )
+impl HasCause for StackError {
+    fn why(&self) -> Cause {
+        match self {
+            StackError::Spec(_)
+            | StackError::Invalid(_)
+            | StackError::Target { .. }
+            | StackError::NoSpace { .. }
+            | StackError::Refused(_)
+            | StackError::MountRejected { .. } => Cause::Input,
+            StackError::Device(e) => e.why(),
+            StackError::Unavailable(_) | StackError::NeedsRoot(_) => Cause::Host,
+            StackError::Emu { source, .. } => source.why(),
+            StackError::DeviceServer { source, .. } => source.why(),
+            StackError::Io { .. } | StackError::Command(_) => Cause::Run,
+            StackError::Interrupted => Cause::Interrupted,
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! mounts, emulated devices (FUSE mounts) and sysfs changes, each described well enough to be
 //! released from another process (the device server or `iotrial cleanup`). Releasing says what
 //! it did in one plain line, and a resource that is already gone is "already released", never
-//! an error.
+//! an error. A run's ledger file ([`LedgerFile`]) lists them in the order they were made.
 
 use super::sys;
 use serde::{Deserialize, Serialize};
@@ -155,6 +155,20 @@ fn release_fuse(mountpoint: &Path, r: &Resource) -> Result<Released, String> {
             })
             .map_err(|e| format!("abort FUSE at {}: {e}", mountpoint.display())),
     }
+}
+
+/// The ledger file as written to disk.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LedgerFile {
+    /// The run that owns the resources.
+    pub pid: u32,
+    /// Its device server process, which releases them if the run dies.
+    #[serde(default)]
+    pub server_pid: Option<u32>,
+    /// The results directory of the study the run belongs to (for `--resume`).
+    #[serde(default)]
+    pub results: Option<PathBuf>,
+    pub resources: Vec<Resource>,
 }
 
 #[cfg(test)]

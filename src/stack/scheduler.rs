@@ -8,7 +8,21 @@ use super::resource::Resource;
 use super::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The I/O schedulers of current kernels.
+pub const KNOWN: &[&str] = &["none", "mq-deadline", "bfq", "kyber"];
+
+/// Checks a scheduler name as users write it: a current one, or an old one that maps to one.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if KNOWN.contains(&map_name(name).0.as_str()) {
+        return Ok(());
+    }
+    Err(format!(
+        "unknown scheduler '{name}'; known: {} (and deadline, cfq, noop, which map to mq-deadline, bfq, none)",
+        KNOWN.join(", ")
+    ))
+}
 
 /// Maps a scheduler name as users write it to the kernel's, with a notice when renamed.
 pub fn map_name(name: &str) -> (String, Option<String>) {
@@ -45,71 +59,86 @@ pub fn apply(
     ledger: &mut Ledger,
     actions: &mut Actions,
 ) -> Result<Vec<String>, StackError> {
+    check_name(name).map_err(StackError::Invalid)?;
     let (kname, notice) = map_name(name);
     let q = queue_dir(disk);
     let attr_path = q.join("scheduler");
-    let notices: Vec<String> = notice.into_iter().collect();
     if actions.dry_run {
         actions.write_sysfs(&attr_path, &kname)?;
-        for (k, v) in tunables {
-            actions.write_sysfs(&q.join("iosched").join(k), v)?;
+    } else {
+        let previous = active_if_available(disk, name, &kname)?;
+        if previous != kname {
+            set(&attr_path, previous, &kname, ledger, actions)?;
         }
-        return Ok(notices);
     }
+    for (k, v) in tunables {
+        let p = q.join("iosched").join(k);
+        if actions.dry_run {
+            actions.write_sysfs(&p, v)?;
+            continue;
+        }
+        let previous = sys::read_sysfs(&p).ok_or_else(|| no_tunable(disk, &kname, k))?;
+        set(&p, previous, v, ledger, actions)?;
+    }
+    Ok(notice.into_iter().collect())
+}
+
+/// The scheduler active on `disk`, once `kname` (`name` as the user wrote it) is known to be
+/// one this kernel offers for it.
+fn active_if_available(disk: &str, name: &str, kname: &str) -> Result<String, StackError> {
+    let attr_path = queue_dir(disk).join("scheduler");
     let attr = sys::read_sysfs(&attr_path).ok_or_else(|| {
-        StackError::Command(format!(
+        StackError::Unavailable(format!(
             "{disk} has no I/O scheduler attribute ({})",
             attr_path.display()
         ))
     })?;
-    let available: Vec<String> = attr
+    let available: Vec<&str> = attr
         .split_whitespace()
-        .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string())
+        .map(|s| s.trim_matches(|c| c == '[' || c == ']'))
         .collect();
     if !available.contains(&kname) {
-        return Err(StackError::Spec(format!(
-            "scheduler '{name}' is not available for {disk}; available: {}",
+        return Err(StackError::Unavailable(format!(
+            "scheduler '{name}' is not available for {disk} on this kernel; available: {}",
             available.join(", ")
         )));
     }
-    let previous = active(&attr).unwrap_or_else(|| "none".into());
-    if previous != kname {
-        ledger
-            .record(Resource::Sysfs {
-                path: attr_path.clone(),
-                previous,
-            })
-            .map_err(|e| StackError::io("ledger", e))?;
-        actions.write_sysfs(&attr_path, &kname)?;
-    }
-    for (k, v) in tunables {
-        let p = q.join("iosched").join(k);
-        let Some(prev) = sys::read_sysfs(&p) else {
-            let known: Vec<String> = std::fs::read_dir(q.join("iosched"))
-                .map(|rd| {
-                    rd.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            return Err(StackError::Spec(format!(
-                "scheduler {kname} has no tunable '{k}'; available: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        };
-        ledger
-            .record(Resource::Sysfs {
-                path: p.clone(),
-                previous: prev,
-            })
-            .map_err(|e| StackError::io("ledger", e))?;
-        actions.write_sysfs(&p, v)?;
-    }
-    Ok(notices)
+    Ok(active(&attr).unwrap_or_else(|| "none".into()))
+}
+
+/// Writes `value` to the sysfs attribute `path`, its `previous` value in the ledger first.
+fn set(
+    path: &Path,
+    previous: String,
+    value: &str,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<(), StackError> {
+    let r = Resource::Sysfs {
+        path: path.to_path_buf(),
+        previous,
+    };
+    ledger.record(r).map_err(|e| StackError::io("ledger", e))?;
+    actions.write_sysfs(path, value)
+}
+
+/// The scheduler `kname` of `disk` has no tunable `k`: the error lists those it has.
+fn no_tunable(disk: &str, kname: &str, k: &str) -> StackError {
+    let known: Vec<String> = std::fs::read_dir(queue_dir(disk).join("iosched"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let known = if known.is_empty() {
+        "none".to_string()
+    } else {
+        known.join(", ")
+    };
+    StackError::Invalid(format!(
+        "scheduler {kname} has no tunable '{k}'; available: {known}"
+    ))
 }
 
 /// The active scheduler and every tunable of `disk`, read back from sysfs.
@@ -143,6 +172,24 @@ mod tests {
         assert_eq!(map_name("noop").0, "none");
         assert_eq!(map_name("cfq").0, "bfq");
         assert_eq!(map_name("kyber"), ("kyber".into(), None));
+    }
+
+    #[test]
+    fn names_are_checked_against_the_known_set() {
+        for ok in [
+            "none",
+            "mq-deadline",
+            "bfq",
+            "kyber",
+            "deadline",
+            "cfq",
+            "noop",
+        ] {
+            assert_eq!(check_name(ok), Ok(()), "{ok}");
+        }
+        let e = check_name("cfq-nonexistent").unwrap_err();
+        assert!(e.contains("unknown scheduler 'cfq-nonexistent'"), "{e}");
+        assert!(e.contains("mq-deadline, bfq, kyber"), "{e}");
     }
 
     #[test]

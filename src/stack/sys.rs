@@ -127,7 +127,7 @@ pub fn unmount(target: &Path) -> Result<Unmounted, String> {
     use rustix::io::Errno;
     use rustix::mount::{unmount as um, UnmountFlags};
     let mut result = Unmounted::NotMounted;
-    while super::mountinfo::mount_at(target).is_some() {
+    while crate::mountinfo::mount_at(target).is_some() {
         let mut r = um(target, UnmountFlags::empty());
         if r == Err(Errno::BUSY) {
             std::thread::sleep(std::time::Duration::from_millis(200));

@@ -1,6 +1,8 @@
 //! Errors of study files, built-in studies, expansion and the manifest. Every error about a
 //! file names the file, the line and column, the key, and what is allowed.
 
+use crate::cause::{Cause, HasCause};
+use crate::stack::StackSpecError;
 use std::path::PathBuf;
 
 /// A study could not be loaded, expanded or resumed.
@@ -42,6 +44,12 @@ pub enum StudyError {
         workload: String,
         source: crate::params::ParamError,
     },
+    /// A stack cannot be built on its devices (known once `--device` is applied).
+    #[error("study {study}: {source}")]
+    Stack {
+        study: String,
+        source: StackSpecError,
+    },
     /// manifest.json is unreadable or not a manifest.
     #[error("{path}: not a valid manifest: {message}")]
     Manifest { path: PathBuf, message: String },
@@ -65,9 +73,14 @@ impl StudyError {
             source,
         }
     }
+}
 
-    /// Whether the user's input is at fault (exit status 2) rather than the system.
-    pub fn is_user_error(&self) -> bool {
-        !matches!(self, StudyError::Io { .. })
+/// A file that cannot be read or written is the run's failure; everything else is the input's.
+impl HasCause for StudyError {
+    fn why(&self) -> Cause {
+        match self {
+            StudyError::Io { .. } => Cause::Run,
+            _ => Cause::Input,
+        }
     }
 }

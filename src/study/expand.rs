@@ -6,7 +6,7 @@ use super::error::StudyError;
 use super::file::{Quick, Study};
 use super::Assignments;
 use crate::params::Params;
-use crate::stack::StackSpec;
+use crate::stack::{DeviceSpec, StackSpec};
 use crate::workload::{self, Workload};
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +134,10 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         }
         let mut s = s.clone();
         // A stack that names a directory is a host-filesystem baseline: --device leaves it be.
-        let on_dir = !s.devices.is_empty() && s.devices.iter().all(|d| d.starts_with("dir:"));
+        let on_dir = !s.devices.is_empty()
+            && s.devices
+                .iter()
+                .all(|d| DeviceSpec::parse(d).is_ok_and(|d| !d.needs_root()));
         if let (Some(d), false) = (&opts.device, on_dir) {
             s.devices = vec![d.clone()];
         } else if s.devices.is_empty() {
@@ -148,6 +151,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
                 }
             }
         }
+        check_on_devices(study, &s)?;
         stacks.push(s);
     }
     let resolved = Study {
@@ -182,6 +186,22 @@ pub fn single_run(kind: &str, params: &Params, stack: StackSpec) -> Result<Expan
         stacks: vec![stack],
     };
     expand(&study, &Options::default())
+}
+
+/// Checks what a stack takes of its devices, now they are known. A device this host cannot
+/// build is left to its trials, which are skipped with the reason.
+fn check_on_devices(study: &Study, s: &StackSpec) -> Result<(), StudyError> {
+    let devices: Result<Vec<DeviceSpec>, _> =
+        s.devices.iter().map(|d| DeviceSpec::parse(d)).collect();
+    let logdev = s.logdev.as_deref().map(DeviceSpec::parse).transpose();
+    let (Ok(devices), Ok(logdev)) = (devices, logdev) else {
+        return Ok(());
+    };
+    s.check_devices(&devices, logdev.as_ref())
+        .map_err(|source| StudyError::Stack {
+            study: study.name.clone(),
+            source,
+        })
 }
 
 /// The trials of `study` run with `opts`, in run order.

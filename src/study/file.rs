@@ -1,13 +1,15 @@
 //! The study file format (docs/study-format.md): a TOML file naming workloads, stacks, repeats,
 //! the default device and what `--quick` changes. Parsing checks everything that can be checked
-//! without touching a device — keys, types, names, workload kinds, parameters and their values
-//! — and every error names the file, line, column and key.
+//! without touching a device — keys, types, names, workload kinds, parameters and their values,
+//! device specs and `emu:` model parameters, filesystem and scheduler names, mount option
+//! syntax — and every error names the file, line, column and key.
 
 use super::assign::Assignments;
 use super::error::StudyError;
 use super::locate::{key_at, line_col};
+use crate::cause::{Cause, HasCause};
 use crate::params::ParamError;
-use crate::stack::{DeviceSpec, LayoutKind, StackSpec};
+use crate::stack::{DeviceSpec, StackSpec, StackSpecError};
 use crate::workload::{self, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -144,9 +146,28 @@ struct StackSpan {
     #[serde(default)]
     devices: Vec<Spanned<String>>,
     logdev: Option<Spanned<String>>,
+    layout: Option<Spanned<toml::Value>>,
     fs: Option<Spanned<toml::Value>>,
     mkfs: Option<Spanned<toml::Value>>,
     mount: Option<Spanned<toml::Value>>,
+    scheduler: Option<Spanned<toml::Value>>,
+    tunables: Option<Spanned<toml::Value>>,
+}
+
+impl StackSpan {
+    /// Where the value of `key` is; the stack's name when the key is not written.
+    fn span_of(&self, key: &str) -> Range<usize> {
+        let value = match key {
+            "layout" => &self.layout,
+            "fs" => &self.fs,
+            "mkfs" => &self.mkfs,
+            "mount" => &self.mount,
+            "scheduler" => &self.scheduler,
+            "tunables" => &self.tunables,
+            _ => &None,
+        };
+        value.as_ref().map_or(self.name.span(), |v| v.span())
+    }
 }
 
 /// Reads errors back to a place in one text.
@@ -193,8 +214,6 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     };
     let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml(e))?;
     let spans: StackSpans = toml::from_str(text).map_err(|e| src.toml(e))?;
-    let end = text.len()..text.len();
-
     check_name(&src, &raw.name, "name")?;
     let repeats = match &raw.repeats {
         Some(r) => check_repeats(&src, r, "repeats")?,
@@ -203,138 +222,10 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     if let Some(d) = &raw.device {
         check_device(&src, d, "device")?;
     }
-
-    let quick = match &raw.quick {
-        Some(q) => Quick {
-            device: match &q.device {
-                Some(d) => {
-                    check_device(&src, d, "quick.device")?;
-                    Some(d.get_ref().clone())
-                }
-                None => None,
-            },
-            repeats: match &q.repeats {
-                Some(r) => Some(check_repeats(&src, r, "quick.repeats")?),
-                None => None,
-            },
-            set: assignments(&src, &q.set, "quick.set")?,
-        },
-        None => Quick::default(),
-    };
-    let quick_set_raw = raw.quick.as_ref().map(|q| &q.set);
-
-    if raw.workloads.is_empty() {
-        return Err(src.at(
-            end.clone(),
-            Some("workloads".into()),
-            format!(
-                "the study has no workloads; add a [[workloads]] table with kind = one of: {}",
-                known_kinds()
-            ),
-        ));
-    }
-    let mut workloads: Vec<WorkloadEntry> = Vec::new();
-    for (i, w) in raw.workloads.iter().enumerate() {
-        let at = |k: &str| format!("workloads[{i}].{k}");
-        let wl = workload::find(w.kind.get_ref())
-            .map_err(|e| src.at(w.kind.span(), Some(at("kind")), e.to_string()))?;
-        let name = match &w.name {
-            Some(n) => {
-                check_name(&src, n, &at("name"))?;
-                n.get_ref().clone()
-            }
-            None => w.kind.get_ref().clone(),
-        };
-        if workloads.iter().any(|o| o.name == name) {
-            let span = w.name.as_ref().map_or(w.kind.span(), |n| n.span());
-            return Err(src.at(
-                span,
-                Some(at("name")),
-                format!("a workload named '{name}' is already in the study; give each [[workloads]] entry a distinct `name`"),
-            ));
-        }
-        let entry = WorkloadEntry {
-            name,
-            kind: w.kind.get_ref().clone(),
-            set: assignments(&src, &w.set, &at("set"))?,
-            quick: assignments(&src, &w.quick, &at("quick"))?,
-        };
-        // The workload as run, and as run with --quick: later tables win, so an error is
-        // reported at the latest table that assigns the parameter.
-        let normal: [(&RawSet, String); 1] = [(&w.set, at("set"))];
-        check_params(
-            &src,
-            wl,
-            &entry.set,
-            &normal,
-            w.kind.span(),
-            &at("kind"),
-            "",
-        )?;
-        let empty = RawSet::new();
-        let quick_tables = [
-            (&w.set, at("set")),
-            (quick_set_raw.unwrap_or(&empty), "quick.set".to_string()),
-            (&w.quick, at("quick")),
-        ];
-        let q = entry.set.then(&quick.set).then(&entry.quick);
-        check_params(
-            &src,
-            wl,
-            &q,
-            &quick_tables,
-            w.kind.span(),
-            &at("kind"),
-            "with --quick: ",
-        )?;
-        workloads.push(entry);
-    }
-
-    if raw.stacks.is_empty() {
-        return Err(src.at(
-            end,
-            Some("stacks".into()),
-            "the study has no stacks; add a [[stacks]] table with at least a `name`",
-        ));
-    }
-    for (i, (s, sp)) in raw.stacks.iter().zip(&spans.stacks).enumerate() {
-        let at = |k: &str| format!("stacks[{i}].{k}");
-        check_name(&src, &sp.name, &at("name"))?;
-        for (j, d) in sp.devices.iter().enumerate() {
-            check_device(&src, d, &at(&format!("devices[{j}]")))?;
-        }
-        if let Some(d) = &sp.logdev {
-            check_device(&src, d, &at("logdev"))?;
-        }
-        if let Some(prev) = raw.stacks[..i].iter().position(|o| o.name == s.name) {
-            return Err(src.at(
-                sp.name.span(),
-                Some(at("name")),
-                format!(
-                    "stack name '{}' is already used by stacks[{prev}]; stack names must be unique",
-                    s.name
-                ),
-            ));
-        }
-        if s.layout != LayoutKind::Files {
-            let set = [
-                ("fs", s.fs.is_some(), &sp.fs),
-                ("mkfs", !s.mkfs.is_empty(), &sp.mkfs),
-                ("mount", !s.mount.is_empty(), &sp.mount),
-            ];
-            if let Some((k, _, Some(v))) = set.into_iter().find(|(_, on, _)| *on) {
-                return Err(src.at(
-                    v.span(),
-                    Some(at(k)),
-                    format!(
-                        "layout '{}' does raw I/O without a filesystem, so `{k}` does not apply; use layout = \"files\" for a filesystem",
-                        s.layout.name()
-                    ),
-                ));
-            }
-        }
-    }
-
+    let quick = read_quick(&src, raw.quick.as_ref())?;
+    let quick_set = raw.quick.as_ref().map(|q| &q.set);
+    let workloads = read_workloads(&src, &raw.workloads, &quick, quick_set)?;
+    check_stacks(&src, &raw.stacks, &spans.stacks)?;
     Ok(Study {
         name: raw.name.into_inner(),
         description: raw.description,
@@ -345,6 +236,148 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         workloads,
         stacks: raw.stacks,
     })
+}
+
+/// The `[quick]` table, checked.
+fn read_quick(src: &Src, raw: Option<&RawQuick>) -> Result<Quick, StudyError> {
+    let Some(q) = raw else {
+        return Ok(Quick::default());
+    };
+    if let Some(d) = &q.device {
+        check_device(src, d, "quick.device")?;
+    }
+    let repeats = match &q.repeats {
+        Some(r) => Some(check_repeats(src, r, "quick.repeats")?),
+        None => None,
+    };
+    Ok(Quick {
+        device: q.device.as_ref().map(|d| d.get_ref().clone()),
+        repeats,
+        set: assignments(src, &q.set, "quick.set")?,
+    })
+}
+
+/// The `[[workloads]]` entries, each checked as run and as run with `--quick`.
+fn read_workloads(
+    src: &Src,
+    raw: &[RawWorkload],
+    quick: &Quick,
+    quick_set: Option<&RawSet>,
+) -> Result<Vec<WorkloadEntry>, StudyError> {
+    if raw.is_empty() {
+        let end = src.text.len()..src.text.len();
+        return Err(src.at(
+            end,
+            Some("workloads".into()),
+            format!(
+                "the study has no workloads; add a [[workloads]] table with kind = one of: {}",
+                known_kinds()
+            ),
+        ));
+    }
+    let mut workloads: Vec<WorkloadEntry> = Vec::new();
+    for (i, w) in raw.iter().enumerate() {
+        let entry = read_workload(src, i, w, &workloads)?;
+        check_workload_params(src, i, w, &entry, quick, quick_set)?;
+        workloads.push(entry);
+    }
+    Ok(workloads)
+}
+
+/// Workload `i`: its kind, and a name no earlier workload has.
+fn read_workload(
+    src: &Src,
+    i: usize,
+    w: &RawWorkload,
+    earlier: &[WorkloadEntry],
+) -> Result<WorkloadEntry, StudyError> {
+    let at = |k: &str| format!("workloads[{i}].{k}");
+    workload::find(w.kind.get_ref())
+        .map_err(|e| src.at(w.kind.span(), Some(at("kind")), e.to_string()))?;
+    let name = match &w.name {
+        Some(n) => {
+            check_name(src, n, &at("name"))?;
+            n.get_ref().clone()
+        }
+        None => w.kind.get_ref().clone(),
+    };
+    if earlier.iter().any(|o| o.name == name) {
+        let span = w.name.as_ref().map_or(w.kind.span(), |n| n.span());
+        return Err(src.at(
+            span,
+            Some(at("name")),
+            format!("a workload named '{name}' is already in the study; give each [[workloads]] entry a distinct `name`"),
+        ));
+    }
+    Ok(WorkloadEntry {
+        name,
+        kind: w.kind.get_ref().clone(),
+        set: assignments(src, &w.set, &at("set"))?,
+        quick: assignments(src, &w.quick, &at("quick"))?,
+    })
+}
+
+/// Resolves and plans workload `i`'s parameters as run and as run with `--quick`: later tables
+/// win, so an error is reported at the latest table that assigns the parameter.
+fn check_workload_params(
+    src: &Src,
+    i: usize,
+    w: &RawWorkload,
+    entry: &WorkloadEntry,
+    quick: &Quick,
+    quick_set: Option<&RawSet>,
+) -> Result<(), StudyError> {
+    let at = |k: &str| format!("workloads[{i}].{k}");
+    let wl = entry.workload().map_err(|e| {
+        let key = Some(at("kind"));
+        src.at(w.kind.span(), key, e.to_string())
+    })?;
+    let kind = (w.kind.span(), at("kind"));
+    check_params(src, wl, &entry.set, &[(&w.set, at("set"))], &kind, "")?;
+    let empty = RawSet::new();
+    let quick_tables = [
+        (&w.set, at("set")),
+        (quick_set.unwrap_or(&empty), "quick.set".to_string()),
+        (&w.quick, at("quick")),
+    ];
+    let q = entry.set.then(&quick.set).then(&entry.quick);
+    check_params(src, wl, &q, &quick_tables, &kind, "with --quick: ")
+}
+
+/// The `[[stacks]]` entries: names unique and valid, devices, and what the stack layer checks
+/// without a device.
+fn check_stacks(src: &Src, stacks: &[StackSpec], spans: &[StackSpan]) -> Result<(), StudyError> {
+    if stacks.is_empty() {
+        let end = src.text.len()..src.text.len();
+        return Err(src.at(
+            end,
+            Some("stacks".into()),
+            "the study has no stacks; add a [[stacks]] table with at least a `name`",
+        ));
+    }
+    for (i, (s, sp)) in stacks.iter().zip(spans).enumerate() {
+        let at = |k: &str| format!("stacks[{i}].{k}");
+        check_name(src, &sp.name, &at("name"))?;
+        for (j, d) in sp.devices.iter().enumerate() {
+            check_device(src, d, &at(&format!("devices[{j}]")))?;
+        }
+        if let Some(d) = &sp.logdev {
+            check_device(src, d, &at("logdev"))?;
+        }
+        if let Some(prev) = stacks[..i].iter().position(|o| o.name == s.name) {
+            return Err(src.at(
+                sp.name.span(),
+                Some(at("name")),
+                format!(
+                    "stack name '{}' is already used by stacks[{prev}]; stack names must be unique",
+                    s.name
+                ),
+            ));
+        }
+        s.check()
+            .map_err(|e: StackSpecError| src.at(sp.span_of(e.key), Some(at(e.key)), e.message))?;
+    }
+    Ok(())
 }
 
 fn known_kinds() -> String {
@@ -393,22 +426,15 @@ fn check_repeats(src: &Src, r: &Spanned<i64>, key: &str) -> Result<u32, StudyErr
     }
 }
 
-/// Checks a device spec's syntax. Whether this host can build it (root, kernel support for
-/// `md:` or `zfs:`) is decided when the stack is built, so such a stack is reported then and
-/// the rest of the study still runs.
+/// Checks a device spec (and an `emu:` model's parameters). Whether this host can build it
+/// (root, kernel support for `md:` or `zfs:`) is decided when the stack is built, so such a
+/// stack is skipped then, with the reason, and the rest of the study still runs.
 fn check_device(src: &Src, d: &Spanned<String>, key: &str) -> Result<(), StudyError> {
-    let text = d.get_ref();
-    let kind = text.split_once(':').map(|(k, _)| k);
-    let checked_here = matches!(kind, Some("dir" | "image" | "block" | "emu"));
-    match DeviceSpec::parse(text) {
-        Ok(_) => Ok(()),
-        Err(_) if !checked_here && kind.is_some_and(|k| KERNEL_KINDS.contains(&k)) => Ok(()),
-        Err(message) => Err(src.at(d.span(), Some(key.into()), message)),
+    match DeviceSpec::parse(d.get_ref()) {
+        Err(e) if e.why() == Cause::Input => Err(src.at(d.span(), Some(key.into()), e.to_string())),
+        _ => Ok(()),
     }
 }
-
-/// Device kinds that need kernel support; checked when a stack is built.
-const KERNEL_KINDS: &[&str] = &["md", "zfs", "dm", "nbd", "ublk"];
 
 /// A `set` table as assignments in the file's order; values may be strings, numbers or
 /// booleans.
@@ -445,8 +471,7 @@ fn check_params(
     wl: &dyn Workload,
     set: &Assignments,
     tables: &[(&RawSet, String)],
-    kind_span: Range<usize>,
-    kind_key: &str,
+    (kind_span, kind_key): &(Range<usize>, String),
     note: &str,
 ) -> Result<(), StudyError> {
     let err = match wl.resolve(set.pairs()) {
@@ -471,6 +496,6 @@ fn check_params(
             })
         })
     });
-    let (span, key) = found.unwrap_or((kind_span, kind_key.to_string()));
+    let (span, key) = found.unwrap_or((kind_span.clone(), kind_key.clone()));
     Err(src.at(span, Some(key), format!("{note}{err}")))
 }

@@ -5,7 +5,8 @@
 use super::error::StudyError;
 use super::expand::{expand, Expansion, Options, Trial};
 use super::file::Study;
-use super::results::{host_json, utc_iso, ResultsDir};
+use super::results::{host_json, ResultsDir};
+use crate::utc::utc_iso;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::io::Write;

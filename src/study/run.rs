@@ -5,15 +5,17 @@
 use super::manifest::{resume, Manifest, Status};
 use super::results::ResultsDir;
 use super::table::StudyTable;
-use super::{expand, Options, Study, StudyError};
+use super::{expand, Expansion, Options, Study, StudyError, Trial};
+use crate::cause::{Cause, HasCause};
 use crate::report::html::{write_report, ReportFiles};
+use crate::result::ResultError;
 use crate::stack::actions::Actions;
 use crate::stack::cleanup;
 use crate::stack::ledger::{ledger_dir, Ledger};
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::resource::Released;
-use crate::stack::{DeviceSpec, StackError};
-use crate::trial::{self, Setup, TrialError};
+use crate::stack::{DeviceSpec, DeviceSpecError, StackError};
+use crate::trial::{self, Setup, TrialError, TrialOutput};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,20 +55,42 @@ pub struct StudyRun {
 pub enum RunError {
     #[error(transparent)]
     Study(#[from] StudyError),
-    #[error("{0}")]
-    Io(String),
+    /// The results directory, the ledger or the progress output failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    /// A trial's files could not be written.
+    #[error(transparent)]
+    Result(#[from] ResultError),
+    /// `--resume` while a run of the results directory is still going (input).
     #[error("--resume: {0}")]
     StillRunning(#[from] cleanup::StillRunning),
+    /// What dead earlier runs left could not all be released.
+    #[error("an earlier run of {root} left resources that could not be released: {errors}")]
+    Leftovers { root: PathBuf, errors: String },
 }
 
-impl RunError {
-    pub fn is_user_error(&self) -> bool {
-        matches!(self, RunError::Study(e) if e.is_user_error())
+impl HasCause for RunError {
+    fn why(&self) -> Cause {
+        match self {
+            RunError::Study(e) => e.why(),
+            RunError::Io { .. } | RunError::Result(_) | RunError::Leftovers { .. } => Cause::Run,
+            RunError::StillRunning(_) => Cause::Input,
+        }
     }
 }
 
-fn io(e: impl std::fmt::Display) -> RunError {
-    RunError::Io(e.to_string())
+/// An I/O error while doing `context`.
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+    let context = context.into();
+    move |source| RunError::Io { context, source }
+}
+
+/// Writing a progress line failed.
+fn said(e: std::io::Error) -> RunError {
+    io("write progress")(e)
 }
 
 /// The newest results directory of study `name` under `out`.
@@ -86,7 +110,7 @@ pub fn latest_results(out: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Parses a stack's device specs.
-fn devices_of(specs: &[String]) -> Result<Vec<DeviceSpec>, String> {
+fn devices_of(specs: &[String]) -> Result<Vec<DeviceSpec>, DeviceSpecError> {
     specs.iter().map(|s| DeviceSpec::parse(s)).collect()
 }
 
@@ -94,56 +118,12 @@ fn devices_of(specs: &[String]) -> Result<Vec<DeviceSpec>, String> {
 fn dry_run(study: &Study, opts: &RunOptions, say: &mut dyn Write) -> Result<StudyRun, RunError> {
     let exp = expand(study, &opts.expand)?;
     let mut seen = Vec::new();
-    let mut ledger = Ledger::detached();
-    let stop = AtomicBool::new(false);
     for t in &exp.trials {
         if seen.contains(&t.stack.name) {
             continue;
         }
         seen.push(t.stack.name.clone());
-        writeln!(
-            say,
-            "# stack {} ({} on {})",
-            t.stack.name,
-            t.workload,
-            t.stack.devices.join(" ")
-        )
-        .map_err(io)?;
-        let plan = t
-            .workload_impl()
-            .plan(&t.params)
-            .map_err(|e| RunError::Io(e.to_string()))?;
-        let mut actions = Actions::new(true);
-        let build = BuildOptions {
-            dry_run: true,
-            wipe: opts.wipe.clone(),
-            want_direct: t.params.bool("direct"),
-        };
-        let result = devices_of(&t.stack.devices)
-            .map_err(StackError::Spec)
-            .and_then(|d| {
-                provision::build(
-                    &t.stack,
-                    &d,
-                    &plan,
-                    &build,
-                    &mut ledger,
-                    &mut actions,
-                    &stop,
-                )
-            });
-        for line in &actions.log {
-            writeln!(say, "{line}").map_err(io)?;
-        }
-        if let Err(e) = result {
-            writeln!(say, "# would stop here: {e}").map_err(io)?;
-        }
-        writeln!(
-            say,
-            "# then run {} x {} repeats, and release everything in reverse order\n",
-            t.workload, exp.study.repeats
-        )
-        .map_err(io)?;
+        dry_run_stack(t, &exp.study, opts, say)?;
     }
     Ok(StudyRun {
         root: None,
@@ -154,25 +134,48 @@ fn dry_run(study: &Study, opts: &RunOptions, say: &mut dyn Write) -> Result<Stud
     })
 }
 
-/// Releases what dead earlier runs of the results directory `root` left behind (loop devices,
-/// mounts, stream files in `dir:` targets), waiting for their device servers to finish first.
-fn release_leftovers(root: &Path, say: &mut dyn Write) -> Result<(), RunError> {
-    let rep = cleanup::for_results(&ledger_dir(), root)?;
-    for r in rep
-        .released
-        .iter()
-        .filter(|r| matches!(r, Released::Done(_)))
-    {
-        writeln!(say, "released what an earlier run left: {r}").map_err(io)?;
+/// Prints the commands that would build `t`'s stack.
+fn dry_run_stack(
+    t: &Trial,
+    study: &Study,
+    opts: &RunOptions,
+    say: &mut dyn Write,
+) -> Result<(), RunError> {
+    let on = t.stack.devices.join(" ");
+    writeln!(say, "# stack {} ({} on {on})", t.stack.name, t.workload).map_err(said)?;
+    let plan = t
+        .workload_impl()
+        .plan(&t.params)
+        .map_err(|source| StudyError::Param {
+            study: study.name.clone(),
+            workload: t.workload.clone(),
+            source,
+        })?;
+    let mut actions = Actions::new(true);
+    let build = BuildOptions {
+        dry_run: true,
+        wipe: opts.wipe.clone(),
+    };
+    let mut ledger = Ledger::detached();
+    let stop = AtomicBool::new(false);
+    let result = devices_of(&t.stack.devices)
+        .map_err(StackError::from)
+        .and_then(|d| {
+            let a = &mut actions;
+            provision::build(&t.stack, &d, &plan, &build, &mut ledger, a, &stop)
+        });
+    for line in &actions.log {
+        writeln!(say, "{line}").map_err(said)?;
     }
-    if !rep.errors.is_empty() {
-        return Err(RunError::Io(format!(
-            "an earlier run of {} left resources that could not be released: {}",
-            root.display(),
-            rep.errors.join("; ")
-        )));
+    if let Err(e) = result {
+        writeln!(say, "# would stop here: {e}").map_err(said)?;
     }
-    Ok(())
+    writeln!(
+        say,
+        "# then run {} x {} repeats, and release everything in reverse order\n",
+        t.workload, study.repeats
+    )
+    .map_err(said)
 }
 
 /// Runs `study`. Progress lines go to `say`; `stop` (Ctrl-C, SIGTERM) ends it after releasing
@@ -187,117 +190,186 @@ pub fn run(
         return dry_run(study, opts, say);
     }
     let exp = expand(study, &opts.expand)?;
-    let (results, mut manifest, todo) = match &opts.resume {
-        Some(root) => {
-            let r = resume(root, &exp)?;
-            (ResultsDir::open(root), r.manifest, r.todo)
-        }
-        None => {
-            let out = opts.out.clone().unwrap_or_else(|| {
-                PathBuf::from(study.out.clone().unwrap_or_else(|| "results".into()))
-            });
-            let results = ResultsDir::create(&out, &study.name).map_err(|e| {
-                RunError::Io(format!(
-                    "create results directory in {}: {e}",
-                    out.display()
-                ))
-            })?;
-            let m = Manifest::create(&results, &exp)?;
-            let todo = exp.trials.clone();
-            (results, m, todo)
-        }
-    };
-    let root = results.root.clone();
+    let (results, manifest, todo) = open_results(study, &exp, opts)?;
     writeln!(
         say,
         "study {}: {} trials to run, results in {}",
         study.name,
         todo.len(),
-        root.display()
+        results.root.display()
     )
-    .map_err(io)?;
+    .map_err(said)?;
     if opts.resume.is_some() {
-        release_leftovers(&root, say)?;
+        release_leftovers(&results.root, say)?;
     }
-    let mut ledger =
-        Ledger::new().map_err(|e| RunError::Io(format!("create the resource ledger: {e}")))?;
+    let mut ledger = Ledger::new().map_err(io("create the resource ledger"))?;
     ledger
-        .set_results(&root)
-        .map_err(|e| RunError::Io(format!("write the resource ledger: {e}")))?;
-    let mut interrupted = false;
-    let mut failed = 0;
-    for t in &todo {
-        if stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        manifest.update(&root, &t.id, Status::Running, None)?;
-        let devices = match devices_of(&t.stack.devices) {
-            Ok(d) => d,
-            Err(m) => {
-                writeln!(say, "{}: skipped: {m}", t.id).map_err(io)?;
-                manifest.update(&root, &t.id, Status::Skipped, Some(m))?;
-                continue;
+        .set_results(&results.root)
+        .map_err(io("write the resource ledger"))?;
+    let mut runner = Runner {
+        results,
+        manifest,
+        ledger,
+        opts,
+        stop,
+        say,
+    };
+    let (interrupted, failed) = runner.all(&todo)?;
+    Ok(finish(
+        &runner.results.root,
+        &runner.manifest,
+        interrupted,
+        failed,
+    ))
+}
+
+/// Releases what dead earlier runs of the results directory `root` left behind (loop devices,
+/// mounts, stream files in `dir:` targets), waiting for their device servers to finish first.
+fn release_leftovers(root: &Path, say: &mut dyn Write) -> Result<(), RunError> {
+    let rep = cleanup::for_results(&ledger_dir(), root)?;
+    let done = rep
+        .released
+        .iter()
+        .filter(|r| matches!(r, Released::Done(_)));
+    for r in done {
+        writeln!(say, "released what an earlier run left: {r}").map_err(said)?;
+    }
+    if !rep.errors.is_empty() {
+        return Err(RunError::Leftovers {
+            root: root.to_path_buf(),
+            errors: rep.errors.join("; "),
+        });
+    }
+    Ok(())
+}
+
+/// The results directory (new, or the one resumed), its manifest, and the trials to run.
+fn open_results(
+    study: &Study,
+    exp: &Expansion,
+    opts: &RunOptions,
+) -> Result<(ResultsDir, Manifest, Vec<Trial>), RunError> {
+    if let Some(root) = &opts.resume {
+        let r = resume(root, exp)?;
+        return Ok((ResultsDir::open(root), r.manifest, r.todo));
+    }
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(study.out.clone().unwrap_or_else(|| "results".into())));
+    let results = ResultsDir::create(&out, &study.name)
+        .map_err(io(format!("create results directory in {}", out.display())))?;
+    let m = Manifest::create(&results, exp)?;
+    Ok((results, m, exp.trials.clone()))
+}
+
+/// The table and report at the end of a study.
+fn finish(root: &Path, manifest: &Manifest, interrupted: bool, failed: usize) -> StudyRun {
+    let table = StudyTable::from_results(root, manifest)
+        .map(|c| c.render())
+        .unwrap_or_else(|e| format!("(no table: {e})"));
+    let any_done = manifest.trials.iter().any(|t| t.status == Status::Done);
+    let report = if any_done && !interrupted {
+        write_report(root, crate::workload::report_of).ok()
+    } else {
+        None
+    };
+    StudyRun {
+        root: Some(root.to_path_buf()),
+        table,
+        report,
+        interrupted,
+        failed,
+    }
+}
+
+/// How one trial ended.
+enum TrialEnd {
+    Done,
+    /// The host cannot run it.
+    Skipped,
+    Failed,
+    Interrupted,
+}
+
+/// What runs a study's trials one by one, recording each in the manifest.
+struct Runner<'a> {
+    results: ResultsDir,
+    manifest: Manifest,
+    ledger: Ledger,
+    opts: &'a RunOptions,
+    stop: &'a Arc<AtomicBool>,
+    say: &'a mut dyn Write,
+}
+
+impl Runner<'_> {
+    /// Runs `todo` in order until done or stopped; (interrupted, trials failed).
+    fn all(&mut self, todo: &[Trial]) -> Result<(bool, usize), RunError> {
+        let mut failed = 0;
+        for t in todo {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok((true, failed));
             }
+            match self.trial(t)? {
+                TrialEnd::Interrupted => return Ok((true, failed)),
+                TrialEnd::Failed => failed += 1,
+                TrialEnd::Done | TrialEnd::Skipped => {}
+            }
+        }
+        Ok((false, failed))
+    }
+
+    /// Runs `t` and records how it ended: done, skipped when the host cannot run it, failed
+    /// otherwise, or back to pending when interrupted.
+    fn trial(&mut self, t: &Trial) -> Result<TrialEnd, RunError> {
+        let root = self.results.root.clone();
+        self.manifest.update(&root, &t.id, Status::Running, None)?;
+        let out = match self.run(t) {
+            Ok(out) => out,
+            Err(TrialError::Interrupted) => {
+                self.manifest.update(&root, &t.id, Status::Pending, None)?;
+                return Ok(TrialEnd::Interrupted);
+            }
+            Err(e) => return self.not_run(t, &e),
         };
+        let tmp = self
+            .results
+            .begin_trial(&t.stack.name, &t.workload, t.repeat)
+            .map_err(io(format!("create the directory of trial {}", t.id)))?;
+        trial::write(&tmp, &out)?;
+        self.results
+            .commit_trial(&tmp, &t.stack.name, &t.workload, t.repeat)
+            .map_err(io(format!("rename the directory of trial {}", t.id)))?;
+        self.manifest.update(&root, &t.id, Status::Done, None)?;
+        writeln!(self.say, "{}: {}", t.id, out.outcome.verdict_line()).map_err(said)?;
+        Ok(TrialEnd::Done)
+    }
+
+    fn run(&mut self, t: &Trial) -> Result<TrialOutput, TrialError> {
+        let devices = devices_of(&t.stack.devices).map_err(StackError::from)?;
         let setup = Setup {
             workload: &t.workload,
             stack: &t.stack,
             devices: &devices,
             build: BuildOptions {
                 dry_run: false,
-                wipe: opts.wipe.clone(),
-                want_direct: true,
+                wipe: self.opts.wipe.clone(),
             },
         };
-        let w = t.workload_impl();
-        match trial::run(w, &t.params, &setup, &mut ledger, stop, opts.progress) {
-            Ok(out) => {
-                let tmp = results
-                    .begin_trial(&t.stack.name, &t.workload, t.repeat)
-                    .map_err(io)?;
-                trial::write(&tmp, &out).map_err(io)?;
-                results
-                    .commit_trial(&tmp, &t.stack.name, &t.workload, t.repeat)
-                    .map_err(io)?;
-                manifest.update(&root, &t.id, Status::Done, None)?;
-                writeln!(say, "{}: {}", t.id, out.outcome.verdict_line()).map_err(io)?;
-            }
-            Err(TrialError::Interrupted) => {
-                manifest.update(&root, &t.id, Status::Pending, None)?;
-                interrupted = true;
-                break;
-            }
-            Err(e) => {
-                let skip = matches!(&e, TrialError::Stack(StackError::NeedsRoot(_)))
-                    || matches!(&e, TrialError::Stack(StackError::Spec(m)) if m.contains("not available"));
-                let (status, word) = if skip {
-                    (Status::Skipped, "skipped")
-                } else {
-                    (Status::Failed, "failed")
-                };
-                if !skip {
-                    failed += 1;
-                }
-                writeln!(say, "{}: {word}: {e}", t.id).map_err(io)?;
-                manifest.update(&root, &t.id, status, Some(e.to_string()))?;
-            }
-        }
+        let (w, progress) = (t.workload_impl(), self.opts.progress);
+        trial::run(w, &t.params, &setup, &mut self.ledger, self.stop, progress)
     }
-    let table = StudyTable::from_results(&root, &manifest)
-        .map(|c| c.render())
-        .unwrap_or_else(|e| format!("(no table: {e})"));
-    let any_done = manifest.trials.iter().any(|t| t.status == Status::Done);
-    let report = if any_done && !interrupted {
-        write_report(&root, crate::workload::report_of).ok()
-    } else {
-        None
-    };
-    Ok(StudyRun {
-        root: Some(root),
-        table,
-        report,
-        interrupted,
-        failed,
-    })
+
+    /// Records a trial that did not run: skipped when the host cannot run it, else failed.
+    fn not_run(&mut self, t: &Trial, e: &TrialError) -> Result<TrialEnd, RunError> {
+        let (status, word, end) = match e.why() {
+            Cause::Host => (Status::Skipped, "skipped", TrialEnd::Skipped),
+            _ => (Status::Failed, "failed", TrialEnd::Failed),
+        };
+        writeln!(self.say, "{}: {word}: {e}", t.id).map_err(said)?;
+        let root = self.results.root.clone();
+        self.manifest
+            .update(&root, &t.id, status, Some(e.to_string()))?;
+        Ok(end)
+    }
 }

@@ -6,7 +6,6 @@
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
 pub mod dvr;
-pub mod dvr_report;
 
 use crate::engine::{Plan, StreamSamples};
 use crate::params::{ParamError, ParamSpec, Params};

@@ -3,7 +3,8 @@
 //! commands, and holds its emulated devices for the ledger as [`RemoteDevice`]s.
 
 use super::protocol::{Command, Reply};
-use crate::stack::ledger::DeviceServer;
+use super::DeviceServer;
+use crate::cause::{Cause, HasCause};
 use serde_json::{json, Value as Json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -11,18 +12,42 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
 
-/// The device server process could not be started or stopped answering.
-#[derive(Debug, thiserror::Error)]
+/// The device server process could not be started, stopped answering, or could not do what
+/// it was asked.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ServerError {
     #[error("cannot find the iotrial binary to run the device server ({0}); set IOTRIAL_EXE to its path")]
     NoBinary(String),
-    #[error("start the device server {exe}: {source}")]
-    Spawn {
-        exe: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("start the device server {exe}: {message}")]
+    Spawn { exe: PathBuf, message: String },
     #[error("the device server process stopped answering ({0})")]
     Gone(String),
+    /// The server could not do what was asked; `cause` says whose fault that is.
+    #[error("{message}")]
+    Failed { message: String, cause: Cause },
+}
+
+impl HasCause for ServerError {
+    fn why(&self) -> Cause {
+        match self {
+            ServerError::NoBinary(_) | ServerError::Spawn { .. } => Cause::Host,
+            ServerError::Gone(_) => Cause::Run,
+            ServerError::Failed { cause, .. } => *cause,
+        }
+    }
+}
+
+impl Reply {
+    /// The reply's failure as an error, if it is one.
+    fn into_result(self) -> Result<Reply, ServerError> {
+        match self.error {
+            Some(message) => Err(ServerError::Failed {
+                message,
+                cause: self.cause.unwrap_or(Cause::Run),
+            }),
+            None => Ok(self),
+        }
+    }
 }
 
 /// The binary that runs device servers: `$IOTRIAL_EXE`, else this program when it is iotrial.
@@ -61,9 +86,9 @@ impl ServerProcess {
             .stderr(Stdio::inherit())
             .process_group(0)
             .spawn()
-            .map_err(|source| ServerError::Spawn {
+            .map_err(|e| ServerError::Spawn {
                 exe: exe.clone(),
-                source,
+                message: e.to_string(),
             })?;
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
@@ -135,20 +160,17 @@ impl RemoteDevice {
         spec: &str,
         backing: &Path,
         mountpoint: &Path,
-    ) -> Result<(RemoteDevice, PathBuf), String> {
+    ) -> Result<(RemoteDevice, PathBuf), ServerError> {
         let reply = lock(&process)
             .call(&Command::Start {
                 spec: spec.to_string(),
                 backing: backing.to_path_buf(),
                 mountpoint: mountpoint.to_path_buf(),
-            })
-            .map_err(|e| e.to_string())?;
-        if let Some(e) = reply.error {
-            return Err(e);
-        }
+            })?
+            .into_result()?;
         let file = reply
             .device_file
-            .ok_or("the device server named no device file")?;
+            .ok_or_else(|| ServerError::Gone("it named no device file".into()))?;
         let device = RemoteDevice {
             process,
             mountpoint: mountpoint.to_path_buf(),
@@ -174,14 +196,12 @@ impl DeviceServer for RemoteDevice {
     }
 
     fn stop(self: Box<Self>) -> Result<(), String> {
-        let reply = lock(&self.process)
+        lock(&self.process)
             .call(&Command::Stop {
                 mountpoint: self.mountpoint.clone(),
             })
-            .map_err(|e| e.to_string())?;
-        match reply.error {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+            .and_then(Reply::into_result)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }

@@ -8,11 +8,18 @@
 pub mod client;
 pub mod process;
 pub mod protocol;
-pub mod standalone;
 
-use super::ledger::DeviceServer;
 use crate::emu::EmuServer;
 use serde_json::Value as Json;
+
+/// A device server the ledger holds until the resource it serves is released: the emulated
+/// device of a trial (served by the run's device server process) or one served in this process.
+pub trait DeviceServer: Send {
+    /// The model's statistics and the server's counters.
+    fn stats(&self) -> Json;
+    /// Stops serving: unmounts, joins every thread.
+    fn stop(self: Box<Self>) -> Result<(), String>;
+}
 
 impl DeviceServer for EmuServer {
     fn stats(&self) -> Json {

@@ -6,6 +6,7 @@
 //! left in flight.
 
 use super::protocol::{Command, Reply};
+use crate::cause::HasCause;
 use crate::emu::{resolve_mountpoint, EmuServer, ModelSpec};
 use crate::stack::cleanup;
 use crate::stack::resource::{Released, Resource};
@@ -29,12 +30,14 @@ impl Devices {
             return Reply::failed(format!("{} is served already", mountpoint.display()));
         }
         let started = ModelSpec::parse(spec)
-            .map_err(|e| format!("emu:{spec}: {e}"))
+            .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))
             .and_then(|m| {
                 let scale = m.settings.scale;
-                let model = m.build().map_err(|e| format!("emu:{spec}: {e}"))?;
+                let model = m
+                    .build()
+                    .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))?;
                 EmuServer::start(model, backing, mountpoint, scale)
-                    .map_err(|e| format!("emu:{spec}: {e}"))
+                    .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))
             });
         match started {
             Ok(server) => {
@@ -45,7 +48,7 @@ impl Devices {
                     ..Default::default()
                 }
             }
-            Err(e) => Reply::failed(e),
+            Err((message, cause)) => Reply::failed_by(message, cause),
         }
     }
 

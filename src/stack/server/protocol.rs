@@ -3,6 +3,7 @@
 //! stdout; the server's first line is a [`Reply`] with its pid. End of file on the server's
 //! stdin means the run is gone.
 
+use crate::cause::Cause;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -30,6 +31,9 @@ pub struct Reply {
     /// Why the command failed; absent when it succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whose fault the failure is (the host, the input, the run), as the server's error says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// The device file of a started device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_file: Option<PathBuf>,
@@ -41,9 +45,16 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// A failure the run itself caused or met.
     pub fn failed(message: impl Into<String>) -> Reply {
+        Reply::failed_by(message, Cause::Run)
+    }
+
+    /// A failure of the given cause.
+    pub fn failed_by(message: impl Into<String>, cause: Cause) -> Reply {
         Reply {
             error: Some(message.into()),
+            cause: Some(cause),
             ..Default::default()
         }
     }
@@ -64,7 +75,7 @@ mod tests {
         assert!(!line.contains('\n'));
         assert!(line.contains("\"cmd\":\"start\""), "{line}");
         assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
-        let r = serde_json::to_string(&Reply::failed("no")).unwrap();
-        assert_eq!(r, r#"{"error":"no"}"#);
+        let r = serde_json::to_string(&Reply::failed_by("no", Cause::Host)).unwrap();
+        assert_eq!(r, r#"{"error":"no","cause":"host"}"#);
     }
 }

@@ -4,6 +4,7 @@
 //! the model's statistics. Every resource is in the ledger first, so even a SIGKILL of this
 //! process leaves nothing behind once its guard (the ledger's device server process) sees it go.
 
+use crate::cause::{Cause, HasCause};
 use crate::emu::{EmuServer, Expectations, ModelSpec};
 use crate::stack::ledger::Ledger;
 use crate::stack::resource::Resource;
@@ -45,11 +46,19 @@ pub enum ServeError {
     Failed(String),
 }
 
-fn model_of(spec: &str) -> Result<ModelSpec, ServeError> {
-    match DeviceSpec::parse(spec).map_err(ServeError::Spec)? {
-        DeviceSpec::Emu(m) => {
-            ModelSpec::parse(&m).map_err(|e| ServeError::Spec(format!("{spec}: {e}")))
+impl HasCause for ServeError {
+    fn why(&self) -> Cause {
+        match self {
+            ServeError::Spec(_) => Cause::Input,
+            ServeError::Host(_) => Cause::Host,
+            ServeError::Failed(_) => Cause::Run,
         }
+    }
+}
+
+fn model_of(spec: &str) -> Result<ModelSpec, ServeError> {
+    match DeviceSpec::parse(spec).map_err(|e| ServeError::Spec(e.to_string()))? {
+        DeviceSpec::Emu { model, .. } => Ok(model),
         other => Err(ServeError::Spec(format!(
             "{other}: device serve takes an emulated device (emu:hdd, emu:smr, emu:flash, emu:null)"
         ))),

@@ -3,8 +3,8 @@
 //! read with its consecutive-read sums; then a latency CDF overlaying all stacks and each
 //! stream's completion time (fairness).
 
-use super::dvr::{Dvr, StreamFigures, Verdict, COLUMNS};
-use super::Workload;
+use super::figures::{StreamFigures, Verdict, COLUMNS};
+use super::params::PARAMS;
 use crate::analysis::window;
 use crate::engine::StreamSamples;
 use crate::params::Params;
@@ -32,11 +32,9 @@ struct DvrResult {
 impl DvrResult {
     fn read(t: &Trial) -> Result<DvrResult, ResultError> {
         let doc = &t.result;
-        let overrides =
-            Params::overrides_from_json(Dvr.params(), &Json::Object(doc.params.clone()));
+        let overrides = Params::overrides_from_json(PARAMS, &Json::Object(doc.params.clone()));
         Ok(DvrResult {
-            params: Dvr
-                .resolve(&overrides)
+            params: Params::resolve("dvr", PARAMS, &overrides)
                 .map_err(|e| t.error(format!("params: {e}")))?,
             streams: doc.streams_as().map_err(|e| t.error(e))?,
             verdict: doc.verdict_as().map_err(|e| t.error(e))?,

@@ -1,6 +1,7 @@
 //! /proc/self/mountinfo, parsed: what is mounted where, from which device, with which options
-//! the kernel actually applied. Used to read mount options back, to find the filesystem under a
-//! path, and by the guard to refuse mounted devices.
+//! the kernel actually applied. The one parser of it: stacks read mount options back and find
+//! the filesystem under a path, the guard refuses mounted devices, and the emulator finds the
+//! FUSE connections of its mounts.
 
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};

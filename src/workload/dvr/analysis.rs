@@ -1,0 +1,212 @@
+//! dvr's analysis: per-stream figures (latency statistics, moving-window peaks, pre-roll) and
+//! the stack's verdict from the samples of a run, and how they read on the terminal.
+
+use super::figures::{StreamFigures, Verdict};
+use crate::analysis::{fairness, stats, window};
+use crate::engine::StreamSamples;
+use crate::params::Params;
+use crate::present::Rows;
+use crate::workload::Outcome;
+use serde_json::Value as Json;
+
+/// Everything dvr's analysis found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DvrOutcome {
+    pub window_s: f64,
+    pub streams: Vec<StreamFigures>,
+    pub verdict: Verdict,
+    pub warnings: Vec<String>,
+}
+
+fn stream_figures(p: &Params, st: &StreamSamples, warnings: &mut Vec<String>) -> StreamFigures {
+    let ok: Vec<_> = st.ok().copied().collect();
+    let errors = st.samples.len() - ok.len();
+    if errors > 0 {
+        warnings.push(format!(
+            "{}: {errors} of {} I/Os failed",
+            st.name,
+            st.samples.len()
+        ));
+    }
+    let lat_ms: Vec<f64> = ok.iter().map(|s| s.latency_ns as f64 / 1e6).collect();
+    let elapsed_s = st.elapsed_s();
+    let bytes: u64 = ok.iter().map(|s| s.bytes).sum();
+    let io_bytes = ok.iter().map(|s| s.bytes).max().unwrap_or(0);
+    let mbit_s = if elapsed_s > 0.0 {
+        bytes as f64 * 8.0 / elapsed_s / 1e6
+    } else {
+        0.0
+    };
+    let (mut window_peak_ms, mut mbit_guaranteed, mut preroll_s) = (None, None, None);
+    if st.role == "record" && !ok.is_empty() {
+        let pts: Vec<(u64, u64)> = ok.iter().map(|s| (s.issue_ns, s.latency_ns)).collect();
+        let w = (p.f64("window") * 1e9) as u64;
+        let (series, full) = window::moving_average(&pts, w);
+        if !full {
+            warnings.push(format!(
+                "{}: sampled for {:.2} s, less than the {} s window; its guarantee uses one window over the whole run",
+                st.name, elapsed_s, p.f64("window")
+            ));
+        }
+        let peak_ns = series.iter().map(|x| x.mean_ns).fold(0.0, f64::max);
+        window_peak_ms = Some(peak_ns / 1e6);
+        mbit_guaranteed = (peak_ns > 0.0).then(|| window::mbit_per_s(io_bytes, peak_ns / 1e9));
+    }
+    if st.role == "playback" {
+        let k = p.u64("playback_ios") as usize;
+        let lats: Vec<u64> = ok.iter().map(|s| s.latency_ns).collect();
+        let worst = window::consecutive_sums(&lats, k).into_iter().max();
+        if worst.is_none() {
+            warnings.push(format!(
+                "{}: fewer than {k} successful reads, no pre-roll",
+                st.name
+            ));
+        }
+        preroll_s = worst.map(|ns| ns as f64 / 1e9);
+    }
+    StreamFigures {
+        name: st.name.clone(),
+        role: st.role.clone(),
+        op: st.op,
+        samples: st.samples.len(),
+        errors,
+        elapsed_s,
+        mbit_s,
+        lat_ms: stats::summarize(&lat_ms).unwrap_or_default(),
+        window_peak_ms,
+        mbit_guaranteed,
+        preroll_s,
+    }
+}
+
+fn role_fairness(figs: &[StreamFigures], role: &str) -> (Option<f64>, Option<f64>) {
+    let r: Vec<&StreamFigures> = figs.iter().filter(|f| f.role == role).collect();
+    let thr: Vec<f64> = r.iter().map(|f| f.mbit_s).collect();
+    let t: Vec<f64> = r.iter().map(|f| f.elapsed_s).collect();
+    (fairness::jain(&thr), fairness::spread(&t))
+}
+
+/// dvr's analysis of a run's samples.
+pub fn analyze(p: &Params, streams: &[StreamSamples]) -> DvrOutcome {
+    let mut warnings = Vec::new();
+    let figs: Vec<StreamFigures> = streams
+        .iter()
+        .map(|s| stream_figures(p, s, &mut warnings))
+        .collect();
+    let rec_min = figs
+        .iter()
+        .filter_map(|f| f.mbit_guaranteed)
+        .reduce(f64::min);
+    let has_rec = figs.iter().any(|f| f.role == "record");
+    let preroll_max = figs.iter().filter_map(|f| f.preroll_s).reduce(f64::max);
+    let (rj, rs) = role_fairness(&figs, "record");
+    let (pj, ps) = role_fairness(&figs, "playback");
+    let target = p.f64("target_mbit");
+    let meets = if has_rec {
+        Some(rec_min.is_some_and(|m| m >= target))
+    } else {
+        None
+    };
+    DvrOutcome {
+        window_s: p.f64("window"),
+        streams: figs,
+        verdict: Verdict {
+            record_mbit_guaranteed: rec_min,
+            playback_preroll_s: preroll_max,
+            record_fairness_jain: rj,
+            playback_fairness_jain: pj,
+            record_completion_spread: rs,
+            playback_completion_spread: ps,
+            target_mbit: target,
+            meets_target: meets,
+        },
+        warnings,
+    }
+}
+
+fn opt(x: Option<f64>, decimals: usize) -> String {
+    x.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+impl Outcome for DvrOutcome {
+    fn streams_json(&self) -> Vec<Json> {
+        self.streams
+            .iter()
+            .map(|f| serde_json::to_value(f).expect("stream figures serialize"))
+            .collect()
+    }
+
+    fn verdict_json(&self) -> Json {
+        serde_json::to_value(&self.verdict).expect("a verdict serializes")
+    }
+
+    fn stream_rows(&self) -> Rows {
+        let headings = [
+            "stream",
+            "samples",
+            "errors",
+            "time s",
+            "Mbit/s",
+            "mean ms",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "window peak ms",
+            "guaranteed Mbit/s",
+            "pre-roll s",
+        ];
+        let rows = self
+            .streams
+            .iter()
+            .map(|f| {
+                vec![
+                    f.name.clone(),
+                    f.samples.to_string(),
+                    f.errors.to_string(),
+                    format!("{:.1}", f.elapsed_s),
+                    format!("{:.1}", f.mbit_s),
+                    format!("{:.1}", f.lat_ms.mean),
+                    format!("{:.1}", f.lat_ms.p50),
+                    format!("{:.1}", f.lat_ms.p99),
+                    format!("{:.1}", f.lat_ms.max),
+                    opt(f.window_peak_ms, 1),
+                    opt(f.mbit_guaranteed, 1),
+                    opt(f.preroll_s, 2),
+                ]
+            })
+            .collect();
+        Rows {
+            headings: headings.iter().map(|s| s.to_string()).collect(),
+            rows,
+        }
+    }
+
+    fn verdict_line(&self) -> String {
+        let v = &self.verdict;
+        let mut parts = Vec::new();
+        if let Some(m) = v.record_mbit_guaranteed {
+            let met = if v.meets_target == Some(true) {
+                "met"
+            } else {
+                "NOT met"
+            };
+            parts.push(format!(
+                "records guaranteed {m:.1} Mbit/s with a {} s buffer (target {}: {met})",
+                crate::units::trim_float(self.window_s),
+                crate::units::trim_float(v.target_mbit)
+            ));
+        }
+        if let Some(p) = v.playback_preroll_s {
+            parts.push(format!("playback needs {p:.1} s pre-roll"));
+        }
+        if parts.is_empty() {
+            return "no verdict: no successful I/O".into();
+        }
+        parts.join("; ")
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
