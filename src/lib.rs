@@ -18,6 +18,7 @@ pub mod result;
 pub mod stack;
 pub mod study;
 pub mod trial;
+pub mod timeline;
 pub mod units;
 pub mod utc;
 pub mod workload;
