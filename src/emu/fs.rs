@@ -5,8 +5,7 @@
 //! yet due go to the timer queue, so request threads never sleep.
 
 use std::ffi::OsStr;
-use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -17,6 +16,7 @@ use fuser::{
 };
 use rustix::fs::FallocateFlags;
 
+use super::backing::Backing;
 use super::counters::{BufPool, Counters};
 use super::model::{DeviceModel, ReqKind, Request};
 use super::timer::{Clock, TimerQueue};
@@ -85,7 +85,7 @@ pub struct ModelState {
 /// The filesystem shared by the FUSE worker threads.
 pub struct EmuFs {
     model: Arc<Mutex<ModelState>>,
-    backing: File,
+    backing: Backing,
     capacity: u64,
     scale: f64,
     sender: Sender,
@@ -99,7 +99,7 @@ impl EmuFs {
     pub fn new(
         model: Arc<Mutex<ModelState>>,
         capacity: u64,
-        backing: File,
+        backing: Backing,
         scale: f64,
         sender: Sender,
         timer: Arc<TimerQueue<(Pending, i32)>>,
@@ -146,7 +146,7 @@ impl EmuFs {
         let (kind, perm, size, blocks, nlink) = match ino {
             INodeNo::ROOT => (FileType::Directory, 0o755, 0, 0, 2),
             DISK => {
-                let blocks = self.backing.metadata().map(|m| m.blocks()).unwrap_or(0);
+                let blocks = self.backing.blocks();
                 (FileType::RegularFile, 0o600, self.capacity, blocks, 1)
             }
             _ => return None,
@@ -344,15 +344,12 @@ impl Filesystem for EmuFs {
         }
         let mode = FallocateFlags::from_bits_retain(mode as u32);
         let len = self.clip(offset, length);
-        let punch = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         let (kind, res) = if mode.contains(FallocateFlags::PUNCH_HOLE) {
             // Discard (or write-zeroes that may unmap).
-            let r = rustix::fs::fallocate(&self.backing, punch, offset, len);
-            (ReqKind::Discard, r)
+            (ReqKind::Discard, self.backing.punch_hole(offset, len))
         } else if mode.contains(FallocateFlags::ZERO_RANGE) {
             // Write-zeroes: the device writes the range; the image need not store zeros.
-            let r = rustix::fs::fallocate(&self.backing, punch, offset, len);
-            (ReqKind::Write, r)
+            (ReqKind::Write, self.backing.punch_hole(offset, len))
         } else if (mode - FallocateFlags::KEEP_SIZE).is_empty() {
             // Preallocation: the device is already "allocated"; nothing to model.
             return reply.ok();
@@ -361,7 +358,7 @@ impl Filesystem for EmuFs {
         };
         let (mut errno, due) = self.begin(kind, offset, len);
         if let (0, Err(e)) = (errno, res) {
-            errno = e.raw_os_error();
+            errno = errno_of(&e);
         }
         self.finish(due, Pending::Empty(reply), errno);
     }

@@ -2,7 +2,7 @@
 //! no libfuse or fusermount) whose one file is a device model's disk, runs its worker threads
 //! and reply timer, reports counters, and unmounts and joins everything on stop or drop.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -11,6 +11,7 @@ use fuser::{BackgroundSession, Config, Session, SessionACL};
 use rustix::mount::{MountFlags, UnmountFlags};
 use serde_json::{json, Value as Json};
 
+use super::backing::Backing;
 use super::conn;
 use super::counters::{BufPool, Counters};
 use super::error::EmuError;
@@ -35,27 +36,6 @@ pub struct EmuServer {
     counters: Arc<Counters>,
     timer: Arc<TimerQueue<(Pending, i32)>>,
     session: Option<BackgroundSession>,
-}
-
-fn open_backing(path: &Path, capacity: u64) -> Result<File, EmuError> {
-    let err = |source| EmuError::Backing {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(err)?;
-    f.set_len(capacity).map_err(err)?;
-    // No read-ahead on the image: requests arrive as the loop device splits them, and a
-    // sequential stream otherwise lets one request in every read_ahead_kb (8 MiB here) fill
-    // the whole window synchronously, holding its reply 1-10 ms past its due time. At scale 4
-    // that cost the outer sequential read a third of its rate.
-    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Random).map_err(|e| err(e.into()))?;
-    Ok(f)
 }
 
 /// Mounts a FUSE filesystem on `mountpoint` served through the returned /dev/fuse descriptor.
@@ -107,7 +87,10 @@ impl EmuServer {
         if capacity == 0 {
             return Err(EmuError::ZeroCapacity);
         }
-        let backing = open_backing(backing, capacity)?;
+        let backing = Backing::open(backing, capacity).map_err(|source| EmuError::Backing {
+            path: backing.to_path_buf(),
+            source,
+        })?;
         let mp_err = |source| EmuError::Mountpoint {
             path: mountpoint.to_path_buf(),
             source,
@@ -252,31 +235,5 @@ impl EmuServer {
 impl Drop for EmuServer {
     fn drop(&mut self) {
         let _ = self.shutdown();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::{FileExt, MetadataExt};
-
-    #[test]
-    fn backing_image_is_sparse_sized_and_keeps_its_data() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("image");
-        let f = open_backing(&path, 64 << 20).unwrap();
-        let m = f.metadata().unwrap();
-        assert_eq!(m.len(), 64 << 20);
-        assert_eq!(m.blocks(), 0, "sparse");
-        let mut buf = vec![1u8; 1 << 20];
-        f.read_exact_at(&mut buf, 8 << 20).unwrap();
-        assert!(buf.iter().all(|&b| b == 0));
-        // Reopening keeps the data and the size.
-        f.write_all_at(b"x", 5).unwrap();
-        drop(f);
-        let f = open_backing(&path, 64 << 20).unwrap();
-        let mut one = [0u8];
-        f.read_exact_at(&mut one, 5).unwrap();
-        assert_eq!(&one, b"x");
     }
 }

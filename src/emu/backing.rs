@@ -1,0 +1,207 @@
+//! Where an emulated device keeps its data: sparse image files on the host, split into pieces
+//! of [`PIECE`] bytes so the device can be larger than one file may be on the host's
+//! filesystem (ext4 stops at 16 TiB; seed 004 checks 72 TB filesystems). The first piece is the
+//! path given, the others `PATH.1`, `PATH.2`, ... Only what is written takes space. Reads,
+//! writes and hole punches that cross a piece boundary are split there.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// Bytes per backing file: 4 TiB, well within every host filesystem's file size limit.
+pub const PIECE: u64 = 4 << 40;
+
+/// The sparse files that hold one emulated device's data.
+#[derive(Debug)]
+pub struct Backing {
+    files: Vec<File>,
+    paths: Vec<PathBuf>,
+    capacity: u64,
+    piece: u64,
+}
+
+/// The path of piece `i` of the backing at `path`.
+fn piece_path(path: &Path, i: usize) -> PathBuf {
+    if i == 0 {
+        path.to_path_buf()
+    } else {
+        PathBuf::from(format!("{}.{i}", path.display()))
+    }
+}
+
+impl Backing {
+    /// Opens (creating or resizing) the backing of a device of `capacity` bytes at `path`.
+    pub fn open(path: &Path, capacity: u64) -> std::io::Result<Backing> {
+        Backing::open_in_pieces(path, capacity, PIECE)
+    }
+
+    /// [`Backing::open`] with pieces of `piece` bytes (tests use small pieces).
+    pub fn open_in_pieces(path: &Path, capacity: u64, piece: u64) -> std::io::Result<Backing> {
+        assert!(piece > 0, "piece size");
+        let n = capacity.div_ceil(piece).max(1) as usize;
+        let mut files = Vec::with_capacity(n);
+        let mut paths = Vec::with_capacity(n);
+        for i in 0..n {
+            let p = piece_path(path, i);
+            let len = (capacity - (i as u64 * piece).min(capacity)).min(piece);
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&p)?;
+            f.set_len(len)?;
+            // No read-ahead on the image: requests arrive as the loop device splits them, and
+            // a sequential stream otherwise lets one request fill the whole read-ahead window
+            // synchronously, holding its reply past its due time.
+            rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Random)?;
+            files.push(f);
+            paths.push(p);
+        }
+        Ok(Backing {
+            files,
+            paths,
+            capacity,
+            piece,
+        })
+    }
+
+    /// The device's size in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The files, in device order.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// 512-byte blocks the files take on the host.
+    pub fn blocks(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| f.metadata().map(|m| m.blocks()).unwrap_or(0))
+            .sum()
+    }
+
+    /// Calls `f(file, offset in file, start in the range, length)` for each piece of the range
+    /// `[offset, offset + len)`, in order; stops at the first error.
+    fn each_piece(
+        &self,
+        offset: u64,
+        len: u64,
+        mut f: impl FnMut(&File, u64, usize, usize) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > self.capacity) {
+            return Err(std::io::Error::from_raw_os_error(
+                rustix::io::Errno::NOSPC.raw_os_error(),
+            ));
+        }
+        let mut done = 0u64;
+        while done < len {
+            let at = offset + done;
+            let file = &self.files[(at / self.piece) as usize];
+            let within = at % self.piece;
+            let n = (self.piece - within).min(len - done);
+            f(file, within, done as usize, n as usize)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes at `offset`.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.each_piece(offset, buf.len() as u64, |f, at, start, n| {
+            f.read_exact_at(&mut buf[start..start + n], at)
+        })
+    }
+
+    /// Writes all of `data` at `offset`.
+    pub fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+        self.each_piece(offset, data.len() as u64, |f, at, start, n| {
+            f.write_all_at(&data[start..start + n], at)
+        })
+    }
+
+    /// Frees `[offset, offset + len)` (reads then give zeros).
+    pub fn punch_hole(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        use rustix::fs::FallocateFlags;
+        let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+        self.each_piece(offset, len, |f, at, _, n| {
+            rustix::fs::fallocate(f, flags, at, n as u64).map_err(std::io::Error::from)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_sparse_sized_and_keeps_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("image");
+        let b = Backing::open(&path, 64 << 20).unwrap();
+        assert_eq!(b.paths().len(), 1);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 64 << 20);
+        assert_eq!(b.blocks(), 0, "sparse");
+        let mut buf = vec![1u8; 1 << 20];
+        b.read_exact_at(&mut buf, 8 << 20).unwrap();
+        assert!(buf.iter().all(|&x| x == 0));
+        b.write_all_at(b"x", 5).unwrap();
+        drop(b);
+        let b = Backing::open(&path, 64 << 20).unwrap();
+        let mut one = [0u8];
+        b.read_exact_at(&mut one, 5).unwrap();
+        assert_eq!(&one, b"x");
+    }
+
+    #[test]
+    fn io_across_pieces_is_split_at_the_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("image");
+        // 10 KiB in pieces of 4 KiB: 4 + 4 + 2.
+        let b = Backing::open_in_pieces(&path, 10 << 10, 4 << 10).unwrap();
+        assert_eq!(b.paths().len(), 3);
+        let lens: Vec<u64> = b
+            .paths()
+            .iter()
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .collect();
+        assert_eq!(lens, vec![4096, 4096, 2048]);
+        let data: Vec<u8> = (0..6000u32).map(|i| (i % 251) as u8).collect();
+        b.write_all_at(&data, 3000).unwrap();
+        let mut back = vec![0u8; 6000];
+        b.read_exact_at(&mut back, 3000).unwrap();
+        assert_eq!(back, data);
+        // The bytes landed in the pieces they belong to.
+        let mut first = vec![0u8; 1096];
+        std::fs::File::open(&b.paths()[0])
+            .unwrap()
+            .read_exact_at(&mut first, 3000)
+            .unwrap();
+        assert_eq!(first, data[..1096]);
+        b.punch_hole(4096, 4096).unwrap();
+        b.read_exact_at(&mut back, 3000).unwrap();
+        assert!(back[1096..5192].iter().all(|&x| x == 0));
+        assert_eq!(back[..1096], data[..1096]);
+        // Past the end: no space.
+        let err = b.write_all_at(b"x", 10 << 10).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(28));
+    }
+
+    #[test]
+    fn a_72_terabyte_device_fits_in_sparse_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("image");
+        let cap = 72_000_000_000_000u64;
+        let b = Backing::open(&path, cap).unwrap();
+        assert_eq!(b.paths().len(), cap.div_ceil(PIECE) as usize);
+        let last = cap - 4096;
+        b.write_all_at(&[7u8; 4096], last).unwrap();
+        let mut back = [0u8; 4096];
+        b.read_exact_at(&mut back, last).unwrap();
+        assert!(back.iter().all(|&x| x == 7));
+        assert!(b.blocks() < 1 << 12, "only what was written takes space");
+    }
+}
