@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod downsample;
 pub mod fairness;
+pub mod fit;
 pub mod stats;
 pub mod timeseries;
 pub mod window;
