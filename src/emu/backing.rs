@@ -92,7 +92,10 @@ impl Backing {
         len: u64,
         mut f: impl FnMut(&File, u64, usize, usize) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        if offset.checked_add(len).is_none_or(|end| end > self.capacity) {
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > self.capacity)
+        {
             return Err(std::io::Error::from_raw_os_error(
                 rustix::io::Errno::NOSPC.raw_os_error(),
             ));
