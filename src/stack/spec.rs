@@ -4,6 +4,8 @@
 //! file is read, and every build runs them first).
 
 use super::device::DeviceSpec;
+use super::md::MdSpec;
+use super::vm_key::VmKey;
 use super::{fs, scheduler};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -65,6 +67,14 @@ pub struct StackSpec {
     /// stack others are tested against.
     #[serde(default)]
     pub baseline: bool,
+    /// MD RAID over the stack's devices (`raid10[,chunk=512KiB][,layout=n2]`, see
+    /// [`MdSpec`]); the filesystem or the raw layout goes on the array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<String>,
+    /// Where the trial runs: on the host, in a KVM guest with the stack's devices passed to it
+    /// (`true`, settings), or (study files) a list expanded into one stack per entry.
+    #[serde(default, skip_serializing_if = "VmKey::is_native")]
+    pub vm: VmKey,
 }
 
 /// A stack description that cannot be built, and the key at fault.
@@ -106,6 +116,7 @@ impl StackSpec {
             fs::check_name(fs).map_err(|m| self.error("fs", m))?;
         }
         fs::check_mount_options(&self.mount).map_err(|m| self.error("mount", m))?;
+        self.md_spec()?;
         match &self.scheduler {
             Some(s) => scheduler::check_name(s).map_err(|m| self.error("scheduler", m)),
             None if !self.tunables.is_empty() => {
@@ -113,6 +124,14 @@ impl StackSpec {
             }
             None => Ok(()),
         }
+    }
+
+    /// The stack's MD array, parsed.
+    pub fn md_spec(&self) -> Result<Option<MdSpec>, StackSpecError> {
+        self.md
+            .as_deref()
+            .map(|m| MdSpec::parse(m).map_err(|e| self.error("md", e)))
+            .transpose()
     }
 
     /// Checks the stack on `devices` and its log device: what a `dir:` device allows, what each
@@ -126,8 +145,30 @@ impl StackSpec {
             return Err(self.error("devices", "names no device"));
         }
         if devices.iter().any(|d| !d.needs_root()) {
+            if self.vm.guest().is_some() {
+                return Err(self.error(
+                    "vm",
+                    "a guest takes block devices (image:, emu:, block:), not a directory",
+                ));
+            }
             return self.check_dir(devices, logdev);
         }
+        let devices = match self.md_spec()? {
+            Some(md) if devices.len() < md.min_devices() => {
+                return Err(self.error(
+                    "md",
+                    format!(
+                        "{} takes at least {} devices; {} given",
+                        md.level,
+                        md.min_devices(),
+                        devices.len()
+                    ),
+                ))
+            }
+            // The array is the one device the layout sees.
+            Some(_) => &devices[..1],
+            None => devices,
+        };
         if logdev.is_some_and(|l| !l.needs_root()) {
             return Err(self.error("logdev", "a dir: device cannot be a log device"));
         }

@@ -155,6 +155,7 @@ fn dry_run_stack(
     let build = BuildOptions {
         dry_run: true,
         wipe: opts.wipe.clone(),
+        ..Default::default()
     };
     let mut ledger = Ledger::detached();
     let stop = AtomicBool::new(false);
@@ -354,6 +355,7 @@ impl Runner<'_> {
             build: BuildOptions {
                 dry_run: false,
                 wipe: self.opts.wipe.clone(),
+                ..Default::default()
             },
         };
         let (w, progress) = (t.workload_impl(), self.opts.progress);
