@@ -211,6 +211,11 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
     let before = diskstats();
     let send = |ch: &mut Channel, m: &Msg| ch.send(m).map_err(|e| (Cause::Run, e.to_string()));
     send(ch, &Msg::Begin)?;
+    // On the guest's console (the host keeps it): the trial has begun.
+    eprintln!(
+        "iotrial guest: trial {} on {} begins",
+        req.workload, stack.name
+    );
     let out = trial::run(w, &params, &setup, &mut ledger, &stop, false);
     send(ch, &Msg::Ended)?;
     let stats = delta(&before, &diskstats());

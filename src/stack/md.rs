@@ -53,9 +53,11 @@ impl MdSpec {
                 Some(("layout", v)) if spec.level == "raid10" && valid_layout(v) => {
                     spec.layout = Some(v.to_string())
                 }
-                Some(("layout", v)) => return Err(format!(
+                Some(("layout", v)) => {
+                    return Err(format!(
                     "layout '{v}': only raid10 takes a layout, one of n2, f2, o2 (or n3, f3, o3)"
-                )),
+                ))
+                }
                 _ => return Err(format!("'{p}' is not understood; write {SYNTAX}")),
             }
         }

@@ -126,6 +126,30 @@ impl StackSpec {
         }
     }
 
+    /// The stacks a `vm` list stands for, one per entry in its order: `NAME` on the host,
+    /// `NAME-vm` in a guest (`NAME-vm2`, ... for further guests). A stack without a list is
+    /// itself.
+    pub fn expand_vm(&self) -> Vec<StackSpec> {
+        let VmKey::Each(list) = &self.vm else {
+            return vec![self.clone()];
+        };
+        let mut guests = 0;
+        list.iter()
+            .map(|k| {
+                let mut s = self.clone();
+                s.vm = k.clone();
+                if k.guest().is_some() {
+                    guests += 1;
+                    s.name = match guests {
+                        1 => format!("{}-vm", self.name),
+                        n => format!("{}-vm{n}", self.name),
+                    };
+                }
+                s
+            })
+            .collect()
+    }
+
     /// The stack's MD array, parsed.
     pub fn md_spec(&self) -> Result<Option<MdSpec>, StackSpecError> {
         self.md
@@ -234,5 +258,50 @@ impl StackSpec {
             )));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vm_list_expands_into_named_stacks() {
+        let s: StackSpec = toml::from_str(
+            "name = \"xfs\"\nfs = \"xfs\"\nvm = [false, true, \"cpus=1\"]\nmd = \"raid10\"",
+        )
+        .unwrap();
+        let e = s.expand_vm();
+        let names: Vec<&str> = e.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["xfs", "xfs-vm", "xfs-vm2"]);
+        assert!(e[0].vm.is_native() && e[2].vm.guest().unwrap().cpus == Some(1));
+        assert_eq!(e[1].md.as_deref(), Some("raid10"));
+        let bad = StackSpec {
+            name: "x".into(),
+            md: Some("raid5".into()),
+            ..Default::default()
+        };
+        assert_eq!(bad.check().unwrap_err().key, "md");
+    }
+
+    #[test]
+    fn md_takes_enough_devices_and_a_guest_no_directory() {
+        let md = StackSpec {
+            name: "r".into(),
+            fs: Some("xfs".into()),
+            md: Some("raid10".into()),
+            ..Default::default()
+        };
+        let one = [DeviceSpec::parse("image:size=1GiB").unwrap()];
+        assert_eq!(md.check_devices(&one, None).unwrap_err().key, "md");
+        let four = vec![one[0].clone(); 4];
+        md.check_devices(&four, None).unwrap();
+        let guest = StackSpec {
+            name: "d".into(),
+            vm: VmKey::Guest(Default::default()),
+            ..Default::default()
+        };
+        let dir = [DeviceSpec::parse("dir:/tmp").unwrap()];
+        assert_eq!(guest.check_devices(&dir, None).unwrap_err().key, "vm");
     }
 }
