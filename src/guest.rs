@@ -22,13 +22,24 @@ pub fn main() -> ! {
     if let Err(e) = mount_basics() {
         eprintln!("iotrial guest: {e}");
     }
-    let modules = ModuleList::read();
+    let modules = Arc::new(ModuleList::read());
+    // The stack's modules load while the virtio ones do and the guest says hello.
+    let early = {
+        let m = Arc::clone(&modules);
+        std::thread::spawn(move || {
+            for name in cmdline_modules() {
+                if let Err(e) = m.load(&name) {
+                    eprintln!("iotrial guest: load {name}: {e}");
+                }
+            }
+        })
+    };
     for m in crate::vm::modules::BOOT {
         if let Err(e) = modules.load(m) {
             eprintln!("iotrial guest: load {m}: {e}");
         }
     }
-    match port().and_then(|p| serve(&p, &modules)) {
+    match port().and_then(|p| serve(&p, &modules, early)) {
         Ok(()) => {}
         Err(e) => eprintln!("iotrial guest: {e}"),
     }
@@ -36,6 +47,16 @@ pub fn main() -> ! {
     let _ = rustix::system::reboot(rustix::system::RebootCommand::PowerOff);
     // The kernel powers the machine off; nothing after this runs.
     std::process::exit(0)
+}
+
+/// The modules the host named on the kernel command line.
+fn cmdline_modules() -> Vec<String> {
+    let line = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    let key = format!("{}=", crate::vm::qemu::MODULES_ARG);
+    line.split_whitespace()
+        .filter_map(|a| a.strip_prefix(&key))
+        .flat_map(|v| v.split(',').map(String::from).collect::<Vec<_>>())
+        .collect()
 }
 
 /// Mounts what the guest's tools need and sets their PATH.
@@ -133,7 +154,11 @@ fn port() -> Result<PathBuf, String> {
 }
 
 /// Says hello, runs the requested trial, sends its files back.
-fn serve(port: &Path, modules: &ModuleList) -> Result<(), String> {
+fn serve(
+    port: &Path,
+    modules: &ModuleList,
+    early: std::thread::JoinHandle<()>,
+) -> Result<(), String> {
     // A port opens once; its reader and writer share the descriptor.
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -155,6 +180,7 @@ fn serve(port: &Path, modules: &ModuleList) -> Result<(), String> {
         },
         None => return Err("the host closed the channel".into()),
     };
+    let _ = early.join();
     let reply = match run(&req, modules, &mut ch) {
         Ok(stats) => Msg::Done { diskstats: stats },
         Err((cause, message)) => Msg::Failed { cause, message },

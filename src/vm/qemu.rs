@@ -24,7 +24,12 @@ pub struct Machine {
     pub aio: &'static str,
     /// Block devices, in the order the guest's serial numbers `iotrial0`, `iotrial1`, ...
     pub disks: Vec<PathBuf>,
+    /// Kernel modules the guest loads while it boots (`iotrial.modules=` on its command line).
+    pub modules: Vec<String>,
 }
+
+/// The kernel command line argument that names the modules to load while booting.
+pub const MODULES_ARG: &str = "iotrial.modules";
 
 /// The serial number of disk `i`, by which the guest finds it.
 pub fn serial(i: usize) -> String {
@@ -59,7 +64,7 @@ impl Machine {
             "-initrd",
             &self.initramfs.display().to_string(),
             "-append",
-            "console=ttyS0 quiet panic=-1",
+            &self.cmdline(),
             "-chardev",
             &format!("file,id=console,path={}", self.console.display()),
             "-serial",
@@ -86,6 +91,15 @@ impl Machine {
             a.push(format!("virtio-blk-pci,drive=disk{i},serial={}", serial(i)));
         }
         a
+    }
+
+    /// The guest kernel's command line.
+    fn cmdline(&self) -> String {
+        let mut c = "console=ttyS0 quiet panic=-1".to_string();
+        if !self.modules.is_empty() {
+            c.push_str(&format!(" {MODULES_ARG}={}", self.modules.join(",")));
+        }
+        c
     }
 
     /// Starts QEMU; it is killed if this thread's process dies first.
@@ -159,6 +173,7 @@ mod tests {
             cache: Cache::None,
             aio: "native",
             disks: vec!["/dev/loop3".into(), "/dev/loop4".into()],
+            modules: vec!["xfs".into()],
         };
         let line = m.command_line();
         assert!(
@@ -174,6 +189,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("socket,id=ctl,path=/w/ctl.sock"), "{line}");
+        assert!(
+            line.contains("'console=ttyS0 quiet panic=-1 iotrial.modules=xfs'"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     let mut actions = Actions::new(false);
     let attached = provision::attach_only(t.stack, t.devices, t.build, ledger, &mut actions, stop)?;
     let work = work_dir(ledger)?;
+    let request = request(t, &attached);
     let machine = Machine {
         qemu: qemu_path,
         accel,
@@ -72,10 +73,11 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         cache: t.settings.cache,
         aio: aio_name(t.settings.aio),
         disks: attached.iter().map(|a| a.path.clone()).collect(),
+        modules: request.modules.clone(),
     };
     let mut guest = Guest::start(&machine, ledger, t.settings.boot_timeout_s, stop)?;
     let (hello, boot_s) = guest.boot()?;
-    guest.send(&Msg::Run(Box::new(request(t, &attached))))?;
+    guest.send(&Msg::Run(Box::new(request)))?;
     let out = guest.collect(&work.join("trial"))?;
     guest.finish();
     let mut warnings: Vec<String> = accel_warning.into_iter().collect();
@@ -97,6 +99,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         "kernel_image": kernel.image,
         "initramfs": {"path": image.initramfs, "hash": image.hash, "built_now": image.built},
         "boot_s": boot_s,
+        "trial_begins_s": out.begins_s,
         "guest_uptime_at_boot_s": hello.1,
         "guest_disks": hello.2,
         "guest_diskstats": out.diskstats,
@@ -158,6 +161,8 @@ fn work_dir(ledger: &mut Ledger) -> Result<PathBuf, VmError> {
 
 /// What the guest sent for the trial.
 struct Collected {
+    /// Seconds from starting QEMU to the trial's beginning in the guest.
+    begins_s: f64,
     files: Vec<PathBuf>,
     diskstats: Json,
     cpu_pct: f64,
@@ -343,10 +348,14 @@ impl<'a> Guest<'a> {
     fn collect(&mut self, dir: &Path) -> Result<Collected, VmError> {
         let mut files = Vec::new();
         let (mut begin, mut end) = (None, None);
+        let mut begins_s = 0.0;
         loop {
             let r = self.next(None)?;
             match r.msg {
-                Msg::Begin => begin = Some(cpu::snapshot(self.pid)),
+                Msg::Begin => {
+                    begins_s = self.started.elapsed().as_secs_f64();
+                    begin = Some(cpu::snapshot(self.pid));
+                }
                 Msg::Ended => end = Some(cpu::snapshot(self.pid)),
                 Msg::File { name, .. } => {
                     let Some(rel) = channel::host_name(&name) else {
@@ -369,6 +378,7 @@ impl<'a> Guest<'a> {
                     };
                     let (cpu_pct, cpu_detail) = cpu::between(&a, &b);
                     return Ok(Collected {
+                        begins_s,
                         files,
                         diskstats,
                         cpu_pct,
