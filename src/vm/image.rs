@@ -201,9 +201,10 @@ fn hash_inputs(inputs: &[Input], list: &[u8]) -> Result<String, VmError> {
 }
 
 /// Writes the initramfs into `dir` (through a temporary directory, renamed when complete) and
-/// removes the other images under `root`.
+/// removes the other images under `root`. Another run building the same image at the same
+/// time is fine: the first rename wins and the other's copy is dropped.
 fn build(root: &Path, dir: &Path, inputs: &[Input], list: &[u8]) -> Result<(), VmError> {
-    let tmp = root.join(format!(".build-{}", std::process::id()));
+    let tmp = root.join(format!("{BUILDING}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)
         .map_err(|e| VmError::io(format!("create {}", tmp.display()), e))?;
@@ -216,13 +217,36 @@ fn build(root: &Path, dir: &Path, inputs: &[Input], list: &[u8]) -> Result<(), V
         .and_then(|_| std::io::Write::flush(&mut w))
         .map_err(|e| VmError::io(format!("write {}", path.display()), e))?;
     let _ = std::fs::remove_file(tmp.join("iotrial"));
-    for old in std::fs::read_dir(root).into_iter().flatten().flatten() {
-        if old.path() != tmp {
-            let _ = std::fs::remove_dir_all(old.path());
+    let renamed = std::fs::rename(&tmp, dir);
+    if renamed.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        if !dir.join("initramfs.cpio").is_file() {
+            return renamed.map_err(|e| {
+                VmError::io(format!("rename {} to {}", tmp.display(), dir.display()), e)
+            });
         }
     }
-    std::fs::rename(&tmp, dir)
-        .map_err(|e| VmError::io(format!("rename {} to {}", tmp.display(), dir.display()), e))
+    prune(root, dir);
+    Ok(())
+}
+
+/// Prefix of an image being built (`.build-<pid>`).
+const BUILDING: &str = ".build-";
+
+/// Removes the images under `root` other than `keep`, and builds a crashed run left (older
+/// than an hour); builds in progress are left alone.
+fn prune(root: &Path, keep: &Path) {
+    for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let p = e.path();
+        let building = e.file_name().to_string_lossy().starts_with(BUILDING);
+        let stale = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600));
+        if p != keep && (!building || stale) {
+            let _ = std::fs::remove_dir_all(&p);
+        }
+    }
 }
 
 /// The archive's entries: directories, /init, the inputs, busybox's applets, the module list.
@@ -293,4 +317,40 @@ fn stripped(exe: &Path, tmp: &Path) -> std::io::Result<Vec<u8>> {
         .status()
         .is_ok_and(|s| s.success());
     std::fs::read(if ok { &out } else { exe })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_the_new_image_and_builds_in_progress() {
+        let root = tempfile::tempdir().unwrap();
+        let (keep, old) = (root.path().join("aaaa"), root.path().join("bbbb"));
+        let building = root.path().join(format!("{BUILDING}42"));
+        for d in [&keep, &old, &building] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        prune(root.path(), &keep);
+        assert!(keep.exists() && building.exists() && !old.exists());
+    }
+
+    #[test]
+    fn the_init_script_starts_the_guest_agent() {
+        let entries = entries(&[], b"[]", Path::new("/nonexistent")).unwrap();
+        let init = entries
+            .iter()
+            .find_map(|e| match e {
+                Entry::File { path, data, mode } if path == "init" => Some((data, *mode)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(init.0, INIT.as_bytes());
+        assert_eq!(init.1, 0o755);
+        assert!(entries.iter().any(|e| *e
+            == Entry::Symlink {
+                path: "bin/sh".into(),
+                target: "busybox".into()
+            }));
+    }
 }
