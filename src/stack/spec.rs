@@ -296,6 +296,10 @@ mod tests {
         assert_eq!(md.check_devices(&one, None).unwrap_err().key, "md");
         let four = vec![one[0].clone(); 4];
         md.check_devices(&four, None).unwrap();
+        // Seed 001's XFS on MD RAID10 with its log on an SSD: the array is the one data device.
+        let log = DeviceSpec::parse("image:size=256MiB").unwrap();
+        md.check_devices(&vec![one[0].clone(); 6], Some(&log))
+            .unwrap();
         let guest = StackSpec {
             name: "d".into(),
             vm: VmKey::Guest(Default::default()),
