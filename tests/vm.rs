@@ -314,3 +314,37 @@ fn bad_vm_settings_exit_2_naming_the_key() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_guest_whose_qemu_exits_is_an_error_with_qemus_reason() {
+    let test = "a_guest_whose_qemu_exits_is_an_error_with_qemus_reason";
+    let Some((work, out)) = guest_dirs(test, &[]) else {
+        return;
+    };
+    // A "kernel" QEMU cannot boot, with the module tree beside it that iotrial looks for.
+    let root = out.path().join("k");
+    std::fs::create_dir_all(root.join("boot")).unwrap();
+    std::fs::create_dir_all(root.join("lib/modules/0.0-cloud-amd64")).unwrap();
+    let kernel = root.join("boot/vmlinuz-0.0-cloud-amd64");
+    std::fs::write(&kernel, b"not a kernel").unwrap();
+    let vm = format!("--vm=memory=512MiB,kernel={}", kernel.display());
+    let o = out.path().display().to_string();
+    let args = [
+        "run",
+        "dvr",
+        "--out",
+        &o,
+        "--target",
+        "image:size=1GiB",
+        &vm,
+    ];
+    let (code, _, stderr) = exit_of(work.path(), &args);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("QEMU exited"), "{stderr}");
+    assert!(
+        stderr.contains("the guest's last console lines"),
+        "{stderr}"
+    );
+    assert!(guests_under(work.path()).is_empty());
+    assert_cleaned_up(work.path(), &[]);
+}

@@ -320,7 +320,7 @@ impl<'a> Guest<'a> {
             let what = if qemu::panicked(&self.console) {
                 "the guest's kernel panicked".to_string()
             } else {
-                format!("QEMU exited ({status}) {}", err.trim())
+                format!("QEMU exited ({status}): {}", err.trim())
             };
             return Err(self.failed(what));
         }
@@ -337,9 +337,14 @@ impl<'a> Guest<'a> {
     /// An error with the console's last 20 lines; the guest is killed.
     fn failed(&mut self, message: String) -> VmError {
         self.kill();
+        let tail = qemu::console_tail(&self.console, 20);
         VmError::Guest {
             message,
-            console: qemu::console_tail(&self.console, 20),
+            console: if tail.is_empty() {
+                "(none: the guest wrote nothing to its console)".into()
+            } else {
+                tail
+            },
         }
     }
 
