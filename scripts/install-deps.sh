@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages iotrial needs (mkfs tools, partitioning, FUSE, a headless
-# browser for the report test). Idempotent: does nothing when everything is present.
-# Needs root (or sudo) only when something is missing.
+# browser for the report test, QEMU and busybox for VM trials), and extracts the guest kernel of
+# VM trials (Debian's cloud kernel) and mdadm into iotrial's cache directory without installing
+# them: this machine's /boot and boot setup are never touched. Idempotent: does nothing when
+# everything is present. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,7 +16,43 @@ PACKAGES=(
   fio          # reference I/O tool: tests run it on `iotrial device serve`, bench/ compares with it
   chromium     # headless browser that checks report.html
   fonts-dejavu-core  # fonts for report screenshots on a fresh machine
+  qemu-system-x86    # VM trials: the guest's machine
+  busybox-static     # VM trials: the guest's shell and small tools
 )
+
+# Extracted, not installed: the guest kernel (its modules carry md, raid10, virtio, xfs, btrfs)
+# and mdadm (whose package would pull udev into the host).
+CACHE="${IOTRIAL_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/iotrial}"
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  SUDO=(sudo)
+fi
+
+# Extracts Debian package $1 (a metapackage is followed to the package it depends on) into $2.
+extract() {
+  local name=$1 dest=$2 tmp real
+  if ! apt-cache show "$name" >/dev/null 2>&1; then
+    "${SUDO[@]}" apt-get update -qq
+  fi
+  real=$(apt-cache depends "$name" 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
+  real=${real:-$name}
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  (cd "$tmp" && apt-get download -q "$real" >/dev/null 2>&1)
+  mkdir -p "$dest"
+  dpkg-deb -x "$tmp"/*.deb "$dest"
+  rm -rf "$tmp"
+  echo "install-deps: extracted $real into $dest" >&2
+}
+
+have_kernel() { compgen -G "$CACHE/kernel/boot/vmlinuz-*-cloud-amd64" >/dev/null; }
+if ! have_kernel; then
+  extract linux-image-cloud-amd64 "$CACHE/kernel"
+fi
+if [[ ! -x $CACHE/packages/sbin/mdadm ]] && ! command -v mdadm >/dev/null 2>&1; then
+  extract mdadm "$CACHE/packages"
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,11 +68,6 @@ fi
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: apt-get not found; please install: ${missing[*]}" >&2
   exit 1
-fi
-
-SUDO=()
-if [[ $(id -u) -ne 0 ]]; then
-  SUDO=(sudo)
 fi
 
 echo "install-deps: installing ${missing[*]}" >&2

@@ -10,6 +10,7 @@ use iotrial::report::{self, terminal};
 use iotrial::result::{self, Analysis};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
+use iotrial::stack::vm_key::{VmKey, VmSettings};
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
 use iotrial::study::results::ResultsDir;
 use iotrial::study::{builtin, expand, run, Manifest, Status};
@@ -118,6 +119,10 @@ enum Command {
         #[arg(value_enum)]
         what: ListWhat,
     },
+    /// The guest agent of a VM trial: the first process of the guest iotrial boots (never
+    /// run by hand).
+    #[command(hide = true)]
+    Guest,
 }
 
 /// One stack described on the command line.
@@ -147,6 +152,15 @@ struct StackArgs {
     /// Allow destroying the signatures on this block device (name it exactly as in --target).
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
+    /// MD RAID over the --target devices, the filesystem or raw layout on the array:
+    /// raid10[,chunk=SIZE][,layout=n2|f2|o2] (also raid0, raid1).
+    #[arg(long, value_name = "LEVEL[,chunk=SIZE][,layout=L]")]
+    md: Option<String>,
+    /// Run the trial in a KVM guest, the targets passed to it as virtio disks; settings:
+    /// --vm=cpus=N,memory=SIZE,cache=none|writeback|writethrough,aio=threads|native|io_uring,
+    /// accel=auto|kvm|tcg,kernel=PATH.
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    vm: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -323,6 +337,7 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             Ok(())
         }
         Command::List { what } => cmd_list(what),
+        Command::Guest => iotrial::guest::main(),
         Command::Study {
             study,
             quick,
@@ -492,12 +507,22 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         tunables.insert(k, v);
     }
     let mut name = device.kind().to_string();
+    if let Some(md) = &a.md {
+        name = format!("{name}-{}", md.split(',').next().unwrap_or_default());
+    }
     if let Some(fs) = &a.fs {
         name = format!("{name}-{fs}");
     }
     if layout != LayoutKind::Files {
         name = format!("{name}-{}", layout.name());
     }
+    let vm = match &a.vm {
+        None => VmKey::Native,
+        Some(text) => {
+            name.push_str("-vm");
+            VmKey::Guest(VmSettings::parse(text).map_err(|e| usage(format!("--vm: {e}")))?)
+        }
+    };
     let spec = StackSpec {
         name,
         devices: devices.iter().map(|d| d.to_string()).collect(),
@@ -513,6 +538,8 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         tunables,
         logdev: a.logdev.clone(),
         baseline: false,
+        md: a.md.clone(),
+        vm,
     };
     Ok((spec, devices))
 }

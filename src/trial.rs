@@ -32,6 +32,9 @@ pub enum TrialError {
     Analysis(#[from] AnalysisError),
     #[error(transparent)]
     Result(#[from] ResultError),
+    /// A trial in a guest (VM layer) could not run.
+    #[error(transparent)]
+    Guest(#[from] crate::vm::VmError),
     #[error("interrupted; no result written")]
     Interrupted,
 }
@@ -42,6 +45,7 @@ impl HasCause for TrialError {
             TrialError::Param(_) => Cause::Input,
             TrialError::Stack(s) => s.why(),
             TrialError::Engine(_) | TrialError::Analysis(_) | TrialError::Result(_) => Cause::Run,
+            TrialError::Guest(g) => g.why(),
             TrialError::Interrupted => Cause::Interrupted,
         }
     }
@@ -53,6 +57,9 @@ pub struct TrialOutput {
     pub doc: TrialResult,
     pub outcome: Box<dyn Outcome>,
     pub streams: Vec<StreamSamples>,
+    /// Files the trial brought back besides its samples (a guest's monitor series), by their
+    /// path in the trial's directory.
+    pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
 }
 
 /// What a trial runs: the workload's name, the stack and how to build it.
@@ -75,6 +82,9 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     show_progress: bool,
 ) -> Result<TrialOutput, TrialError> {
+    if let Some(vm) = setup.stack.vm.guest() {
+        return run_in_guest(workload, params, setup, vm, ledger, stop);
+    }
     let mark = ledger.len();
     let result = run_built(workload, params, setup, ledger, stop, show_progress);
     let errors = ledger.release_to(mark);
@@ -157,6 +167,83 @@ fn run_built(
         doc,
         outcome,
         streams,
+        files: Vec::new(),
+    })
+}
+
+/// A trial in a KVM guest: the guest builds the stack and runs the workload, this process
+/// attaches the devices, re-derives the verdict from the guest's samples, and adds the
+/// virtual machine (`stack.vm`), the host's emulated devices and `verdict.host_cpu_pct`.
+fn run_in_guest(
+    workload: &dyn Workload,
+    params: &Params,
+    setup: &Setup,
+    vm: &crate::stack::vm_key::VmSettings,
+    ledger: &mut Ledger,
+    stop: &Arc<AtomicBool>,
+) -> Result<TrialOutput, TrialError> {
+    workload.plan(params)?;
+    let mark = ledger.len();
+    let t = crate::vm::GuestTrial {
+        workload: setup.workload,
+        kind: workload.name(),
+        params: params.assignments(),
+        stack: setup.stack,
+        devices: setup.devices,
+        build: &setup.build,
+        settings: vm,
+    };
+    let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
+        let files = g
+            .files
+            .iter()
+            .filter(|f| {
+                !["result.json", "samples.csv", "timeseries.csv"]
+                    .contains(&f.to_string_lossy().as_ref())
+            })
+            .map(|f| {
+                Ok((
+                    f.clone(),
+                    std::fs::read(g.dir.join(f))
+                        .map_err(|e| crate::vm::VmError::io("read the guest's files", e))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, crate::vm::VmError>>()?;
+        Ok((
+            result::read(&g.dir.join("result.json")),
+            result::csv::read_samples(&g.dir.join("samples.csv")),
+            files,
+            g,
+        ))
+    });
+    let emulated = ledger.server_stats();
+    let errors = ledger.release_to(mark);
+    let (doc, streams, files, g) = match got {
+        Err(crate::vm::VmError::Interrupted) => return Err(TrialError::Interrupted),
+        other => other?,
+    };
+    let (mut doc, streams) = (doc?, streams?);
+    let outcome = workload.analyze(params, &streams)?;
+    doc.stack["vm"] = g.vm;
+    doc.stack["host_devices"] = json!(g.host_devices);
+    if !emulated.is_empty() {
+        doc.stack["emulated"] = json!(emulated);
+    }
+    doc.verdict[result::HOST_CPU_PCT] = json!(g.host_cpu_pct);
+    doc.target.spec = setup
+        .devices
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    doc.warnings.extend(g.warnings);
+    doc.warnings
+        .extend(errors.into_iter().map(|e| format!("cleanup: {e}")));
+    Ok(TrialOutput {
+        doc,
+        outcome,
+        streams,
+        files,
     })
 }
 
@@ -220,8 +307,15 @@ fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
     }
 }
 
-/// Writes result.json, samples.csv and timeseries.csv into `dir`.
+/// Writes result.json, samples.csv, timeseries.csv and the files brought back into `dir`.
 pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
+    for (name, data) in &out.files {
+        let path = dir.join(name);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| ResultError::io(p, e))?;
+        }
+        std::fs::write(&path, data).map_err(|e| ResultError::io(&path, e))?;
+    }
     result::csv::write_samples(&dir.join("samples.csv"), &out.streams)?;
     result::csv::write_timeseries(
         &dir.join("timeseries.csv"),

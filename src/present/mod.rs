@@ -7,6 +7,7 @@
 
 pub mod chart;
 pub mod figure;
+pub mod guest;
 pub mod kind;
 pub mod verdict;
 

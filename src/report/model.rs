@@ -113,10 +113,12 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
                 warnings: warnings(&s.trials),
             })
             .collect();
+        let mut sections = kind.sections(&stacks)?;
+        sections.extend(crate::present::guest::section(kind, &stacks)?);
         workloads.push(WorkloadReport {
             workload: w.to_string(),
             table: verdict_table(kind, &stacks)?,
-            sections: kind.sections(&stacks)?,
+            sections,
             built,
         });
     }

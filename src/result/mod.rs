@@ -21,6 +21,11 @@ use std::path::Path;
 /// `format_version` (written before it existed) are migrated when read.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The verdict figure every trial in a guest adds to its kind's: the host CPU its QEMU
+/// process used while the trial ran, percent of one core. Left out when a kind reads its
+/// verdict ([`TrialResult::verdict_as`]).
+pub const HOST_CPU_PCT: &str = "host_cpu_pct";
+
 /// A file of a results directory could not be read or written, or says something this
 /// iotrial cannot read.
 #[derive(Debug, thiserror::Error)]
@@ -128,9 +133,18 @@ impl TrialResult {
         serde_json::from_value(value).map_err(|e| e.to_string())
     }
 
-    /// The verdict as the kind's type `T`.
+    /// The verdict as the kind's type `T` (without [`HOST_CPU_PCT`], which is no kind's).
     pub fn verdict_as<T: DeserializeOwned>(&self) -> Result<T, String> {
-        T::deserialize(&self.verdict).map_err(|e| format!("verdict: {e}"))
+        let mut v = self.verdict.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove(HOST_CPU_PCT);
+        }
+        T::deserialize(&v).map_err(|e| format!("verdict: {e}"))
+    }
+
+    /// The host CPU of a trial that ran in a guest (see [`HOST_CPU_PCT`]).
+    pub fn host_cpu_pct(&self) -> Option<f64> {
+        self.verdict.get(HOST_CPU_PCT).and_then(Json::as_f64)
     }
 
     /// The streams as the kind's type `T`.

@@ -132,6 +132,11 @@ fn parse_emu(text: &str, rest: &str) -> Result<DeviceSpec, DeviceSpecError> {
 /// Why a kind iotrial knows of but cannot build here is refused; None for other kinds.
 fn kernel_kind(text: &str, kind: &str) -> Option<DeviceSpecError> {
     let (k, what, probes) = KERNEL_KINDS.iter().find(|(k, _, _)| *k == kind)?;
+    if *k == "md" {
+        return Some(DeviceSpecError::Unsupported(format!(
+            "'{text}': MD RAID (md driver) is not a device kind: name the member devices and add the stack key md = \"raid10\" (--md raid10 on run); with vm = true (--vm) a guest's kernel builds it where this one cannot"
+        )));
+    }
     Some(DeviceSpecError::Unsupported(
         if probes.iter().any(|p| Path::new(p).exists()) {
             format!("'{text}': iotrial cannot build {k}: stacks yet ({what} is present)")

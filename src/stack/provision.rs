@@ -8,7 +8,7 @@ use super::actions::Actions;
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{fs, guard, raw, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
+use super::{fs, guard, md, raw, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
 use serde_json::{json, Value as Json};
@@ -21,6 +21,9 @@ pub struct BuildOptions {
     pub dry_run: bool,
     /// Devices the user named in `--wipe`.
     pub wipe: Vec<PathBuf>,
+    /// The time scale of devices emulated out of sight (a guest's disks, served on the host);
+    /// None: the devices' own.
+    pub time_scale: Option<f64>,
 }
 
 /// A stack ready for the engine.
@@ -66,6 +69,62 @@ pub fn build(
     }
 }
 
+/// A device attached on the host and nothing more (for a guest, which builds the rest of the
+/// stack itself): its spec, its block device and its description for the stack as built.
+#[derive(Debug, Clone)]
+pub struct Attached {
+    pub spec: DeviceSpec,
+    pub path: PathBuf,
+    pub described: Json,
+}
+
+/// Attaches `devices` and the stack's log device (last), in the ledger first, for a trial in
+/// a guest: the scheduler, MD, partitions and filesystem are the guest's to make.
+pub fn attach_only(
+    spec: &StackSpec,
+    devices: &[DeviceSpec],
+    opts: &BuildOptions,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+    stop: &AtomicBool,
+) -> Result<Vec<Attached>, StackError> {
+    let logdev = spec.logdev.as_deref().map(DeviceSpec::parse).transpose()?;
+    spec.check()?;
+    spec.check_devices(devices, logdev.as_ref())?;
+    if !actions.dry_run && !rustix::process::geteuid().is_root() {
+        return Err(StackError::NeedsRoot(format!(
+            "{} passes {} to a guest (loop devices and KVM need root)",
+            spec.name, devices[0]
+        )));
+    }
+    // Attaching lays nothing out, so no plan is needed.
+    let plan = Plan {
+        streams: Vec::new(),
+        direct: false,
+        seed: 0,
+    };
+    let mut b = Builder {
+        spec,
+        plan: &plan,
+        opts,
+        ledger,
+        actions,
+        stop,
+    };
+    let work = b.work_dir()?;
+    let devs = b.attach_all(devices, logdev.as_ref(), &work)?;
+    Ok(devs
+        .data
+        .iter()
+        .chain(devs.log.iter())
+        .map(|d| Attached {
+            spec: d.spec.clone(),
+            path: d.path.clone(),
+            described: describe(d),
+        })
+        .collect())
+}
+
 /// One attached block device.
 #[derive(Debug, Clone)]
 struct Dev {
@@ -75,10 +134,12 @@ struct Dev {
     disk: String,
 }
 
-/// A stack's attached devices: the data devices and the external log device.
+/// A stack's attached devices: the data devices (the MD array when there is one), the
+/// external log device, and the array's members.
 struct Devs {
     data: Vec<Dev>,
     log: Option<Dev>,
+    members: Vec<Dev>,
 }
 
 impl Devs {
@@ -88,6 +149,8 @@ impl Devs {
             .data
             .iter()
             .chain(self.log.iter())
+            .chain(self.members.iter())
+            .filter(|d| !d.disk.starts_with("md"))
             .map(|d| d.disk.as_str())
             .collect();
         disks.dedup();
@@ -178,6 +241,7 @@ impl Builder<'_> {
         let work = self.work_dir()?;
         let devs = self.attach_all(devices, logdev, &work)?;
         let notices = self.set_scheduler(&devs)?;
+        let (devs, md_built) = self.assemble_md(devs)?;
         let mut as_built = json!({
             "name": self.spec.name,
             "layout": self.spec.layout.name(),
@@ -187,6 +251,9 @@ impl Builder<'_> {
             "scheduler_requested": self.spec.scheduler,
             "notices": notices,
         });
+        if let Some(m) = md_built {
+            as_built["md"] = m;
+        }
         let mut warnings = notices;
         let laid = match self.spec.layout {
             LayoutKind::Files => self.files_layout(&devs, &work, &mut as_built)?,
@@ -210,8 +277,34 @@ impl Builder<'_> {
             as_built,
             warnings,
             files: laid.files,
-            time_scale: devices[0].time_scale(),
+            time_scale: self.opts.time_scale.unwrap_or(devices[0].time_scale()),
         })
+    }
+
+    /// The stack's MD array over its data devices, when it has one: the array becomes the one
+    /// data device, the members stay for the scheduler.
+    fn assemble_md(&mut self, devs: Devs) -> Result<(Devs, Option<Json>), StackError> {
+        let Some(spec) = self.spec.md_spec()? else {
+            return Ok((devs, None));
+        };
+        let paths: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
+        let (array, built) = md::create(&spec, &paths, self.ledger, self.actions)?;
+        let disk = array
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let dev = Dev {
+            spec: DeviceSpec::Block(array.clone()),
+            path: array,
+            disk,
+        };
+        let devs = Devs {
+            data: vec![dev],
+            log: devs.log,
+            members: devs.data,
+        };
+        Ok((devs, Some(built)))
     }
 
     /// A fresh work directory for images and mount points, in the ledger before it exists.
@@ -245,7 +338,11 @@ impl Builder<'_> {
             Some(l) => Some(self.attach(l, data.len(), work, false)?),
             None => None,
         };
-        Ok(Devs { data, log })
+        Ok(Devs {
+            data,
+            log,
+            members: Vec::new(),
+        })
     }
 
     /// Attaches device number `index` of the stack; its files go in `work`.

@@ -25,6 +25,11 @@ pub enum Resource {
     Fuse { mountpoint: PathBuf },
     /// A sysfs attribute (scheduler, tunable) changed from `previous`; written back.
     Sysfs { path: PathBuf, previous: String },
+    /// An MD array; stopped.
+    Md { array: PathBuf },
+    /// A guest's QEMU process, known by its pid and a path only its command line holds (its
+    /// control socket); killed, so it lets go of the devices passed to it.
+    Guest { pid: u32, marker: PathBuf },
 }
 
 /// What releasing one resource did, as one line for the user.
@@ -57,6 +62,8 @@ impl std::fmt::Display for Resource {
                 write!(f, "emulated device at {}", mountpoint.display())
             }
             Resource::Sysfs { path, .. } => write!(f, "{}", sysfs_name(path)),
+            Resource::Md { array } => write!(f, "MD array {}", array.display()),
+            Resource::Guest { pid, .. } => write!(f, "guest (QEMU pid {pid})"),
         }
     }
 }
@@ -112,8 +119,63 @@ impl Resource {
                     sysfs_name(path)
                 )))
             }
+            Resource::Md { array } => Ok(match stop_md(array)? {
+                true => Released::Done(format!("stopped MD array {}", array.display())),
+                false => Released::AlreadyGone(self.to_string()),
+            }),
+            Resource::Guest { pid, marker } => Ok(match kill_guest(*pid, marker)? {
+                true => Released::Done(format!("killed guest (QEMU pid {pid})")),
+                false => Released::AlreadyGone(self.to_string()),
+            }),
         }
     }
+}
+
+/// Stops MD array `array` (releasing its members); whether it was running.
+fn stop_md(array: &Path) -> Result<bool, String> {
+    let name = array.file_name().unwrap_or_default().to_string_lossy();
+    if !Path::new(&format!("/sys/block/{name}/md")).exists() {
+        return Ok(false);
+    }
+    sys::run(
+        "mdadm",
+        &sys::args(&["--stop", &array.display().to_string()]),
+    )?;
+    Ok(true)
+}
+
+/// Kills process `pid` if its command line holds `marker` (so a reused pid is left alone) and
+/// waits until it is gone. Whether there was one to kill.
+fn kill_guest(pid: u32, marker: &Path) -> Result<bool, String> {
+    let ours = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            let m = marker.as_os_str().as_encoded_bytes();
+            c.windows(m.len()).any(|w| w == m)
+        })
+    };
+    let Some(p) = rustix::process::Pid::from_raw(pid as i32).filter(|_| ours(pid)) else {
+        return Ok(false);
+    };
+    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ours(pid) && !is_zombie(pid) {
+        if std::time::Instant::now() > deadline {
+            return Err(format!("guest (QEMU pid {pid}) did not end after SIGKILL"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(true)
+}
+
+/// Whether `pid` has ended and waits to be reaped by its parent.
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
 }
 
 /// Removes `path` with `op`; a missing path is already released.
@@ -212,6 +274,13 @@ mod tests {
             },
             Resource::Loop {
                 backing: gone.clone(),
+            },
+            Resource::Md {
+                array: gone.clone(),
+            },
+            Resource::Guest {
+                pid: std::process::id(),
+                marker: gone.clone(),
             },
         ] {
             let rel = r.release().unwrap_or_else(|e| panic!("{r}: {e}"));

@@ -4,6 +4,8 @@
 //! file is read, and every build runs them first).
 
 use super::device::DeviceSpec;
+use super::md::MdSpec;
+use super::vm_key::VmKey;
 use super::{fs, scheduler};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -65,6 +67,14 @@ pub struct StackSpec {
     /// stack others are tested against.
     #[serde(default)]
     pub baseline: bool,
+    /// MD RAID over the stack's devices (`raid10[,chunk=512KiB][,layout=n2]`, see
+    /// [`MdSpec`]); the filesystem or the raw layout goes on the array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<String>,
+    /// Where the trial runs: on the host, in a KVM guest with the stack's devices passed to it
+    /// (`true`, settings), or (study files) a list expanded into one stack per entry.
+    #[serde(default, skip_serializing_if = "VmKey::is_native")]
+    pub vm: VmKey,
 }
 
 /// A stack description that cannot be built, and the key at fault.
@@ -106,6 +116,7 @@ impl StackSpec {
             fs::check_name(fs).map_err(|m| self.error("fs", m))?;
         }
         fs::check_mount_options(&self.mount).map_err(|m| self.error("mount", m))?;
+        self.md_spec()?;
         match &self.scheduler {
             Some(s) => scheduler::check_name(s).map_err(|m| self.error("scheduler", m)),
             None if !self.tunables.is_empty() => {
@@ -113,6 +124,38 @@ impl StackSpec {
             }
             None => Ok(()),
         }
+    }
+
+    /// The stacks a `vm` list stands for, one per entry in its order: `NAME` on the host,
+    /// `NAME-vm` in a guest (`NAME-vm2`, ... for further guests). A stack without a list is
+    /// itself.
+    pub fn expand_vm(&self) -> Vec<StackSpec> {
+        let VmKey::Each(list) = &self.vm else {
+            return vec![self.clone()];
+        };
+        let mut guests = 0;
+        list.iter()
+            .map(|k| {
+                let mut s = self.clone();
+                s.vm = k.clone();
+                if k.guest().is_some() {
+                    guests += 1;
+                    s.name = match guests {
+                        1 => format!("{}-vm", self.name),
+                        n => format!("{}-vm{n}", self.name),
+                    };
+                }
+                s
+            })
+            .collect()
+    }
+
+    /// The stack's MD array, parsed.
+    pub fn md_spec(&self) -> Result<Option<MdSpec>, StackSpecError> {
+        self.md
+            .as_deref()
+            .map(|m| MdSpec::parse(m).map_err(|e| self.error("md", e)))
+            .transpose()
     }
 
     /// Checks the stack on `devices` and its log device: what a `dir:` device allows, what each
@@ -126,8 +169,30 @@ impl StackSpec {
             return Err(self.error("devices", "names no device"));
         }
         if devices.iter().any(|d| !d.needs_root()) {
+            if self.vm.guest().is_some() {
+                return Err(self.error(
+                    "vm",
+                    "a guest takes block devices (image:, emu:, block:), not a directory",
+                ));
+            }
             return self.check_dir(devices, logdev);
         }
+        let devices = match self.md_spec()? {
+            Some(md) if devices.len() < md.min_devices() => {
+                return Err(self.error(
+                    "md",
+                    format!(
+                        "{} takes at least {} devices; {} given",
+                        md.level,
+                        md.min_devices(),
+                        devices.len()
+                    ),
+                ))
+            }
+            // The array is the one device the layout sees.
+            Some(_) => &devices[..1],
+            None => devices,
+        };
         if logdev.is_some_and(|l| !l.needs_root()) {
             return Err(self.error("logdev", "a dir: device cannot be a log device"));
         }
@@ -193,5 +258,54 @@ impl StackSpec {
             )));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vm_list_expands_into_named_stacks() {
+        let s: StackSpec = toml::from_str(
+            "name = \"xfs\"\nfs = \"xfs\"\nvm = [false, true, \"cpus=1\"]\nmd = \"raid10\"",
+        )
+        .unwrap();
+        let e = s.expand_vm();
+        let names: Vec<&str> = e.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["xfs", "xfs-vm", "xfs-vm2"]);
+        assert!(e[0].vm.is_native() && e[2].vm.guest().unwrap().cpus == Some(1));
+        assert_eq!(e[1].md.as_deref(), Some("raid10"));
+        let bad = StackSpec {
+            name: "x".into(),
+            md: Some("raid5".into()),
+            ..Default::default()
+        };
+        assert_eq!(bad.check().unwrap_err().key, "md");
+    }
+
+    #[test]
+    fn md_takes_enough_devices_and_a_guest_no_directory() {
+        let md = StackSpec {
+            name: "r".into(),
+            fs: Some("xfs".into()),
+            md: Some("raid10".into()),
+            ..Default::default()
+        };
+        let one = [DeviceSpec::parse("image:size=1GiB").unwrap()];
+        assert_eq!(md.check_devices(&one, None).unwrap_err().key, "md");
+        let four = vec![one[0].clone(); 4];
+        md.check_devices(&four, None).unwrap();
+        // Seed 001's XFS on MD RAID10 with its log on an SSD: the array is the one data device.
+        let log = DeviceSpec::parse("image:size=256MiB").unwrap();
+        md.check_devices(&vec![one[0].clone(); 6], Some(&log))
+            .unwrap();
+        let guest = StackSpec {
+            name: "d".into(),
+            vm: VmKey::Guest(Default::default()),
+            ..Default::default()
+        };
+        let dir = [DeviceSpec::parse("dir:/tmp").unwrap()];
+        assert_eq!(guest.check_devices(&dir, None).unwrap_err().key, "vm");
     }
 }

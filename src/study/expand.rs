@@ -61,11 +61,12 @@ pub struct Expansion {
 /// The stack names `--only` asks for, checked against the study.
 fn only_names(study: &Study, only: &[String]) -> Result<Vec<String>, StudyError> {
     let mut names = Vec::new();
+    let expanded: Vec<StackSpec> = study.stacks.iter().flat_map(StackSpec::expand_vm).collect();
     for n in only.iter().flat_map(|s| s.split(',')).map(str::trim) {
         if n.is_empty() {
             continue;
         }
-        if !study.stacks.iter().any(|s| s.name == n) {
+        if !study.stacks.iter().chain(&expanded).any(|s| s.name == n) {
             return Err(StudyError::UnknownStack {
                 study: study.name.clone(),
                 name: n.to_string(),
@@ -128,8 +129,13 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         resolved_params.push(params);
     }
     let mut stacks = Vec::new();
-    for s in &study.stacks {
-        if !only.is_empty() && !only.contains(&s.name) {
+    // A `vm` list stands for one stack per entry; --only takes its name or theirs.
+    let listed = study
+        .stacks
+        .iter()
+        .flat_map(|s| s.expand_vm().into_iter().map(move |e| (s.name.clone(), e)));
+    for (base, s) in listed {
+        if !only.is_empty() && !only.contains(&s.name) && !only.contains(&base) {
             continue;
         }
         let mut s = s.clone();

@@ -152,6 +152,8 @@ struct StackSpan {
     mount: Option<Spanned<toml::Value>>,
     scheduler: Option<Spanned<toml::Value>>,
     tunables: Option<Spanned<toml::Value>>,
+    md: Option<Spanned<toml::Value>>,
+    vm: Option<Spanned<toml::Value>>,
 }
 
 impl StackSpan {
@@ -164,6 +166,8 @@ impl StackSpan {
             "mount" => &self.mount,
             "scheduler" => &self.scheduler,
             "tunables" => &self.tunables,
+            "md" => &self.md,
+            "vm" => &self.vm,
             _ => &None,
         };
         value.as_ref().map_or(self.name.span(), |v| v.span())
@@ -376,6 +380,38 @@ fn check_stacks(src: &Src, stacks: &[StackSpec], spans: &[StackSpan]) -> Result<
         }
         s.check()
             .map_err(|e: StackSpecError| src.at(sp.span_of(e.key), Some(at(e.key)), e.message))?;
+    }
+    check_expanded_names(src, stacks, spans)
+}
+
+/// The stacks a `vm` list makes are named `NAME-vm`: no other stack may have their names.
+fn check_expanded_names(
+    src: &Src,
+    stacks: &[StackSpec],
+    spans: &[StackSpan],
+) -> Result<(), StudyError> {
+    let mut seen: Vec<String> = Vec::new();
+    for (i, (s, sp)) in stacks.iter().zip(spans).enumerate() {
+        for e in s.expand_vm() {
+            if seen.contains(&e.name) {
+                return Err(src.at(
+                    sp.name.span(),
+                    Some(format!("stacks[{i}].name")),
+                    format!("stack name '{}' is used twice once `vm` lists are expanded (a list makes NAME and NAME-vm); rename one", e.name),
+                ));
+            }
+            if !valid_name(&e.name) {
+                return Err(src.at(
+                    sp.name.span(),
+                    Some(format!("stacks[{i}].name")),
+                    format!(
+                        "'{}' (made by the vm list) is not a valid name; shorten the stack's name",
+                        e.name
+                    ),
+                ));
+            }
+            seen.push(e.name);
+        }
     }
     Ok(())
 }

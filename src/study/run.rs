@@ -143,6 +143,9 @@ fn dry_run_stack(
 ) -> Result<(), RunError> {
     let on = t.stack.devices.join(" ");
     writeln!(say, "# stack {} ({} on {on})", t.stack.name, t.workload).map_err(said)?;
+    if let Some(vm) = t.stack.vm.guest() {
+        writeln!(say, "# in a guest ({vm}): the host attaches the devices and passes them to QEMU as virtio disks; the guest then does what follows on them").map_err(said)?;
+    }
     let plan = t
         .workload_impl()
         .plan(&t.params)
@@ -155,6 +158,7 @@ fn dry_run_stack(
     let build = BuildOptions {
         dry_run: true,
         wipe: opts.wipe.clone(),
+        ..Default::default()
     };
     let mut ledger = Ledger::detached();
     let stop = AtomicBool::new(false);
@@ -354,6 +358,7 @@ impl Runner<'_> {
             build: BuildOptions {
                 dry_run: false,
                 wipe: self.opts.wipe.clone(),
+                ..Default::default()
             },
         };
         let (w, progress) = (t.workload_impl(), self.opts.progress);

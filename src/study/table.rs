@@ -6,6 +6,7 @@
 
 use super::manifest::{Manifest, Status};
 use crate::present::verdict::{Medium, VerdictTable};
+use crate::present::Rows;
 use crate::report::load::Study;
 use crate::report::{model, terminal, ReportError};
 use crate::workload;
@@ -28,6 +29,8 @@ pub struct StudyTable {
     pub stacks: Vec<String>,
     /// Each workload's comparison, in study order.
     pub tables: Vec<(String, VerdictTable)>,
+    /// Each workload's native-and-guest comparison, when a stack ran in a guest.
+    pub guests: Vec<(String, Rows)>,
     pub not_run: Vec<NotRun>,
 }
 
@@ -35,10 +38,14 @@ impl StudyTable {
     /// The comparison of every done trial in a results directory (read from its result.json
     /// files) and every trial that is not done.
     pub fn from_results(root: &Path, manifest: &Manifest) -> Result<StudyTable, ReportError> {
-        let tables = if manifest.trials.iter().any(|t| t.status == Status::Done) {
-            model::verdict_tables(&Study::load(root)?, workload::report_of)?
+        let (tables, guests) = if manifest.trials.iter().any(|t| t.status == Status::Done) {
+            let study = Study::load(root)?;
+            (
+                model::verdict_tables(&study, workload::report_of)?,
+                guest_tables(&study)?,
+            )
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let not_run = manifest
             .trials
@@ -59,6 +66,7 @@ impl StudyTable {
                 .map(|s| s.name.clone())
                 .collect(),
             tables,
+            guests,
             not_run,
         })
     }
@@ -73,6 +81,11 @@ impl StudyTable {
             out.push_str(&terminal::table(&table.rows_text(Medium::Terminal)));
             out.push('\n');
             let _ = writeln!(out, "{}", table.method_note(Medium::Terminal));
+            if let Some((_, g)) = self.guests.iter().find(|(gw, _)| gw == w) {
+                let _ = writeln!(out, "\nnative and in a guest:");
+                out.push_str(&terminal::table(g));
+                out.push('\n');
+            }
         }
         out.push_str(&self.not_run_lines());
         out
@@ -109,6 +122,28 @@ impl StudyTable {
         }
         out
     }
+}
+
+/// Each workload's native-and-guest table ([`crate::present::guest`]), where it has one.
+fn guest_tables(study: &Study) -> Result<Vec<(String, Rows)>, ReportError> {
+    let mut out = Vec::new();
+    for w in study.workloads() {
+        let kind = model::kind_report(study, w, workload::report_of)?;
+        if let Some(sec) = crate::present::guest::section(kind, &study.stacks(w))? {
+            for b in sec.blocks {
+                if let crate::present::chart::Block::Table(t) = b {
+                    out.push((
+                        w.to_string(),
+                        Rows {
+                            headings: t.headings,
+                            rows: t.rows,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn status_word(s: Status) -> &'static str {

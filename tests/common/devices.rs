@@ -131,12 +131,18 @@ impl Drop for Mounted {
     }
 }
 
+/// `dir` with a trailing slash: a prefix that matches paths under it and not a sibling whose
+/// name merely starts with the same characters.
+fn under(dir: &Path) -> String {
+    format!("{}/", dir.display().to_string().trim_end_matches('/'))
+}
+
 /// Loop devices whose backing file lies under `dir`.
 pub fn loops_under(dir: &Path) -> Vec<String> {
     let out = Command::new("losetup").args(["-a"]).output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.contains(&dir.display().to_string()))
+        .filter(|l| l.contains(&under(dir)))
         .map(String::from)
         .collect()
 }
@@ -146,7 +152,7 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()
         .lines()
-        .filter(|l| l.contains(&dir.display().to_string()))
+        .filter(|l| l.contains(&under(dir)))
         .map(String::from)
         .collect()
 }
@@ -203,7 +209,7 @@ fn loop_identities() -> Vec<(String, String, String, String)> {
 /// Identities (backing inode, backing device) of the loop devices whose backing file lies
 /// under `dir`.
 pub fn loop_backings_under(dir: &Path) -> Vec<(String, String)> {
-    let d = dir.display().to_string();
+    let d = under(dir);
     loop_identities()
         .into_iter()
         .filter(|l| l.3.contains(&d))

@@ -15,6 +15,8 @@ pub enum Need {
     Fuse,
     /// A program on PATH (or in the sbin directories).
     Tool(&'static str),
+    /// A guest kernel for VM trials (the Debian cloud kernel scripts/install-deps.sh extracts).
+    GuestKernel,
 }
 
 /// Whether `CI` asks for every test to run.
@@ -53,6 +55,11 @@ pub fn missing(need: Need) -> Option<String> {
         Need::Tool(t) if !have(t) => Some(format!(
             "{t} is not installed (scripts/install-deps.sh installs it)"
         )),
+        Need::GuestKernel => {
+            iotrial::vm::host::kernel(&iotrial::stack::vm_key::VmSettings::default())
+                .err()
+                .map(|e| e.to_string())
+        }
         _ => None,
     }
 }
@@ -86,6 +93,21 @@ pub fn ready_to_emulate(test: &str, tools: &[&'static str]) -> bool {
 /// Root and loop devices, plus `tools`: what a test that builds stacks on images needs.
 pub fn ready_for_stacks(test: &str, tools: &[&'static str]) -> bool {
     let mut needs = vec![Need::Root, Need::Loop, Need::Tool("losetup")];
+    needs.extend(tools.iter().map(|t| Need::Tool(t)));
+    ready(test, &needs)
+}
+
+/// What a VM trial on emulated devices needs: root, loop devices, FUSE, QEMU, busybox and a
+/// guest kernel, plus `tools`.
+pub fn ready_for_guests(test: &str, tools: &[&'static str]) -> bool {
+    let mut needs = vec![
+        Need::Root,
+        Need::Loop,
+        Need::Fuse,
+        Need::Tool("qemu-system-x86_64"),
+        Need::Tool("busybox"),
+        Need::GuestKernel,
+    ];
     needs.extend(tools.iter().map(|t| Need::Tool(t)));
     ready(test, &needs)
 }

@@ -1,0 +1,350 @@
+//! Issue 16, the VM layer: trials in a QEMU guest on devices served by the host, MD RAID10
+//! built by the guest's kernel, native and guest side by side in a study, the guest killed and
+//! everything released on SIGINT, and clear errors for a guest that cannot start or boot.
+//! Guests run with 512 MiB and one small dvr trial; the tests skip (fail under CI) without
+//! root, FUSE, QEMU, busybox or the guest kernel that scripts/install-deps.sh provides.
+
+mod common;
+
+use common::*;
+use serde_json::Value as Json;
+use std::path::Path;
+
+/// A small dvr trial: 24 samples per stream of 256 KiB in 16 MiB regions.
+fn small() -> Vec<&'static str> {
+    "--set samples=24 --set region_size=16MiB --set io_size=256KiB"
+        .split(' ')
+        .collect()
+}
+
+const HDD: &str = "emu:hdd,size=2GiB,scale=10";
+
+/// Runs `iotrial run dvr` with `args` and [`small`], its results in `out`; result.json.
+fn run_json(work: &Path, out: &Path, args: &[&str]) -> Json {
+    let mut a = vec!["run", "dvr", "--json", "--out"];
+    let out = out.display().to_string();
+    a.push(&out);
+    a.extend(args);
+    a.extend(small());
+    let (code, stdout, stderr) = exit_of(work, &a);
+    assert_eq!(code, Some(0), "{a:?}: {stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// Runs iotrial with `args`: its exit code, stdout and stderr.
+fn exit_of(work: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = iotrial(work).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
+/// A test's work and results directories, when the host can run guests with `tools`.
+fn guest_dirs(
+    test: &str,
+    tools: &[&'static str],
+) -> Option<(tempfile::TempDir, tempfile::TempDir)> {
+    ready_for_guests(test, tools)
+        .then(|| (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()))
+}
+
+/// QEMU processes whose command line names a path under `work`.
+fn guests_under(work: &Path) -> Vec<String> {
+    let w = work.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("qemu-system") && c.contains(&w))
+        .collect()
+}
+
+#[test]
+fn a_trial_in_a_guest_has_a_verdict_stack_vm_and_host_cpu() {
+    let Some((work, out)) = guest_dirs(
+        "a_trial_in_a_guest_has_a_verdict_stack_vm_and_host_cpu",
+        &["mkfs.xfs"],
+    ) else {
+        return;
+    };
+    let doc = run_json(
+        work.path(),
+        out.path(),
+        &[
+            "--target",
+            "image:size=1GiB",
+            "--fs",
+            "xfs",
+            "--vm=memory=512MiB",
+        ],
+    );
+    assert!(doc["verdict"]["record_mbit_guaranteed"].as_f64().unwrap() > 0.0);
+    assert!(
+        doc["verdict"]["host_cpu_pct"].as_f64().unwrap() > 0.0,
+        "{}",
+        doc["verdict"]
+    );
+    let vm = &doc["stack"]["vm"];
+    let cmd = vm["qemu_command"].as_str().unwrap();
+    assert!(cmd.starts_with("qemu-system-x86_64 "), "{cmd}");
+    assert!(
+        cmd.contains("virtio-blk-pci,drive=disk0,serial=iotrial0"),
+        "{cmd}"
+    );
+    assert!(cmd.contains("cache=writeback"), "{cmd}");
+    assert_eq!(vm["cache"], "writeback");
+    assert!(
+        vm["guest_kernel"].as_str().unwrap().contains("cloud-amd64"),
+        "{vm}"
+    );
+    assert_eq!(vm["guest_disks"][0]["serial"], "iotrial0");
+    assert_eq!(vm["guest_disks"][0]["size_bytes"], 1u64 << 30);
+    assert!(
+        vm["guest_diskstats"]["vda"]["writes"].as_u64().unwrap() > 0,
+        "{vm}"
+    );
+    // The guest built the filesystem on its own disk; the host passed its loop device.
+    assert!(doc["stack"]["mkfs"]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("/dev/vda"));
+    assert_eq!(doc["stack"]["host_devices"][0]["spec"], "image:size=1GiB");
+    let trial = walk(out.path())
+        .into_iter()
+        .find(|p| p.ends_with("r1/samples.csv"))
+        .expect("samples.csv in the results");
+    assert!(std::fs::read_to_string(trial).unwrap().lines().count() > 24);
+    assert!(guests_under(work.path()).is_empty());
+    assert_cleaned_up(work.path(), &[]);
+}
+
+#[test]
+fn md_raid10_in_a_guest_over_four_emulated_hdds() {
+    let Some((work, out)) = guest_dirs(
+        "md_raid10_in_a_guest_over_four_emulated_hdds",
+        // mdadm goes into the guest's image from the host or from the cache directory
+        // (scripts/install-deps.sh extracts it there); the host itself needs none.
+        &["mkfs.xfs"],
+    ) else {
+        return;
+    };
+    let mut args = Vec::new();
+    for _ in 0..4 {
+        args.extend(["--target", HDD]);
+    }
+    args.extend(["--md", "raid10", "--fs", "xfs", "--vm=memory=512MiB"]);
+    let doc = run_json(work.path(), out.path(), &args);
+    let md = &doc["stack"]["md"];
+    assert_eq!(md["level"], "raid10");
+    assert_eq!(md["members"].as_array().unwrap().len(), 4);
+    assert!(md["mdstat"].as_str().unwrap().contains("raid10"), "{md}");
+    assert!(doc["stack"]["mkfs"]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("/dev/md0"));
+    // Four emulated drives served on the host, each with its model's statistics.
+    assert_eq!(doc["stack"]["emulated"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["time_scale"], 10.0);
+    assert!(doc["verdict"]["record_mbit_guaranteed"].as_f64().unwrap() > 0.0);
+    assert_cleaned_up(work.path(), &[]);
+}
+
+#[test]
+fn a_study_puts_native_and_guest_side_by_side_with_their_ratio() {
+    let Some((work, out)) = guest_dirs(
+        "a_study_puts_native_and_guest_side_by_side_with_their_ratio",
+        &["mkfs.xfs"],
+    ) else {
+        return;
+    };
+    let study = out.path().join("s.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"vm\"\ndevice = \"{HDD}\"\n\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"24\", region_size = \"16MiB\", io_size = \"256KiB\" }}\n\n[[stacks]]\nname = \"xfs\"\nfs = \"xfs\"\nvm = [false, {{ memory = \"512MiB\" }}]\n"
+        ),
+    )
+    .unwrap();
+    let (s, o) = (
+        study.display().to_string(),
+        out.path().display().to_string(),
+    );
+    let (code, stdout, stderr) = exit_of(work.path(), &["study", &s, "--out", &o]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("native and in a guest"), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("xfs-vm") && l.contains("guest: xfs"))
+        .unwrap_or_else(|| panic!("no guest row: {stdout}"));
+    let cells: Vec<&str> = row
+        .split('┆')
+        .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect();
+    let (native, guest, ratio): (f64, f64, f64) = (
+        cells[2].parse().unwrap(),
+        cells[3].parse().unwrap(),
+        cells[4].parse().unwrap(),
+    );
+    assert!(
+        (guest / native - ratio).abs() < 0.01 * ratio.max(0.1),
+        "{row}"
+    );
+    let md = walk(out.path())
+        .into_iter()
+        .find(|p| p.ends_with("report.md"))
+        .unwrap();
+    assert!(std::fs::read_to_string(md)
+        .unwrap()
+        .contains("Native and in a guest"));
+    assert_cleaned_up(work.path(), &[]);
+}
+
+/// Starts an endless dvr trial in a guest on an emulated HDD, its files under `work`, and
+/// waits until the guest says on its console (kept under `work`) that the trial began.
+fn start_endless_guest_trial(work: &Path, out: &Path) -> std::process::Child {
+    let o = out.display().to_string();
+    let mut args = vec!["run", "dvr", "--out", &o, "--target", HDD, "--fs", "xfs"];
+    args.push("--vm=memory=512MiB");
+    args.extend(ENDLESS);
+    let child = spawn_iotrial(work, &args);
+    wait_until("the trial begins in the guest", 120, || {
+        walk(work).iter().any(|p| {
+            p.ends_with("console.log")
+                && std::fs::read_to_string(p).is_ok_and(|t| t.contains("iotrial guest: trial"))
+        })
+    });
+    assert!(!guests_under(work).is_empty());
+    child
+}
+
+#[test]
+fn sigint_during_a_guest_trial_leaves_no_qemu_loop_or_mount() {
+    let test = "sigint_during_a_guest_trial_leaves_no_qemu_loop_or_mount";
+    let Some((work, out)) = guest_dirs(test, &["mkfs.xfs"]) else {
+        return;
+    };
+    let mut child = start_endless_guest_trial(work.path(), out.path());
+    let loops = loop_backings_under(work.path());
+    assert!(!loops.is_empty());
+    signal(&child, rustix::process::Signal::INT);
+    let status = reaped(&mut child, 60);
+    assert_eq!(status.code(), Some(130));
+    assert!(guests_under(work.path()).is_empty(), "QEMU left running");
+    assert_cleaned_up(work.path(), &loops);
+}
+
+#[test]
+fn sigkill_during_a_guest_trial_is_released_by_the_device_server() {
+    let test = "sigkill_during_a_guest_trial_is_released_by_the_device_server";
+    let Some((work, out)) = guest_dirs(test, &["mkfs.xfs"]) else {
+        return;
+    };
+    let mut child = start_endless_guest_trial(work.path(), out.path());
+    let loops = loop_backings_under(work.path());
+    child.kill().unwrap();
+    assert!(!reaped(&mut child, 10).success());
+    // QEMU dies with the run (PR_SET_PDEATHSIG); the device server kills it too if not, and
+    // releases the emulated device, the loop device and the directories.
+    wait_until("the guest and the devices are released", 60, || {
+        guests_under(work.path()).is_empty() && leftovers(work.path(), &loops).is_empty()
+    });
+    let a = iotrial(work.path()).arg("cleanup").assert().success();
+    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(said.starts_with("nothing to clean up"), "{said}");
+}
+
+#[test]
+fn a_guest_that_does_not_boot_in_time_is_an_error_with_its_console() {
+    let Some((work, out)) = guest_dirs(
+        "a_guest_that_does_not_boot_in_time_is_an_error_with_its_console",
+        &[],
+    ) else {
+        return;
+    };
+    let o = out.path().display().to_string();
+    let mut args = vec!["run", "dvr", "--out", &o, "--target", "image:size=1GiB"];
+    args.push("--vm=memory=512MiB,boot_timeout=50ms");
+    args.extend(small());
+    let (code, _, stderr) = exit_of(work.path(), &args);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the guest did not boot in 0.05 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the guest's last console lines"),
+        "{stderr}"
+    );
+    assert!(guests_under(work.path()).is_empty());
+    assert_cleaned_up(work.path(), &[]);
+}
+
+#[test]
+fn a_missing_guest_kernel_names_its_package() {
+    let test = "a_missing_guest_kernel_names_its_package";
+    if !ready(test, &[Need::Tool("qemu-system-x86_64")]) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let kernel = "--vm=kernel=/nonexistent/boot/vmlinuz-0-cloud-amd64";
+    let (code, _, stderr) = exit_of(
+        work.path(),
+        &["run", "dvr", "--target", "image:size=1GiB", kernel],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("linux-image-cloud-amd64"), "{stderr}");
+    assert!(stderr.contains("scripts/install-deps.sh"), "{stderr}");
+}
+
+#[test]
+fn bad_vm_settings_exit_2_naming_the_key() {
+    let work = tempfile::tempdir().unwrap();
+    let image = ["run", "dvr", "--target", "image:size=1GiB"];
+    let (code, _, stderr) = exit_of(work.path(), &[&image[..], &["--vm=aio=native"]].concat());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--vm: aio=native needs cache=none"),
+        "{stderr}"
+    );
+    let md = ["--md", "raid10", "--fs", "xfs"];
+    let (code, _, stderr) = exit_of(work.path(), &[&image[..], &md].concat());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("md: raid10 takes at least 2 devices; 1 given"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_guest_whose_qemu_exits_is_an_error_with_qemus_reason() {
+    let test = "a_guest_whose_qemu_exits_is_an_error_with_qemus_reason";
+    let Some((work, out)) = guest_dirs(test, &[]) else {
+        return;
+    };
+    // A "kernel" QEMU cannot boot, with the module tree beside it that iotrial looks for.
+    let root = out.path().join("k");
+    std::fs::create_dir_all(root.join("boot")).unwrap();
+    std::fs::create_dir_all(root.join("lib/modules/0.0-cloud-amd64")).unwrap();
+    let kernel = root.join("boot/vmlinuz-0.0-cloud-amd64");
+    std::fs::write(&kernel, b"not a kernel").unwrap();
+    let vm = format!("--vm=memory=512MiB,kernel={}", kernel.display());
+    let o = out.path().display().to_string();
+    let args = [
+        "run",
+        "dvr",
+        "--out",
+        &o,
+        "--target",
+        "image:size=1GiB",
+        &vm,
+    ];
+    let (code, _, stderr) = exit_of(work.path(), &args);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("QEMU exited"), "{stderr}");
+    assert!(
+        stderr.contains("the guest's last console lines"),
+        "{stderr}"
+    );
+    assert!(guests_under(work.path()).is_empty());
+    assert_cleaned_up(work.path(), &[]);
+}
