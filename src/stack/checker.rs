@@ -22,9 +22,11 @@ pub fn command(
         "ext2" | "ext3" | "ext4" => ("e2fsck", sys::args(&["-f", "-n", "-t", "-t"])),
         "xfs" => ("xfs_repair", sys::args(&["-n"])),
         "btrfs" => ("btrfs", sys::args(&["check", "--readonly"])),
-        other => return Err(StackError::Invalid(format!(
+        other => {
+            return Err(StackError::Invalid(format!(
             "no read-only checker iotrial knows for {other}; known: ext2, ext3, ext4, xfs, btrfs"
-        ))),
+        )))
+        }
     };
     if !sys::have(prog) {
         return Err(StackError::Unavailable(format!(
