@@ -12,6 +12,7 @@ PACKAGES=(
   util-linux   # losetup, wipefs, blkid, findmnt
   fuse3        # /dev/fuse userspace helpers for emulated devices
   fio          # reference I/O tool: tests run it on `iotrial device serve`, bench/ compares with it
+  sysstat      # iostat: tests check the diskstats monitor against iostat -x side by side
   chromium     # headless browser that checks report.html
   fonts-dejavu-core  # fonts for report screenshots on a fresh machine
 )
