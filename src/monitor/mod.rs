@@ -7,12 +7,15 @@
 //! the stack's devices and the timeline, never the workload. A monitor that fails is a
 //! warning, never a failed trial.
 
+mod blockreq;
 pub mod diskstats;
+mod fsmap;
 pub mod memory;
 mod series;
 pub mod settings;
 pub mod threads;
 pub mod trace;
+mod tracefs;
 
 pub use settings::{Monitor, Settings, SettingsError};
 

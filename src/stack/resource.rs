@@ -25,6 +25,9 @@ pub enum Resource {
     Fuse { mountpoint: PathBuf },
     /// A sysfs attribute (scheduler, tunable) changed from `previous`; written back.
     Sysfs { path: PathBuf, previous: String },
+    /// A tracefs instance (the block trace's own buffer and events); removed, which stops
+    /// its events.
+    TraceInstance { path: PathBuf },
 }
 
 /// What releasing one resource did, as one line for the user.
@@ -57,6 +60,7 @@ impl std::fmt::Display for Resource {
                 write!(f, "emulated device at {}", mountpoint.display())
             }
             Resource::Sysfs { path, .. } => write!(f, "{}", sysfs_name(path)),
+            Resource::TraceInstance { path } => write!(f, "trace instance {}", path.display()),
         }
     }
 }
@@ -81,6 +85,9 @@ impl Resource {
         match self {
             Resource::TempDir { path } => remove(path, |p| std::fs::remove_dir_all(p), "removed"),
             Resource::Image { path } => remove(path, |p| std::fs::remove_file(p), "removed image"),
+            Resource::TraceInstance { path } => {
+                remove(path, |p| std::fs::remove_dir(p), "removed trace instance")
+            }
             Resource::Loop { backing } => {
                 let detached = sys::detach_loops_of(backing)?;
                 if detached.is_empty() {
@@ -213,6 +220,7 @@ mod tests {
             Resource::Loop {
                 backing: gone.clone(),
             },
+            Resource::TraceInstance { path: gone.clone() },
         ] {
             let rel = r.release().unwrap_or_else(|e| panic!("{r}: {e}"));
             assert!(matches!(rel, Released::AlreadyGone(_)), "{r}: {rel}");
