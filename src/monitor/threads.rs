@@ -113,6 +113,31 @@ pub struct Threads {
     kernel_ns: u64,
     kernel_peak: f64,
     phases: PerPhase<PhaseSums>,
+    /// This process's CPU ns (all its threads, exited ones included), read with its threads
+    /// at the last and the latest scan.
+    process_ns: (u64, u64),
+    /// Own CPU not yet accounted to a thread (ns; negative: accounted ahead).
+    exited_carry: i64,
+}
+
+/// One thread's CPU in an interval, as threads.csv has it.
+struct Use {
+    group: String,
+    comm: String,
+    pid: u32,
+    tid: u32,
+    kernel: bool,
+    own: &'static str,
+    ns: u64,
+}
+
+/// Own CPU below this per interval is not worth a row of exited threads.
+const EXITED_MIN_NS: i64 = 1_000_000;
+
+/// CPU time of this process, all its threads together (exited ones included), ns.
+fn process_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// (comm, kernel thread, user + system ticks) from the text of `/proc/<pid>/task/<tid>/stat`.
@@ -154,6 +179,8 @@ impl Threads {
             kernel_ns: 0,
             kernel_peak: 0.0,
             phases: PerPhase::default(),
+            process_ns: (0, 0),
+            exited_carry: 0,
         };
         t.scan();
         Ok(t)
@@ -172,13 +199,18 @@ impl Threads {
 
     /// Reads every thread of the host; returns (tid, CPU ns since the last reading) of the
     /// threads that used any. A thread seen for the first time after the first reading
-    /// started since the last one: all its CPU counts. (A thread that exits between two
-    /// readings loses the CPU of its last part-interval: it can no longer be read.)
+    /// started since the last one: all its CPU counts. (The CPU a thread used between its
+    /// last reading and its exit cannot be read per thread; for this process it is in
+    /// [`Threads::exited`].)
     fn scan(&mut self) -> Vec<(u32, u64)> {
         let first = self.known.is_empty();
         let mut used = Vec::new();
         let mut seen = HashSet::new();
+        self.process_ns.0 = self.process_ns.1;
         for pid in numeric_entries(Path::new("/proc")) {
+            if pid == self.own.pid {
+                self.process_ns.1 = process_cpu_ns();
+            }
             for tid in numeric_entries(Path::new(&format!("/proc/{pid}/task"))) {
                 let base = format!("/proc/{pid}/task/{tid}");
                 let Some(ns) = self.cpu_ns(&base) else {
@@ -230,28 +262,44 @@ impl Threads {
         let pct = |ns: u64| ns as f64 / (dt * 1e9) * 100.0;
         let (mut kernel_ns, mut own_ns) = (0, 0);
         let mut by_group: BTreeMap<GroupKey, u64> = BTreeMap::new();
-        for &(tid, ns) in &used {
-            let t = &self.known[&tid];
-            let key = (t.group.clone(), t.kernel, t.own);
-            *by_group.entry(key.clone()).or_default() += ns;
-            self.groups.entry(key).or_default().tids.insert(tid);
-            if t.kernel {
-                kernel_ns += ns;
+        let mut uses: Vec<Use> = used
+            .iter()
+            .map(|&(tid, ns)| {
+                let t = &self.known[&tid];
+                Use {
+                    group: t.group.clone(),
+                    comm: t.comm.clone(),
+                    pid: t.pid,
+                    tid,
+                    kernel: t.kernel,
+                    own: t.own,
+                    ns,
+                }
+            })
+            .collect();
+        uses.extend(self.exited(&uses));
+        for u in &uses {
+            let key = (u.group.clone(), u.kernel, u.own);
+            *by_group.entry(key.clone()).or_default() += u.ns;
+            self.groups.entry(key).or_default().tids.insert(u.tid);
+            if u.kernel {
+                kernel_ns += u.ns;
             }
-            if !t.own.is_empty() {
-                own_ns += ns;
-                *self.own_ns.entry(t.own).or_default() += ns;
+            if !u.own.is_empty() {
+                own_ns += u.ns;
+                *self.own_ns.entry(u.own).or_default() += u.ns;
             }
             let line = self.csv.start(t_s, phase);
             let _ = write!(
                 line,
-                ",{},{},{},{tid},{},{},{:.2}",
-                field(&t.group),
-                field(&t.comm),
-                t.pid,
-                u8::from(t.kernel),
-                t.own,
-                pct(ns)
+                ",{},{},{},{},{},{},{:.2}",
+                field(&u.group),
+                field(&u.comm),
+                u.pid,
+                u.tid,
+                u8::from(u.kernel),
+                u.own,
+                pct(u.ns)
             );
             self.csv.end()?;
         }
@@ -267,6 +315,33 @@ impl Threads {
         p.kernel_ns += kernel_ns;
         p.own_ns += own_ns;
         self.csv.flush()
+    }
+
+    /// This process's CPU in the interval that none of its threads read now accounts for:
+    /// threads that exited since the last reading (engine threads that ended with their
+    /// phase). Shown as group `(exited)` of the engine, tid 0.
+    fn exited(&mut self, uses: &[Use]) -> Option<Use> {
+        let own: u64 = uses
+            .iter()
+            .filter(|u| u.pid == self.own.pid)
+            .map(|u| u.ns)
+            .sum();
+        let (before, now) = self.process_ns;
+        let left = now as i64 - before as i64 - own as i64 + self.exited_carry;
+        if left < EXITED_MIN_NS {
+            self.exited_carry = left;
+            return None;
+        }
+        self.exited_carry = 0;
+        Some(Use {
+            group: "(exited)".into(),
+            comm: String::new(),
+            pid: self.own.pid,
+            tid: 0,
+            kernel: false,
+            own: "engine",
+            ns: left as u64,
+        })
     }
 
     /// The summary: kernel total, own threads, the busiest groups, per phase.
@@ -423,5 +498,31 @@ mod tests {
                 .any(|l| l.contains(",spin,spin7,") && l.contains(",run,")),
             "{text}"
         );
+    }
+
+    #[test]
+    fn threads_that_exit_between_readings_still_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = Own {
+            pid: std::process::id(),
+            ..Default::default()
+        };
+        let mut m = Threads::start(dir.path(), own, 0.0).unwrap();
+        std::thread::spawn(|| {
+            let cpu = || rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+            while cpu().tv_nsec < 20_000_000 && cpu().tv_sec == 0 {}
+        })
+        .join()
+        .unwrap();
+        m.sample(0.5, None).unwrap();
+        let s = m.finish();
+        let g = s
+            .groups
+            .iter()
+            .find(|g| g.group == "(exited)")
+            .expect("exited CPU");
+        assert_eq!(g.own, "engine");
+        // At least the 20 ms the thread used, over the half second.
+        assert!(g.cpu_pct_mean >= 3.5, "{g:?}");
     }
 }
