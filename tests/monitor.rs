@@ -449,3 +449,45 @@ fn bad_monitor_input_exits_2_naming_what_is_allowed() {
         "{err}"
     );
 }
+
+#[test]
+fn a_monitor_that_cannot_run_is_a_warning_not_a_failed_trial() {
+    let test = "a_monitor_that_cannot_run_is_a_warning_not_a_failed_trial";
+    if !ready(test, &[Need::Root]) {
+        return;
+    }
+    // A directory target has no block device of its own to trace.
+    let (work, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dir = format!("dir:{}", target.path().display());
+    let args = [
+        "--monitor",
+        "all",
+        "--target",
+        &dir,
+        "--set",
+        "samples=20",
+        "--set",
+        "region_size=1MiB",
+        "--set",
+        "io_size=64KiB",
+        "--set",
+        "window=20ms",
+    ];
+    let (doc, _out) = run_trial(work.path(), &args);
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w
+            .starts_with("monitor trace did not start: the stack has no block device to trace")),
+        "{warnings:?}"
+    );
+    assert_eq!(doc["monitor"]["trace"], Value::Null);
+    let ran = serde_json::json!(["diskstats", "threads", "memory"]);
+    assert_eq!(doc["monitor"]["enabled"], ran, "the monitors that ran");
+    assert!(doc["monitor"]["threads"].is_object() && doc["monitor"]["memory"].is_object());
+    assert_cleaned_up(work.path(), &[]);
+}

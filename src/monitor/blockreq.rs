@@ -1,6 +1,6 @@
-//! Block requests as the trace sees them: the text lines of `block_rq_issue` and
-//! `block_rq_complete` read back into events, each request's operation from the kernel's
-//! `rwbs` flags, and its class: journal (inside the journal's extents), metadata (REQ_META,
+//! Block requests as the trace sees them: the events `block_rq_issue` and
+//! `block_rq_complete`, each request's operation from the kernel's `rwbs` flags, and its
+//! class: journal (inside the journal's extents), metadata (REQ_META,
 //! or inside the metadata areas the filesystem's tools name), data (the rest), with flushes
 //! and discards apart. Tallies are kept per phase, class and direction.
 
@@ -22,35 +22,6 @@ pub struct Event {
     pub sectors: u64,
     /// Bytes of an issued request (`None` on completions).
     pub bytes: Option<u64>,
-}
-
-/// Reads one line of trace_pipe: `<task>-<pid> [cpu] <flags> <ts>: block_rq_issue: 7,3 WS
-/// 65536 () 2048 + 128 ...` or `... block_rq_complete: 7,3 WS () 2048 + 128 ... [0]`.
-pub fn parse_line(line: &str) -> Option<Event> {
-    let (head, rest) = line.split_once(": block_rq_")?;
-    let ts: f64 = head.rsplit(' ').next()?.parse().ok()?;
-    let (what, body) = rest.split_once(": ")?;
-    let complete = match what {
-        "issue" => false,
-        "complete" => true,
-        _ => return None,
-    };
-    let f: Vec<&str> = body.split_whitespace().collect();
-    let (ma, mi) = f.first()?.split_once(',')?;
-    let plus = f.iter().position(|w| *w == "+")?;
-    Some(Event {
-        ts,
-        complete,
-        dev: (ma.parse().ok()?, mi.parse().ok()?),
-        rwbs: f.get(1)?.to_string(),
-        sector: f.get(plus.checked_sub(1)?)?.parse().ok()?,
-        sectors: f.get(plus + 1)?.parse().ok()?,
-        bytes: if complete {
-            None
-        } else {
-            f.get(2)?.parse().ok()
-        },
-    })
 }
 
 /// What a request does.
@@ -186,35 +157,6 @@ impl Tally {
 mod tests {
     use super::*;
     use crate::monitor::fsmap::Area;
-
-    #[test]
-    fn trace_lines_are_read() {
-        let issue = "  kworker/u9:1-77  [001] ..... 1234.567890: block_rq_issue: 7,3 WS 65536 () 2048 + 128 none,0,0 [kworker/u9:1]";
-        let e = parse_line(issue).unwrap();
-        assert_eq!(
-            (
-                e.ts,
-                e.complete,
-                e.dev,
-                e.rwbs.as_str(),
-                e.sector,
-                e.sectors,
-                e.bytes
-            ),
-            (1234.56789, false, (7, 3), "WS", 2048, 128, Some(65536))
-        );
-        let old = "iotrial-5 [000] d..1. 99.000001: block_rq_complete: 259,1 FF () 0 + 0 [0]";
-        let c = parse_line(old).unwrap();
-        assert_eq!(
-            (c.complete, c.dev, c.sector, c.bytes),
-            (true, (259, 1), 0, None)
-        );
-        assert_eq!(parse_line("something else"), None);
-        assert_eq!(
-            parse_line("x 1.0: block_rq_insert: 7,3 W 4096 () 8 + 8 [x]"),
-            None
-        );
-    }
 
     #[test]
     fn rwbs_gives_the_operation_and_meta() {

@@ -11,6 +11,8 @@ mod blockreq;
 pub mod diskstats;
 mod fsmap;
 pub mod memory;
+mod reader;
+mod ringbuf;
 mod series;
 pub mod settings;
 pub mod threads;
@@ -133,6 +135,19 @@ impl Periodic {
         p
     }
 
+    /// The monitors that started.
+    fn running(&self) -> Vec<Monitor> {
+        let on = [
+            (Monitor::Diskstats, self.disk.is_some()),
+            (Monitor::Threads, self.threads.is_some()),
+            (Monitor::Memory, self.memory.is_some()),
+        ];
+        on.into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(m, _)| m)
+            .collect()
+    }
+
     fn started<T>(&mut self, name: &str, r: std::io::Result<T>) -> Option<T> {
         r.map_err(|e| {
             self.warnings
@@ -197,6 +212,8 @@ impl Periodic {
 /// Running monitors.
 pub struct Running {
     settings: Settings,
+    /// The monitors that started, in [`settings::ALL`]'s order.
+    started: Vec<Monitor>,
     timeline: Arc<Timeline>,
     dir: PathBuf,
     start_s: f64,
@@ -235,6 +252,8 @@ pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
     };
     let start_s = w.timeline.now_s();
     let periodic = Periodic::start(w, own.clone(), start_s);
+    let mut started = periodic.running();
+    started.extend(trace.as_ref().map(|_| Monitor::Trace));
     let (tx, rx) = mpsc::channel();
     let timeline = Arc::clone(w.timeline);
     let interval = Duration::from_secs_f64(w.settings.interval_s);
@@ -250,6 +269,7 @@ pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
         .ok();
     Running {
         settings: w.settings.clone(),
+        started,
         timeline: Arc::clone(w.timeline),
         dir: w.dir.to_path_buf(),
         start_s,
@@ -274,7 +294,7 @@ impl Running {
         let periodic = self.thread.take().map(|t| t.join());
         let end_s = self.timeline.now_s();
         let mut summary = MonitorSummary {
-            enabled: self.settings.names(),
+            enabled: self.started.iter().map(|m| m.name().to_string()).collect(),
             interval_s: self.settings.interval_s,
             start_s: self.start_s,
             end_s,

@@ -6,9 +6,11 @@
 //! the device server logs every request it receives meanwhile, and the log is checked
 //! against the trace request for request.
 
-use super::blockreq::{self, Class, Event, Op, Tally};
+use super::blockreq::Op;
 use super::fsmap::{self, FsMap};
-use super::series::{field, CsvFile};
+use super::reader::{Reader, HEADER};
+use super::ringbuf::{Decoder, Layout};
+use super::series::CsvFile;
 use super::threads::Own;
 use super::tracefs::{self, Instance};
 use super::Watch;
@@ -16,176 +18,11 @@ use crate::result::monitor::{EmulatedCheck, Extent, MonitorSummary, TraceSummary
 use crate::stack::blockdevs::{DeviceRole, StackDevice};
 use crate::stack::ledger::Ledger;
 use crate::timeline::Timeline;
-use std::collections::{HashMap, VecDeque};
-use std::fmt::Write as _;
-use std::io::Read;
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// Header of blocktrace.csv.
-pub const HEADER: &str = "t_s,phase,device,sector,bytes,rwbs,class,latency_ms";
-
-/// A request issued and not completed yet.
-struct Pending {
-    t_s: f64,
-    ts: f64,
-    phase: Option<String>,
-    class: Class,
-    op: Op,
-    bytes: u64,
-    rwbs: String,
-}
-
-/// What the reader thread keeps.
-struct Reader {
-    names: HashMap<(u32, u32), String>,
-    timeline: Arc<Timeline>,
-    /// CLOCK_MONOTONIC seconds of the timeline's origin.
-    origin_s: f64,
-    map: FsMap,
-    pending: HashMap<((u32, u32), u64, Op), VecDeque<Pending>>,
-    tally: Tally,
-    csv: Option<CsvFile>,
-    /// Emulated devices' requests: (t_s, op, offset, bytes), by device name.
-    emulated: HashMap<String, Vec<(f64, Op, u64, u64)>>,
-    error: Option<String>,
-}
-
-impl Reader {
-    fn event(&mut self, e: Event) {
-        let Some(name) = self.names.get(&e.dev).cloned() else {
-            return;
-        };
-        // A flush has no sector (its completion says u64::MAX).
-        let key = |op| (e.dev, if op == Op::Flush { 0 } else { e.sector }, op);
-        if e.complete {
-            let op = blockreq::op_of(&e.rwbs, e.sectors * 512);
-            let Some(p) = self.pending.get_mut(&key(op)).and_then(VecDeque::pop_front) else {
-                return;
-            };
-            let latency_ns = ((e.ts - p.ts).max(0.0) * 1e9) as u64;
-            self.tally
-                .completed(p.phase.as_deref(), p.class, p.op, latency_ns);
-            self.row(&name, e.sector, &p, Some(latency_ns));
-            return;
-        }
-        let bytes = e.bytes.unwrap_or(e.sectors * 512);
-        let op = blockreq::op_of(&e.rwbs, bytes);
-        let class = blockreq::classify(&self.map, &name, op, &e.rwbs, e.sector);
-        let t_s = e.ts - self.origin_s;
-        let phase = self.timeline.phase_at(t_s);
-        self.tally.issued(phase.as_deref(), class, op, bytes);
-        if let Some(list) = self.emulated.get_mut(&name) {
-            list.push((t_s, op, e.sector * 512, bytes));
-        }
-        let p = Pending {
-            t_s,
-            ts: e.ts,
-            phase,
-            class,
-            op,
-            bytes,
-            rwbs: e.rwbs,
-        };
-        self.pending.entry(key(op)).or_default().push_back(p);
-    }
-
-    fn row(&mut self, device: &str, sector: u64, p: &Pending, latency_ns: Option<u64>) {
-        let Some(csv) = &mut self.csv else { return };
-        let line = csv.start(p.t_s, p.phase.as_deref());
-        let lat = latency_ns
-            .map(|n| format!("{:.3}", n as f64 / 1e6))
-            .unwrap_or_default();
-        let _ = write!(
-            line,
-            ",{},{sector},{},{},{},{lat}",
-            field(device),
-            p.bytes,
-            field(&p.rwbs),
-            p.class.name()
-        );
-        if let Err(e) = csv.end() {
-            self.error = Some(format!("blocktrace.csv: {e}"));
-            self.csv = None;
-        }
-    }
-
-    /// Writes the requests that never completed while traced.
-    fn flush_pending(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for ((dev, sector, _), list) in pending {
-            let name = self.names.get(&dev).cloned().unwrap_or_default();
-            for p in list {
-                self.row(&name, sector, &p, None);
-            }
-        }
-        if let Some(csv) = &mut self.csv {
-            let _ = csv.flush();
-        }
-    }
-
-    /// Reads trace_pipe until `stop` is set and the pipe is empty.
-    fn run(mut self, pipe: std::fs::File, stop: &AtomicBool) -> Reader {
-        let mut pipe = pipe;
-        let mut buf = vec![0u8; 1 << 16];
-        let mut partial = String::new();
-        loop {
-            let stopping = stop.load(Ordering::Acquire);
-            wait_readable(&pipe);
-            let mut drained = false;
-            loop {
-                match pipe.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => self.lines(&buf[..n], &mut partial),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        drained = true;
-                        break;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        self.error = Some(format!("trace_pipe: {e}"));
-                        return self;
-                    }
-                }
-            }
-            if stopping && drained {
-                return self;
-            }
-        }
-    }
-
-    fn lines(&mut self, bytes: &[u8], partial: &mut String) {
-        partial.push_str(&String::from_utf8_lossy(bytes));
-        let Some(end) = partial.rfind('\n') else {
-            return;
-        };
-        let rest = partial.split_off(end + 1);
-        let text = std::mem::replace(partial, rest);
-        for line in text.lines() {
-            if let Some(e) = blockreq::parse_line(line) {
-                self.event(e);
-            }
-        }
-    }
-}
-
-/// Waits up to 50 ms for `pipe` to have data.
-fn wait_readable(pipe: &std::fs::File) {
-    let fd = pipe.as_fd();
-    let mut fds = [rustix::event::PollFd::new(
-        &fd,
-        rustix::event::PollFlags::IN,
-    )];
-    let timeout = rustix::time::Timespec {
-        tv_sec: 0,
-        tv_nsec: 50_000_000,
-    };
-    let _ = rustix::event::poll(&mut fds, Some(&timeout));
-}
 
 /// A running block trace.
 pub struct Tracing {
@@ -245,12 +82,11 @@ impl Tracing {
             devs.push(v);
         }
         let instance = Instance::create(ledger, &devs)?;
-        let pipe_path = instance.dir.join("trace_pipe");
-        let pipe = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(&pipe_path)
-            .map_err(|e| format!("open {}: {e}", pipe_path.display()))?;
+        let (pipes, page_size) = instance.cpu_pipes()?;
+        let decoder = Decoder {
+            issue: Layout::read(&instance.dir, tracefs::EVENTS[0])?,
+            complete: Layout::read(&instance.dir, tracefs::EVENTS[1])?,
+        };
         let csv = CsvFile::create(&w.dir.join("blocktrace.csv"), HEADER)
             .map_err(|e| warnings.push(format!("monitor trace: blocktrace.csv: {e}")))
             .ok();
@@ -261,17 +97,15 @@ impl Tracing {
             .filter(|d| d.emulated.is_some())
             .map(|d| (d.name.clone(), Vec::new()))
             .collect();
-        let reader = Reader {
+        let reader = Reader::new(
             names,
-            timeline: Arc::clone(w.timeline),
+            Arc::clone(w.timeline),
             origin_s,
-            map: map.clone(),
-            pending: HashMap::new(),
-            tally: Tally::default(),
+            map.clone(),
+            decoder,
             csv,
             emulated,
-            error: None,
-        };
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let tids = Arc::clone(&own.monitor_tids);
@@ -279,7 +113,7 @@ impl Tracing {
             .name("iotrial-trace".into())
             .spawn(move || {
                 super::register_tid(&tids);
-                reader.run(pipe, &flag)
+                reader.run(pipes, page_size, &flag)
             })
             .map_err(|e| format!("start the trace reader: {e}"))?;
         let origin_ns = (origin_s * 1e9) as u64;
@@ -316,7 +150,7 @@ impl Tracing {
         reader.flush_pending();
         warnings.extend(reader.error.take());
         let lost_events = self.instance.lost_events();
-        if lost_events > 0 {
+        if lost_events > 0 || reader.missed {
             warnings.push(format!(
                 "monitor trace: the kernel's trace buffer dropped {lost_events} events; the classes undercount"
             ));

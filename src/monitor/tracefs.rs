@@ -110,6 +110,45 @@ impl Instance {
         write(&d.join("tracing_on"), "1")
     }
 
+    /// Every CPU's binary ring buffer (`per_cpu/cpuN/trace_pipe_raw`), opened for reads
+    /// that do not block, and the size of the pages they hand out.
+    pub fn cpu_pipes(&self) -> Result<(Vec<std::fs::File>, usize), String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.dir.join("per_cpu");
+        let mut pipes = Vec::new();
+        for e in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let path = e.map_err(|e| e.to_string())?.path().join("trace_pipe_raw");
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(&path)
+                .map_err(|e| format!("open {}: {e}", path.display()))?;
+            pipes.push(f);
+        }
+        Ok((pipes, self.page_size()))
+    }
+
+    /// The size of the pages the ring buffers hand out: the sub-buffer size where the kernel
+    /// lets it grow, else the page header's size and its data's (`events/header_page`).
+    fn page_size(&self) -> usize {
+        let kb = std::fs::read_to_string(self.dir.join("buffer_subbuf_size_kb"))
+            .ok()
+            .and_then(|t| t.trim().parse::<usize>().ok());
+        if let Some(kb) = kb {
+            return kb * 1024;
+        }
+        let header =
+            std::fs::read_to_string(self.dir.join("events/header_page")).unwrap_or_default();
+        let data = header.lines().find(|l| l.contains(" data;")).and_then(|l| {
+            let num = |key: &str| -> Option<usize> {
+                let at = l.find(key)? + key.len();
+                l[at..].split(';').next()?.trim().parse().ok()
+            };
+            Some(num("offset:")? + num("size:")?)
+        });
+        data.unwrap_or(4096)
+    }
+
     /// Stops recording (what is in the buffer can still be read).
     pub fn off(&self) {
         let _ = std::fs::write(self.dir.join("tracing_on"), "0");
