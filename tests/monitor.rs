@@ -219,6 +219,19 @@ fn diskstats_agree_with_iostat_side_by_side_and_kernel_threads_use_cpu() {
             .unwrap()
             > 0.0
     );
+    // The series behind the summary, in the trial's directory.
+    let monitor = trial_dir(out).join("monitor");
+    for f in ["diskstats.csv", "threads.csv", "memory.csv", "phases.csv"] {
+        let rows = std::fs::read_to_string(monitor.join(f))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(rows >= 2, "{f}: a header and rows");
+    }
+    assert!(
+        !monitor.join("blocktrace.csv").exists(),
+        "no trace unless asked"
+    );
     assert_cleaned_up(work.path(), &[]);
 }
 

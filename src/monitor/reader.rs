@@ -58,7 +58,6 @@ pub struct Reader {
 
 impl Reader {
     /// A reader of the devices `names` (by major, minor), its rows to `csv`.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         names: HashMap<(u32, u32), String>,
         timeline: Arc<Timeline>,

@@ -259,26 +259,57 @@ impl Threads {
             return Ok(());
         }
         self.seconds += dt;
+        let mut uses: Vec<Use> = used.iter().map(|&(tid, ns)| self.use_of(tid, ns)).collect();
+        uses.extend(self.exited(&uses));
+        for u in &uses {
+            self.write_row(t_s, phase, u, dt)?;
+        }
+        self.tally(&uses, phase, dt);
+        self.csv.flush()
+    }
+
+    /// A known thread's use of `ns` of CPU.
+    fn use_of(&self, tid: u32, ns: u64) -> Use {
+        let t = &self.known[&tid];
+        Use {
+            group: t.group.clone(),
+            comm: t.comm.clone(),
+            pid: t.pid,
+            tid,
+            kernel: t.kernel,
+            own: t.own,
+            ns,
+        }
+    }
+
+    fn write_row(
+        &mut self,
+        t_s: f64,
+        phase: Option<&str>,
+        u: &Use,
+        dt: f64,
+    ) -> std::io::Result<()> {
+        let line = self.csv.start(t_s, phase);
+        let _ = write!(
+            line,
+            ",{},{},{},{},{},{},{:.2}",
+            field(&u.group),
+            field(&u.comm),
+            u.pid,
+            u.tid,
+            u8::from(u.kernel),
+            u.own,
+            u.ns as f64 / (dt * 1e9) * 100.0
+        );
+        self.csv.end()
+    }
+
+    /// Adds one interval's uses to the sums by group, kernel, own and phase.
+    fn tally(&mut self, uses: &[Use], phase: Option<&str>, dt: f64) {
         let pct = |ns: u64| ns as f64 / (dt * 1e9) * 100.0;
         let (mut kernel_ns, mut own_ns) = (0, 0);
         let mut by_group: BTreeMap<GroupKey, u64> = BTreeMap::new();
-        let mut uses: Vec<Use> = used
-            .iter()
-            .map(|&(tid, ns)| {
-                let t = &self.known[&tid];
-                Use {
-                    group: t.group.clone(),
-                    comm: t.comm.clone(),
-                    pid: t.pid,
-                    tid,
-                    kernel: t.kernel,
-                    own: t.own,
-                    ns,
-                }
-            })
-            .collect();
-        uses.extend(self.exited(&uses));
-        for u in &uses {
+        for u in uses {
             let key = (u.group.clone(), u.kernel, u.own);
             *by_group.entry(key.clone()).or_default() += u.ns;
             self.groups.entry(key).or_default().tids.insert(u.tid);
@@ -289,19 +320,6 @@ impl Threads {
                 own_ns += u.ns;
                 *self.own_ns.entry(u.own).or_default() += u.ns;
             }
-            let line = self.csv.start(t_s, phase);
-            let _ = write!(
-                line,
-                ",{},{},{},{},{},{},{:.2}",
-                field(&u.group),
-                field(&u.comm),
-                u.pid,
-                u.tid,
-                u8::from(u.kernel),
-                u.own,
-                pct(u.ns)
-            );
-            self.csv.end()?;
         }
         for (key, ns) in by_group {
             let g = self.groups.entry(key).or_default();
@@ -314,7 +332,6 @@ impl Threads {
         p.seconds += dt;
         p.kernel_ns += kernel_ns;
         p.own_ns += own_ns;
-        self.csv.flush()
     }
 
     /// This process's CPU in the interval that none of its threads read now accounts for:

@@ -48,6 +48,21 @@ fn traced(w: &Watch) -> Vec<StackDevice> {
         .collect()
 }
 
+/// Disk names by (major, minor).
+type Names = HashMap<(u32, u32), String>;
+
+/// The trace filter's `dev` value of each traced disk, and the disks' names.
+fn trace_devs(traced: &[StackDevice]) -> Result<(Vec<u64>, Names), String> {
+    let mut names = HashMap::new();
+    let mut devs = Vec::new();
+    for d in traced {
+        let v = tracefs::trace_dev(&d.name)?;
+        names.insert(((v >> 20) as u32, (v & 0xfffff) as u32), d.name.clone());
+        devs.push(v);
+    }
+    Ok((devs, names))
+}
+
 /// The journal and metadata of the stack's filesystem, if it has one; a failure is a
 /// warning and an empty map.
 fn map_fs(w: &Watch, warnings: &mut Vec<String>) -> FsMap {
@@ -74,13 +89,7 @@ impl Tracing {
         }
         let mut warnings = Vec::new();
         let map = map_fs(w, &mut warnings);
-        let mut names = HashMap::new();
-        let mut devs = Vec::new();
-        for d in &traced {
-            let v = tracefs::trace_dev(&d.name)?;
-            names.insert(((v >> 20) as u32, (v & 0xfffff) as u32), d.name.clone());
-            devs.push(v);
-        }
+        let (devs, names) = trace_devs(&traced)?;
         let instance = Instance::create(ledger, &devs)?;
         let (pipes, page_size) = instance.cpu_pipes()?;
         let decoder = Decoder {
@@ -97,9 +106,10 @@ impl Tracing {
             .filter(|d| d.emulated.is_some())
             .map(|d| (d.name.clone(), Vec::new()))
             .collect();
+        let timeline = Arc::clone(w.timeline);
         let reader = Reader::new(
             names,
-            Arc::clone(w.timeline),
+            timeline,
             origin_s,
             map.clone(),
             decoder,
@@ -107,8 +117,7 @@ impl Tracing {
             emulated,
         );
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let tids = Arc::clone(&own.monitor_tids);
+        let (flag, tids) = (Arc::clone(&stop), Arc::clone(&own.monitor_tids));
         let thread = std::thread::Builder::new()
             .name("iotrial-trace".into())
             .spawn(move || {

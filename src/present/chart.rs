@@ -118,9 +118,7 @@ impl Series {
         };
         (series, keep.len() < ys.len())
     }
-}
 
-impl Series {
     /// The series, drawn against the second y axis.
     pub fn on_right(mut self) -> Series {
         self.right = true;
