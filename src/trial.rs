@@ -176,7 +176,11 @@ fn run_built(
     }
     let mut streams = out.streams;
     let mut warnings = built.warnings.clone();
-    let monitor = recorded.map_or_else(Default::default, |r| {
+    let none_ran = || result::monitor::MonitorSummary {
+        interval_s: setup.monitor.interval_s,
+        ..Default::default()
+    };
+    let monitor = recorded.map_or_else(none_ran, |r| {
         warnings.extend(r.warnings);
         r.summary
     });

@@ -160,8 +160,13 @@ impl Tracing {
         warnings.extend(reader.error.take());
         let lost_events = self.instance.lost_events();
         if lost_events > 0 || reader.missed {
+            let n = if lost_events > 0 {
+                format!("{lost_events} events")
+            } else {
+                "events".into()
+            };
             warnings.push(format!(
-                "monitor trace: the kernel's trace buffer dropped {lost_events} events; the classes undercount"
+                "monitor trace: the kernel's trace buffer dropped {n}; the classes undercount"
             ));
         }
         let emulated = logs
