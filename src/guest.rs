@@ -231,6 +231,7 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
             wipe: paths.clone(),
             time_scale: Some(req.time_scale),
         },
+        monitor: &req.monitor,
     };
     let mut ledger = Ledger::new().map_err(|e| (Cause::Run, format!("ledger: {e}")))?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -10,6 +10,7 @@ pub mod cause;
 pub mod emu;
 pub mod engine;
 pub mod guest;
+pub mod monitor;
 pub mod mountinfo;
 pub mod params;
 pub mod present;

@@ -53,6 +53,8 @@ enum Command {
         /// Print result.json on stdout instead of the table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        monitor: MonitorArgs,
     },
     /// Re-derive a workload's verdict from a samples.csv, without doing any I/O.
     Analyze {
@@ -161,6 +163,34 @@ struct StackArgs {
     /// accel=auto|kvm|tcg,kernel=PATH.
     #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     vm: Option<String>,
+}
+
+/// What watches a trial from outside its workload.
+#[derive(clap::Args)]
+struct MonitorArgs {
+    /// Monitors: a comma list of diskstats, threads, memory, trace (root); or all; or none.
+    #[arg(long, value_name = "LIST", default_value = iotrial::monitor::settings::DEFAULT)]
+    monitor: String,
+    /// Time between two samples of the monitors (10ms to 1h).
+    #[arg(long, value_name = "DURATION", default_value = iotrial::monitor::settings::DEFAULT_INTERVAL)]
+    monitor_interval: String,
+}
+
+impl MonitorArgs {
+    /// The settings, or a usage error naming the flag and what is allowed.
+    fn settings(&self) -> Result<iotrial::monitor::Settings> {
+        use iotrial::monitor::{Settings, SettingsError};
+        let flag = |e: SettingsError| {
+            let name = match e {
+                SettingsError::Interval(_) => "--monitor-interval",
+                _ => "--monitor",
+            };
+            usage(format!("{name}: {e}"))
+        };
+        let s = Settings::parse(&self.monitor, &self.monitor_interval).map_err(flag)?;
+        s.check_host().map_err(flag)?;
+        Ok(s)
+    }
 }
 
 #[derive(Subcommand)]
@@ -291,7 +321,8 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             set,
             out,
             json,
-        } => cmd_run(&workload, target, &stack, &set, &out, json, stop),
+            monitor,
+        } => cmd_run(&workload, target, &stack, &set, &out, json, &monitor, stop),
         Command::Analyze {
             workload,
             samples,
@@ -544,6 +575,7 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
     Ok((spec, devices))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_run(
     name: &str,
     target: Vec<String>,
@@ -551,10 +583,12 @@ fn cmd_run(
     set: &[String],
     out: &Path,
     as_json: bool,
+    monitor: &MonitorArgs,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
     let w = workload::find(name).map_err(usage)?;
     let params = w.resolve(&parse_sets(set)?).map_err(usage)?;
+    let monitor = monitor.settings()?;
     let (stack, devices) = stack_from_args(&target, stack_args)?;
     // Refuse impossible parameters before anything is created on disk.
     w.plan(&params).map_err(usage)?;
@@ -567,12 +601,13 @@ fn cmd_run(
             wipe: stack_args.wipe.clone(),
             ..Default::default()
         },
+        monitor: &monitor,
     };
     let output = trial::run(w, &params, &setup, &mut ledger, stop, !as_json).map_err(failed)?;
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
     // The run as a one-trial study: study.toml and the manifest every results directory has.
-    let exp = expand::single_run(w.name(), &params, stack.clone())?;
+    let exp = expand::single_run(w.name(), &params, stack.clone(), &monitor)?;
     let mut manifest = Manifest::create(&results, &exp)?;
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;

@@ -4,6 +4,7 @@
 use crate::analysis::timeseries;
 use crate::cause::{Cause, HasCause};
 use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
+use crate::monitor;
 use crate::params::{ParamError, Params};
 use crate::report;
 use crate::result::{self, ResultError, TrialResult, TrialTarget};
@@ -11,6 +12,7 @@ use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
 use crate::stack::{DeviceSpec, StackError, StackSpec};
+use crate::timeline::Timeline;
 use crate::utc::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::json;
@@ -60,6 +62,8 @@ pub struct TrialOutput {
     /// Files the trial brought back besides its samples (a guest's monitor series), by their
     /// path in the trial's directory.
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+    /// The monitors' series (`monitor/*.csv`), until [`write`] moves them.
+    pub monitor_files: Option<monitor::Files>,
 }
 
 /// What a trial runs: the workload's name, the stack and how to build it.
@@ -69,6 +73,8 @@ pub struct Setup<'a> {
     pub stack: &'a StackSpec,
     pub devices: &'a [DeviceSpec],
     pub build: BuildOptions,
+    /// The monitors that watch the trial.
+    pub monitor: &'a monitor::Settings,
 }
 
 /// Runs `workload` with `params` on the stack of `setup`, building it first and releasing
@@ -86,9 +92,28 @@ pub fn run(
         return run_in_guest(workload, params, setup, vm, ledger, stop);
     }
     let mark = ledger.len();
-    let result = run_built(workload, params, setup, ledger, stop, show_progress);
-    let errors = ledger.release_to(mark);
+    let mut warnings = Vec::new();
+    let dir = match setup.monitor.monitors.is_empty() {
+        true => None,
+        false => monitor::Dir::create(ledger)
+            .map_err(|e| warnings.push(format!("monitors did not start: {e}")))
+            .ok(),
+    };
+    let result = run_built(
+        workload,
+        params,
+        setup,
+        ledger,
+        stop,
+        show_progress,
+        dir.as_ref(),
+    );
+    let mut errors = ledger.release_to(mark + usize::from(dir.is_some()));
+    let files = dir.filter(|_| result.is_ok()).and_then(|d| d.keep(ledger));
+    errors.extend(ledger.release_to(mark));
     let mut out = result?;
+    out.monitor_files = files;
+    out.doc.warnings.extend(warnings);
     out.doc
         .warnings
         .extend(errors.into_iter().map(|e| format!("cleanup: {e}")));
@@ -102,6 +127,7 @@ fn run_built(
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
     show_progress: bool,
+    monitor_dir: Option<&monitor::Dir>,
 ) -> Result<TrialOutput, TrialError> {
     let plan = workload.plan(params)?;
     let started = SystemTime::now();
@@ -134,18 +160,40 @@ fn run_built(
         backend: BackendKind::Psync,
         time_limit: None,
     };
+    let timeline = Arc::new(Timeline::start());
+    let monitors = monitor_dir.map(|d| {
+        let watch = monitor::Watch {
+            settings: setup.monitor,
+            devices: &built.devices,
+            timeline: &timeline,
+            dir: d.path(),
+        };
+        monitor::start(&watch, ledger)
+    });
+    timeline.begin("run", "stream");
     let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
         if stop.load(Ordering::Relaxed) {
             p.request_stop();
         }
         pb.set_position(p.total_collected() as u64);
-    })?;
+    });
+    timeline.end();
+    let recorded = monitors.map(|m| m.stop(ledger));
+    let out = out?;
     pb.finish_and_clear();
     if stop.load(Ordering::Relaxed) || out.incomplete {
         return Err(TrialError::Interrupted);
     }
     let mut streams = out.streams;
     let mut warnings = built.warnings.clone();
+    let none_ran = || result::monitor::MonitorSummary {
+        interval_s: setup.monitor.interval_s,
+        ..Default::default()
+    };
+    let monitor = recorded.map_or_else(none_ran, |r| {
+        warnings.extend(r.warnings);
+        r.summary
+    });
     if built.time_scale != 1.0 {
         to_model_time(&mut streams, built.time_scale);
         warnings.push(format!(
@@ -160,6 +208,7 @@ fn run_built(
         warnings,
         emulated: ledger.server_stats(),
         backend: opts.backend,
+        monitor,
     };
     let doc = document(workload, params, setup, &built, outcome.as_ref(), facts);
     drop(built);
@@ -168,6 +217,7 @@ fn run_built(
         outcome,
         streams,
         files: Vec::new(),
+        monitor_files: None,
     })
 }
 
@@ -192,6 +242,7 @@ fn run_in_guest(
         devices: setup.devices,
         build: &setup.build,
         settings: vm,
+        monitor: setup.monitor,
     };
     let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
         let files = g
@@ -244,6 +295,7 @@ fn run_in_guest(
         outcome,
         streams,
         files,
+        monitor_files: None,
     })
 }
 
@@ -256,6 +308,8 @@ struct RunFacts {
     /// Statistics of the emulated devices' servers.
     emulated: Vec<serde_json::Value>,
     backend: BackendKind,
+    /// What the monitors saw.
+    monitor: result::monitor::MonitorSummary,
 }
 
 /// The trial's result.json: the one place it is made.
@@ -292,6 +346,7 @@ fn document(
         warnings: facts.warnings,
         streams: outcome.streams_json(),
         verdict: outcome.verdict_json(),
+        monitor: facts.monitor,
     }
 }
 
@@ -307,8 +362,13 @@ fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
     }
 }
 
-/// Writes result.json, samples.csv, timeseries.csv and the files brought back into `dir`.
+/// Writes result.json, samples.csv, timeseries.csv, the monitors' `monitor/*.csv` and the
+/// files a guest brought back into `dir`.
 pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
+    if let Some(f) = &out.monitor_files {
+        let m = dir.join("monitor");
+        f.move_into(&m).map_err(|e| ResultError::io(&m, e))?;
+    }
     for (name, data) in &out.files {
         let path = dir.join(name);
         if let Some(p) = path.parent() {
@@ -409,6 +469,7 @@ mod tests {
             stack: &stack,
             devices: &[DeviceSpec::TempDir],
             build: BuildOptions::default(),
+            monitor: &monitor::Settings::default(),
         };
         let mut ledger = Ledger::detached();
         let stop = Arc::new(AtomicBool::new(false));

@@ -354,3 +354,89 @@ fn report_of_six_stacks_of_2048_samples_is_small_and_draws_every_chart() {
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("each bucket keeps its minimum and maximum"));
 }
+
+#[test]
+fn a_trials_device_chart_and_thread_table_are_drawn() {
+    let test = "a_trials_device_chart_and_thread_table_are_drawn";
+    if !common::ready_for_stacks(test, &["mkfs.ext4", "chromium"]) {
+        return;
+    }
+    let (work, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    common::iotrial(work.path())
+        .args(["run", "dvr", "--target", "image:size=2GiB", "--fs", "ext4"])
+        .args(["--monitor-interval", "50ms", "--out"])
+        .arg(out.path())
+        .args([
+            "--set",
+            "recorders=2",
+            "--set",
+            "players=1",
+            "--set",
+            "samples=1000",
+        ])
+        .args([
+            "--set",
+            "region_size=32MiB",
+            "--set",
+            "io_size=64KiB",
+            "--set",
+            "window=50ms",
+        ])
+        .assert()
+        .success();
+    let root = std::fs::read_dir(out.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    iotrial().arg("report").arg(&root).assert().success();
+    let dir = out_dir("monitors");
+    std::fs::copy(root.join("report.html"), dir.join("report.html")).unwrap();
+    let page = open(&dir.join("report.html"), &dir.join("report.png"));
+    assert_clean(&page, 6);
+    // The device chart: drawn from points, the phase shaded, the await on a second axis.
+    let caption = page
+        .dom
+        .find("<strong>image-ext4: devices.</strong>")
+        .expect("the device chart's caption");
+    let figure = &page.dom[page.dom[..caption].rfind("<figure").unwrap()..caption];
+    assert!(figure.contains("data-bands=\"1\""), "{figure}");
+    let points: usize = figure
+        .split("data-points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(points > 0, "{figure}");
+    assert_eq!(
+        figure.matches("class=\"u-axis\"").count(),
+        3,
+        "x, y and the right axis"
+    );
+    assert!(figure.contains("await ms</div>"), "{figure}");
+    // The thread table: kernel thread groups and iotrial's own, with their CPU.
+    let table = page
+        .dom
+        .find("busiest thread groups")
+        .expect("the thread table");
+    let rows = &page.dom[table..table + page.dom[table..].find("</table>").unwrap()];
+    assert!(
+        rows.contains("<td>kernel</td>") && rows.contains("<td>iotrial engine</td>"),
+        "{rows}"
+    );
+    // report.md has the same tables.
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(
+        md.contains("busiest thread groups") && md.contains("devices, iostat -x over the trial")
+    );
+    // dvr's comparison adds the device's mean await and the kernel threads' CPU.
+    for column in ["device await (ms)", "kernel threads CPU (% of a core)"] {
+        assert!(md.contains(column) && page.dom.contains(column), "{column}");
+    }
+    common::assert_cleaned_up(work.path(), &[]);
+    println!("screenshot: {}", dir.join("report.png").display());
+}

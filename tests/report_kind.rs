@@ -124,8 +124,10 @@ fn issue_9_workload_named_other_than_its_kind_is_reported_as_its_kind() {
     let twin_html = std::fs::read_to_string(twin.join("report.html")).unwrap();
     let (titles, charts) = sections_and_charts(&html);
     assert_eq!((titles.clone(), charts), sections_and_charts(&twin_html));
-    // Per stack: records and playbacks; then the latency CDFs of both roles and fairness.
-    assert_eq!(charts, 2 * 2 + 2 + 1, "{titles:?}");
+    // Per stack: records and playbacks; then the latency CDFs of both roles and fairness;
+    // then each trial's devices, from its monitors (when the directory is on a disk).
+    let device_charts = html.matches(": devices.</strong>").count();
+    assert_eq!(charts, 2 * 2 + 2 + 1 + device_charts, "{titles:?}");
     for t in ["Stack a", "Stack b", "All stacks: fairness"] {
         assert!(titles.iter().any(|x| x == t), "{t} in {titles:?}");
     }

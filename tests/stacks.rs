@@ -180,6 +180,9 @@ fn partitions_layout_gives_each_stream_its_partition() {
     assert!(cmds.contains("sfdisk"), "{cmds}");
     assert_eq!(doc["stack"]["layout"], "partitions");
     assert_eq!(doc["streams"].as_array().unwrap().len(), 10);
+    // The monitors watch the disk and each of its ten partitions.
+    assert_eq!(watched(&doc, "data").len(), 1);
+    assert_eq!(watched(&doc, "partition").len(), 10);
     assert!(
         doc["warnings"].to_string().contains("mq-deadline"),
         "deadline mapped with a notice"
@@ -222,7 +225,26 @@ fn btrfs_raid10_over_four_images() {
         .unwrap()
         .contains("btrfs"));
     assert_eq!(doc["stack"]["mount"]["fs_type"], "btrfs");
+    // The monitors watch every member of the filesystem.
+    let members: Vec<String> = doc["stack"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kernel_name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(watched(&doc, "data"), members);
     assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
+}
+
+/// The devices of `role` the trial's diskstats monitor watched.
+fn watched(doc: &Value, role: &str) -> Vec<String> {
+    doc["monitor"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["role"] == role)
+        .map(|d| d["device"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The stack the kill tests run on: ext4 on an image, with bfq.
@@ -353,5 +375,11 @@ fn xfs_with_its_log_on_a_second_device() {
         "the kernel reports the external log: {applied}"
     );
     assert_eq!(doc["stack"]["logdev"]["size_bytes"], 64 << 20);
+    let log = doc["stack"]["logdev"]["kernel_name"].as_str().unwrap();
+    assert_eq!(
+        watched(&doc, "log"),
+        [log],
+        "the monitors watch the log device"
+    );
     assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
 }

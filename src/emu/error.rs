@@ -41,6 +41,10 @@ pub enum EmuError {
     },
     #[error("a server thread panicked: {0}")]
     Panicked(&'static str),
+    #[error("the device's request log was not started")]
+    NoLog,
+    #[error("request log {path}: {source}")]
+    Log { path: PathBuf, source: io::Error },
 }
 
 impl HasCause for EmuError {

@@ -19,6 +19,7 @@ use rustix::fs::FallocateFlags;
 use super::backing::Backing;
 use super::counters::{BufPool, Counters};
 use super::model::{DeviceModel, ReqKind, Request};
+use super::reqlog::RequestLog;
 use super::timer::{Clock, TimerQueue};
 
 /// Name of the device file in the mount.
@@ -80,6 +81,8 @@ pub struct ModelState {
     pub model: Box<dyn DeviceModel>,
     /// Last arrival time given to the model (arrivals must not go backwards).
     pub last_ns: u64,
+    /// Every request received, while a trial's monitors ask for it.
+    pub log: Option<RequestLog>,
 }
 
 /// The filesystem shared by the FUSE worker threads.
@@ -125,8 +128,11 @@ impl EmuFs {
         let model_now = ((arrive as f64 * self.scale) as u64).max(m.last_ns);
         m.last_ns = model_now;
         let resp = m.model.service(model_now, Request { kind, offset, len });
-        drop(m);
         let delay = (resp.done_ns.saturating_sub(model_now) as f64 / self.scale) as u64;
+        if let Some(log) = &mut m.log {
+            log.push(kind, offset, len, arrive, delay);
+        }
+        drop(m);
         self.sender.counters.serviced(kind, delay);
         (resp.errno, arrive + delay)
     }

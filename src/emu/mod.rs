@@ -7,6 +7,7 @@ mod counters;
 mod error;
 mod fs;
 pub mod model;
+mod reqlog;
 mod server;
 mod timer;
 
@@ -15,6 +16,7 @@ pub use conn::{
 };
 pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
+pub use reqlog::mono_now_ns;
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};
 pub mod fault;

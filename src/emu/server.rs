@@ -17,6 +17,7 @@ use super::counters::{BufPool, Counters};
 use super::error::EmuError;
 use super::fs::{EmuFs, ModelState, Pending, Sender, DISK_NAME, MAX_IO};
 use super::model::DeviceModel;
+use super::reqlog::RequestLog;
 use super::timer::{Clock, TimerQueue};
 
 /// FUSE worker threads (each reads requests from its own cloned /dev/fuse descriptor).
@@ -32,6 +33,7 @@ pub struct EmuServer {
     /// FUSE connection number of our mount.
     minor: Option<u32>,
     scale: f64,
+    clock: Clock,
     model: Arc<Mutex<ModelState>>,
     counters: Arc<Counters>,
     timer: Arc<TimerQueue<(Pending, i32)>>,
@@ -116,7 +118,11 @@ impl EmuServer {
             source,
         })?;
         let timer = Arc::new(timer);
-        let model = Arc::new(Mutex::new(ModelState { model, last_ns: 0 }));
+        let model = Arc::new(Mutex::new(ModelState {
+            model,
+            last_ns: 0,
+            log: None,
+        }));
         let counters = Arc::clone(&sender.counters);
         let fs = EmuFs::new(
             Arc::clone(&model),
@@ -137,6 +143,7 @@ impl EmuServer {
             mounted: true,
             minor,
             scale,
+            clock,
             model,
             counters,
             timer,
@@ -178,6 +185,32 @@ impl EmuServer {
             "model_stats": m.model.stats(),
             "server": server,
         })
+    }
+
+    /// Starts logging every request the device receives, times counted from the
+    /// CLOCK_MONOTONIC instant `origin_mono_ns` (a log already running starts over).
+    pub fn start_log(&self, origin_mono_ns: u64) {
+        let log = RequestLog::new(&self.clock, origin_mono_ns);
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).log = Some(log);
+    }
+
+    /// Stops logging and writes the log to `path` as CSV (`t_s,op,offset,bytes,service_us`);
+    /// returns the requests written and those the full log dropped.
+    pub fn stop_log(&self, path: &Path) -> Result<(u64, u64), EmuError> {
+        let log = self
+            .model
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .log
+            .take();
+        let Some(log) = log else {
+            return Err(EmuError::NoLog);
+        };
+        log.write_csv(path).map_err(|source| EmuError::Log {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok((log.len() as u64, log.dropped()))
     }
 
     /// Unmounts and joins every thread. If the mount is busy (a loop device still holds the

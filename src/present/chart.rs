@@ -55,10 +55,21 @@ pub struct Series {
     pub group: usize,
     pub x: Vec<f64>,
     pub y: Vec<f64>,
+    /// Drawn against the chart's second y axis (on the right).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub right: bool,
+}
+
+/// A shaded stretch of the x axis with its name (a phase).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Band {
+    pub label: String,
+    pub x0: f64,
+    pub x1: f64,
 }
 
 /// An x-y chart. Its data go into the page's embedded JSON, not into the markup.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Chart {
     pub title: String,
     pub caption: String,
@@ -67,6 +78,12 @@ pub struct Chart {
     /// Category names for integer x values 0, 1, 2, ... (otherwise numeric ticks).
     pub x_names: Option<Vec<String>>,
     pub series: Vec<Series>,
+    /// The label of the second y axis, for series drawn on the right.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub y2_label: Option<String>,
+    /// Stretches of x shaded behind the series (phases).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<Band>,
 }
 
 /// The group of series drawn in the accent colour (peaks and other points to notice).
@@ -97,8 +114,15 @@ impl Series {
             group,
             x: keep.iter().map(|&i| (xs[i] * px).round() / px).collect(),
             y: keep.iter().map(|&i| (ys[i] * py).round() / py).collect(),
+            right: false,
         };
         (series, keep.len() < ys.len())
+    }
+
+    /// The series, drawn against the second y axis.
+    pub fn on_right(mut self) -> Series {
+        self.right = true;
+        self
     }
 }
 

@@ -22,7 +22,7 @@ impl Better {
 /// One headline figure of a verdict, declared once per workload kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FigureSpec {
-    /// The key in result.json's `verdict`.
+    /// The key in result.json's `verdict` (a monitor's figure: its path under `monitor`).
     pub key: &'static str,
     /// Column heading.
     pub label: &'static str,

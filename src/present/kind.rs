@@ -5,7 +5,7 @@
 //! directory name.
 
 use super::chart::Section;
-use super::{FigureSpec, VerdictFigures};
+use super::{FigureSpec, MonitorColumn, VerdictFigures};
 use crate::result::{ResultError, StackTrials, Trial};
 
 /// A workload kind's part of the report.
@@ -19,6 +19,11 @@ pub trait KindReport: Sync {
 
     /// Sections for this kind's stacks (each with its repeats, in study order).
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError>;
+
+    /// The monitors' figures this kind adds to the comparison, after its verdict's.
+    fn monitor_columns(&self) -> &'static [MonitorColumn] {
+        &[]
+    }
 }
 
 /// The report part of the workload kind named by a result.json's `kind`; `None` for a kind

@@ -9,10 +9,12 @@ pub mod chart;
 pub mod figure;
 pub mod guest;
 pub mod kind;
+pub mod monitor;
 pub mod verdict;
 
 pub use figure::{num, Better, FigureSpec, VerdictFigures};
 pub use kind::{KindLookup, KindReport};
+pub use monitor::MonitorColumn;
 
 /// A table of strings: headings and rows.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -9,6 +9,7 @@ pub mod html;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod monitor;
 pub mod terminal;
 
 use crate::result::ResultError;

@@ -8,7 +8,7 @@ use super::ReportError;
 use crate::present::chart::Section;
 use crate::present::num;
 use crate::present::verdict::{StackFigures, VerdictTable};
-use crate::present::{KindLookup, KindReport};
+use crate::present::{KindLookup, KindReport, MonitorColumn, VerdictFigures};
 use crate::result::emulated::EmulatedDevice;
 use crate::result::{ResultError, StackTrials, Trial};
 use serde_json::Value as Json;
@@ -58,11 +58,39 @@ pub fn kind_report(
         )))
 }
 
-/// The comparison of `stacks` on `kind`'s verdict figures.
+/// The monitor columns `kind` picks that some trial of `stacks` has a value for (results of
+/// trials without monitors keep the verdict's columns alone).
+fn monitor_columns(kind: &dyn KindReport, stacks: &[StackTrials<'_>]) -> Vec<MonitorColumn> {
+    let trials = stacks.iter().flat_map(|s| s.trials.iter());
+    kind.monitor_columns()
+        .iter()
+        .filter(|c| {
+            trials
+                .clone()
+                .any(|t| (c.value)(&t.result.monitor).is_some())
+        })
+        .copied()
+        .collect()
+}
+
+/// The figures of one trial: its verdict's, then the monitor figures of `extra`.
+fn trial_figures(
+    kind: &dyn KindReport,
+    extra: &[MonitorColumn],
+    t: &Trial,
+) -> Result<VerdictFigures, ResultError> {
+    let mut f = kind.figures(t)?;
+    f.values
+        .extend(extra.iter().map(|c| (c.value)(&t.result.monitor)));
+    Ok(f)
+}
+
+/// The comparison of `stacks` on `kind`'s verdict figures and the monitor figures it picks.
 pub fn verdict_table(
     kind: &dyn KindReport,
     stacks: &[StackTrials<'_>],
 ) -> Result<VerdictTable, ResultError> {
+    let extra = monitor_columns(kind, stacks);
     let figures = stacks
         .iter()
         .map(|s| {
@@ -72,12 +100,14 @@ pub fn verdict_table(
                 repeats: s
                     .trials
                     .iter()
-                    .map(|t| kind.figures(t))
+                    .map(|t| trial_figures(kind, &extra, t))
                     .collect::<Result<_, ResultError>>()?,
             })
         })
         .collect::<Result<Vec<_>, ResultError>>()?;
-    Ok(VerdictTable::build(kind.columns(), figures))
+    let mut columns = kind.columns().to_vec();
+    columns.extend(extra.iter().map(|c| c.spec));
+    Ok(VerdictTable::build(&columns, figures))
 }
 
 /// Every workload's verdict table, in study order.
@@ -115,6 +145,7 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
             .collect();
         let mut sections = kind.sections(&stacks)?;
         sections.extend(crate::present::guest::section(kind, &stacks)?);
+        sections.extend(super::monitor::section(&stacks));
         workloads.push(WorkloadReport {
             workload: w.to_string(),
             table: verdict_table(kind, &stacks)?,

@@ -8,6 +8,7 @@ pub mod csv;
 pub mod emulated;
 pub mod found;
 mod legacy;
+pub mod monitor;
 
 pub use found::{StackTrials, Trial};
 
@@ -89,6 +90,9 @@ pub struct TrialResult {
     pub streams: Vec<Json>,
     /// The verdict, fields of the workload kind.
     pub verdict: Json,
+    /// What the monitors saw (absent in trials written before monitors existed).
+    #[serde(default)]
+    pub monitor: monitor::MonitorSummary,
 }
 
 /// Where a trial ran and how its I/O was done.
@@ -230,6 +234,7 @@ pub(crate) mod example {
             warnings: vec![],
             streams: vec![],
             verdict,
+            monitor: Default::default(),
         }
     }
 }

@@ -163,9 +163,40 @@ impl Ledger {
         self.servers.push((entry, server));
     }
 
+    /// The pid of the run's device server process, when it runs.
+    pub fn server_pid(&self) -> Option<u32> {
+        match &self.process {
+            Process::Running(p) => Some(lock(p).pid()),
+            _ => None,
+        }
+    }
+
+    /// The server of the emulated device whose FUSE mount point is `mountpoint`.
+    pub fn device_server(&self, mountpoint: &Path) -> Option<&dyn DeviceServer> {
+        self.servers
+            .iter()
+            .find_map(|(i, s)| match &self.entries[*i] {
+                Resource::Fuse { mountpoint: m } if m == mountpoint => Some(s.as_ref()),
+                _ => None,
+            })
+    }
+
     /// What the device servers report (model state, request counters).
     pub fn server_stats(&self) -> Vec<Json> {
         self.servers.iter().map(|(_, s)| s.stats()).collect()
+    }
+
+    /// Stops holding the newest resource when it is `r`, without releasing it: its caller
+    /// owns it from then on. Returns whether it was the newest.
+    pub fn forget(&mut self, r: &Resource) -> bool {
+        if self.entries.last() != Some(r)
+            || matches!(self.servers.last(), Some((i, _)) if *i + 1 == self.entries.len())
+        {
+            return false;
+        }
+        self.entries.pop();
+        let _ = self.save();
+        true
     }
 
     /// Number of resources held.

@@ -5,6 +5,7 @@
 //! build is at fault.
 
 pub mod actions;
+pub mod blockdevs;
 pub mod checker;
 pub mod cleanup;
 pub mod device;

@@ -5,6 +5,7 @@
 //! trial.
 
 use super::actions::Actions;
+use super::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
@@ -39,6 +40,8 @@ pub struct Built {
     /// Emulated devices run this many times faster than the model: multiply measured times
     /// by it to get the model's (1 for real devices).
     pub time_scale: f64,
+    /// The block devices the stack uses, for the monitors.
+    pub devices: StackDevices,
 }
 
 /// Builds `spec` on `devices` for `plan`. Resources go into `ledger`; release it afterwards
@@ -132,6 +135,10 @@ struct Dev {
     path: PathBuf,
     /// Kernel name of the whole disk (`loop3`, `sdb`).
     disk: String,
+    /// The file holding the device's data (an image, an emulated device's image).
+    backing: Option<PathBuf>,
+    /// The FUSE mount point of an emulated device.
+    emulated: Option<PathBuf>,
 }
 
 /// A stack's attached devices: the data devices (the MD array when there is one), the
@@ -155,6 +162,38 @@ impl Devs {
             .collect();
         disks.dedup();
         disks
+    }
+
+    /// The devices for the monitors: data devices, `partitions`, the log device, and the
+    /// disks holding their images.
+    fn watched(&self, partitions: &[PathBuf], fs: Option<&str>) -> StackDevices {
+        let mut s = StackDevices {
+            fs: fs.map(str::to_string),
+            ..Default::default()
+        };
+        let roles = self.data.iter().map(|d| (d, DeviceRole::Data));
+        for (d, role) in roles.chain(self.log.iter().map(|d| (d, DeviceRole::Log))) {
+            s.add(StackDevice {
+                name: d.disk.clone(),
+                path: d.path.clone(),
+                role,
+                emulated: d.emulated.clone(),
+            });
+        }
+        for p in partitions {
+            s.add(StackDevice {
+                name: kernel_name(p),
+                path: p.clone(),
+                role: DeviceRole::Partition,
+                emulated: None,
+            });
+        }
+        for b in self.data.iter().chain(self.log.iter()) {
+            if let Some(file) = &b.backing {
+                s.add_backing_of(file);
+            }
+        }
+        s
     }
 }
 
@@ -208,9 +247,12 @@ impl Builder<'_> {
                 warnings: vec![],
                 files: None,
                 time_scale: 1.0,
+                devices: StackDevices::default(),
             });
         }
         let layout = files::create(&parent, self.plan, self.ledger, self.stop)?;
+        let mut devices = StackDevices::default();
+        devices.add_backing_of(&parent);
         let as_built = json!({
             "name": name, "layout": "files", "kernel": kernel_release(),
             "devices": [{"spec": d.to_string(), "path": parent, "filesystem": layout.fs_type}],
@@ -223,6 +265,7 @@ impl Builder<'_> {
             warnings: layout.warnings.clone(),
             files: Some(layout),
             time_scale: 1.0,
+            devices,
         })
     }
 
@@ -271,7 +314,14 @@ impl Builder<'_> {
             as_built["scheduler"] = json!(back);
         }
         as_built["commands"] = json!(self.actions.log);
+        let partitions: Vec<PathBuf> = match self.spec.layout {
+            LayoutKind::Partitions => laid.placements.iter().map(|p| p.path.clone()).collect(),
+            _ => Vec::new(),
+        };
+        let fs = (self.spec.layout == LayoutKind::Files).then_some(self.spec.fs.as_deref());
+        let watched = devs.watched(&partitions, fs.flatten());
         Ok(Built {
+            devices: watched,
             placements: laid.placements,
             direct_ok: laid.direct_ok,
             as_built,
@@ -298,6 +348,8 @@ impl Builder<'_> {
             spec: DeviceSpec::Block(array.clone()),
             path: array,
             disk,
+            backing: None,
+            emulated: None,
         };
         let devs = Devs {
             data: vec![dev],
@@ -353,14 +405,22 @@ impl Builder<'_> {
         work: &Path,
         partscan: bool,
     ) -> Result<Dev, StackError> {
+        let (mut backing, mut emulated) = (None, None);
         let (path, disk) = match spec {
             DeviceSpec::Image { path, size } => {
                 let file = self.create_image(path.as_deref(), *size, index, work)?;
+                backing = Some(file.clone());
                 self.attach_loop(&file, index, partscan)?
             }
             DeviceSpec::Block(p) => self.attach_block(p)?,
             DeviceSpec::Emu { text, model } => {
-                self.attach_emu(text, model, index, work, partscan)?
+                let (image, mp) = (
+                    work.join(format!("emu{index}.img")),
+                    work.join(format!("emu{index}")),
+                );
+                let attached = self.attach_emu(text, model, index, (&image, &mp), partscan)?;
+                (backing, emulated) = (Some(image), Some(mp));
+                attached
             }
             DeviceSpec::Dir(_) | DeviceSpec::TempDir => {
                 return Err(StackError::Invalid(
@@ -372,6 +432,8 @@ impl Builder<'_> {
             spec: spec.clone(),
             path,
             disk,
+            backing,
+            emulated,
         })
     }
 
@@ -437,11 +499,9 @@ impl Builder<'_> {
         text: &str,
         model: &ModelSpec,
         index: usize,
-        work: &Path,
+        (backing, mp): (&Path, &Path),
         partscan: bool,
     ) -> Result<(PathBuf, String), StackError> {
-        let backing = work.join(format!("emu{index}.img"));
-        let mp = work.join(format!("emu{index}"));
         self.actions.note(format!(
             "serve model {model} through FUSE at {} (data in sparse {}), delays divided by {}",
             mp.display(),
@@ -454,17 +514,33 @@ impl Builder<'_> {
             let entry = self
                 .ledger
                 .record(Resource::Fuse {
-                    mountpoint: mp.clone(),
+                    mountpoint: mp.to_path_buf(),
                 })
                 .map_err(ledger_err)?;
             self.ledger
-                .serve_emulated(entry, text, &backing, &mp)
+                .serve_emulated(entry, text, backing, mp)
                 .map_err(|source| StackError::DeviceServer {
                     spec: format!("emu:{text}"),
                     source,
                 })?
         };
-        self.attach_loop(&file, index, partscan)
+        let (path, disk) = self.attach_loop(&file, index, partscan)?;
+        self.cap_request_size(&disk)?;
+        Ok((path, disk))
+    }
+
+    /// Caps the block requests of an emulated device's loop device at the largest request
+    /// its server takes at once, so each block request reaches the model whole (and the
+    /// server's request log matches a block trace request for request).
+    fn cap_request_size(&mut self, disk: &str) -> Result<(), StackError> {
+        let attr = PathBuf::from(format!("/sys/block/{disk}/queue/max_sectors_kb"));
+        let cap = u64::from(crate::emu::MAX_IO / 1024);
+        match sys::read_sysfs(&attr) {
+            Some(p) if p.parse::<u64>().is_ok_and(|v| v <= cap) => Ok(()),
+            Some(p) => scheduler::set(&attr, p, &cap.to_string(), self.ledger, self.actions),
+            None if self.actions.dry_run => self.actions.write_sysfs(&attr, &cap.to_string()),
+            None => Ok(()),
+        }
     }
 
     /// Attaches `file` to a loop device (direct I/O on), in the ledger first; (path, kernel

@@ -30,6 +30,9 @@ pub enum Resource {
     /// A guest's QEMU process, known by its pid and a path only its command line holds (its
     /// control socket); killed, so it lets go of the devices passed to it.
     Guest { pid: u32, marker: PathBuf },
+    /// A tracefs instance (the block trace's own buffer and events); removed, which stops
+    /// its events.
+    TraceInstance { path: PathBuf },
 }
 
 /// What releasing one resource did, as one line for the user.
@@ -64,6 +67,7 @@ impl std::fmt::Display for Resource {
             Resource::Sysfs { path, .. } => write!(f, "{}", sysfs_name(path)),
             Resource::Md { array } => write!(f, "MD array {}", array.display()),
             Resource::Guest { pid, .. } => write!(f, "guest (QEMU pid {pid})"),
+            Resource::TraceInstance { path } => write!(f, "trace instance {}", path.display()),
         }
     }
 }
@@ -88,6 +92,9 @@ impl Resource {
         match self {
             Resource::TempDir { path } => remove(path, |p| std::fs::remove_dir_all(p), "removed"),
             Resource::Image { path } => remove(path, |p| std::fs::remove_file(p), "removed image"),
+            Resource::TraceInstance { path } => {
+                remove(path, |p| std::fs::remove_dir(p), "removed trace instance")
+            }
             Resource::Loop { backing } => {
                 let detached = sys::detach_loops_of(backing)?;
                 if detached.is_empty() {
@@ -282,6 +289,7 @@ mod tests {
                 pid: std::process::id(),
                 marker: gone.clone(),
             },
+            Resource::TraceInstance { path: gone.clone() },
         ] {
             let rel = r.release().unwrap_or_else(|e| panic!("{r}: {e}"));
             assert!(matches!(rel, Released::AlreadyGone(_)), "{r}: {rel}");

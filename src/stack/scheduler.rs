@@ -107,7 +107,7 @@ fn active_if_available(disk: &str, name: &str, kname: &str) -> Result<String, St
 }
 
 /// Writes `value` to the sysfs attribute `path`, its `previous` value in the ledger first.
-fn set(
+pub(super) fn set(
     path: &Path,
     previous: String,
     value: &str,

@@ -169,13 +169,19 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         quick: Quick::default(),
         workloads,
         stacks,
+        monitor: study.monitor.clone(),
     };
     Ok((resolved, resolved_params))
 }
 
 /// The study `iotrial run` makes of one workload kind with `params` on one stack, once: what
 /// its results directory's study.toml and manifest record.
-pub fn single_run(kind: &str, params: &Params, stack: StackSpec) -> Result<Expansion, StudyError> {
+pub fn single_run(
+    kind: &str,
+    params: &Params,
+    stack: StackSpec,
+    monitor: &crate::monitor::Settings,
+) -> Result<Expansion, StudyError> {
     let study = Study {
         name: kind.to_string(),
         description: format!("iotrial run {kind} on {}", stack.devices.join(" ")),
@@ -190,6 +196,7 @@ pub fn single_run(kind: &str, params: &Params, stack: StackSpec) -> Result<Expan
             quick: Assignments::default(),
         }],
         stacks: vec![stack],
+        monitor: monitor.clone(),
     };
     expand(&study, &Options::default())
 }

@@ -8,6 +8,7 @@ use super::assign::Assignments;
 use super::error::StudyError;
 use super::locate::{key_at, line_col};
 use crate::cause::{Cause, HasCause};
+use crate::monitor::{self, SettingsError};
 use crate::params::ParamError;
 use crate::stack::{DeviceSpec, StackSpec, StackSpecError};
 use crate::workload::{self, Workload};
@@ -35,6 +36,9 @@ pub struct Study {
     pub quick: Quick,
     pub workloads: Vec<WorkloadEntry>,
     pub stacks: Vec<StackSpec>,
+    /// The monitors of every trial (`monitor` and `monitor_interval`).
+    #[serde(default)]
+    pub monitor: monitor::Settings,
 }
 
 /// The `[quick]` table: applied by `--quick`.
@@ -104,6 +108,8 @@ struct RawStudy {
     repeats: Option<Spanned<i64>>,
     out: Option<String>,
     device: Option<Spanned<String>>,
+    monitor: Option<Spanned<String>>,
+    monitor_interval: Option<Spanned<String>>,
     quick: Option<RawQuick>,
     #[serde(default)]
     workloads: Vec<RawWorkload>,
@@ -226,6 +232,7 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     if let Some(d) = &raw.device {
         check_device(&src, d, "device")?;
     }
+    let monitor = read_monitor(&src, &raw)?;
     let quick = read_quick(&src, raw.quick.as_ref())?;
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
     let workloads = read_workloads(&src, &raw.workloads, &quick, quick_set)?;
@@ -239,6 +246,29 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         quick,
         workloads,
         stacks: raw.stacks,
+        monitor,
+    })
+}
+
+/// `monitor` and `monitor_interval`, read by the parser `iotrial run --monitor` uses; an
+/// error points at the key it is about.
+fn read_monitor(src: &Src, raw: &RawStudy) -> Result<monitor::Settings, StudyError> {
+    let list = raw.monitor.as_ref();
+    let interval = raw.monitor_interval.as_ref();
+    let text = |v: Option<&Spanned<String>>, default: &'static str| {
+        v.map_or(default.to_string(), |v| v.get_ref().clone())
+    };
+    monitor::Settings::parse(
+        &text(list, monitor::settings::DEFAULT),
+        &text(interval, monitor::settings::DEFAULT_INTERVAL),
+    )
+    .map_err(|e| {
+        let at = match e {
+            SettingsError::Interval(_) => interval,
+            _ => list,
+        };
+        let span = at.map_or(raw.name.span(), |v| v.span());
+        src.at(span, Some(e.key().into()), e.to_string())
     })
 }
 

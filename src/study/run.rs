@@ -7,6 +7,7 @@ use super::results::ResultsDir;
 use super::table::StudyTable;
 use super::{expand, Expansion, Options, Study, StudyError, Trial};
 use crate::cause::{Cause, HasCause};
+use crate::monitor;
 use crate::report::html::{write_report, ReportFiles};
 use crate::result::ResultError;
 use crate::stack::actions::Actions;
@@ -67,6 +68,9 @@ pub enum RunError {
     /// `--resume` while a run of the results directory is still going (input).
     #[error("--resume: {0}")]
     StillRunning(#[from] cleanup::StillRunning),
+    /// The study's monitors cannot run here (input: `trace` without root).
+    #[error("monitor: {0}")]
+    Monitor(#[from] monitor::SettingsError),
     /// What dead earlier runs left could not all be released.
     #[error("an earlier run of {root} left resources that could not be released: {errors}")]
     Leftovers { root: PathBuf, errors: String },
@@ -77,7 +81,7 @@ impl HasCause for RunError {
         match self {
             RunError::Study(e) => e.why(),
             RunError::Io { .. } | RunError::Result(_) | RunError::Leftovers { .. } => Cause::Run,
-            RunError::StillRunning(_) => Cause::Input,
+            RunError::StillRunning(_) | RunError::Monitor(_) => Cause::Input,
         }
     }
 }
@@ -194,6 +198,7 @@ pub fn run(
         return dry_run(study, opts, say);
     }
     let exp = expand(study, &opts.expand)?;
+    exp.study.monitor.check_host()?;
     let (results, manifest, todo) = open_results(study, &exp, opts)?;
     writeln!(
         say,
@@ -211,6 +216,7 @@ pub fn run(
         .set_results(&results.root)
         .map_err(io("write the resource ledger"))?;
     let mut runner = Runner {
+        monitor: exp.study.monitor.clone(),
         results,
         manifest,
         ledger,
@@ -298,6 +304,8 @@ enum TrialEnd {
 
 /// What runs a study's trials one by one, recording each in the manifest.
 struct Runner<'a> {
+    /// The monitors of every trial.
+    monitor: monitor::Settings,
     results: ResultsDir,
     manifest: Manifest,
     ledger: Ledger,
@@ -360,6 +368,7 @@ impl Runner<'_> {
                 wipe: self.opts.wipe.clone(),
                 ..Default::default()
             },
+            monitor: &self.monitor,
         };
         let (w, progress) = (t.workload_impl(), self.opts.progress);
         trial::run(w, &t.params, &setup, &mut self.ledger, self.stop, progress)

@@ -43,6 +43,8 @@ impl Study {
         if let Some(d) = &self.device {
             let _ = writeln!(o, "device = {}", quote(d));
         }
+        let _ = writeln!(o, "monitor = {}", quote(&self.monitor.list()));
+        let _ = writeln!(o, "monitor_interval = {}", quote(&self.monitor.interval()));
         if !self.quick.is_empty() {
             let _ = writeln!(o, "\n[quick]");
             if let Some(d) = &self.quick.device {

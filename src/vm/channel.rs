@@ -32,6 +32,9 @@ pub struct Request {
     pub time_scale: f64,
     /// Kernel modules the stack needs, loaded before it is built.
     pub modules: Vec<String>,
+    /// The monitors the guest runs (their files come back as the guest's).
+    #[serde(default)]
+    pub monitor: crate::monitor::Settings,
 }
 
 /// One of the guest's disks as it sees it.

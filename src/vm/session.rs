@@ -30,6 +30,8 @@ pub struct GuestTrial<'a> {
     pub devices: &'a [DeviceSpec],
     pub build: &'a BuildOptions,
     pub settings: &'a VmSettings,
+    /// The monitors the guest runs on its side.
+    pub monitor: &'a crate::monitor::Settings,
 }
 
 /// What came back: the trial's files (in `dir`, which the ledger removes), the virtual
@@ -139,6 +141,7 @@ fn request(t: &GuestTrial, attached: &[Attached]) -> Request {
         logdev: t.stack.logdev.is_some(),
         time_scale: t.devices[0].time_scale(),
         modules: mods,
+        monitor: t.monitor.clone(),
     }
 }
 

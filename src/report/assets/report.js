@@ -35,6 +35,8 @@
 
   function seriesOptions(s) {
     var c = color(s.group);
+    // A line of one or two points would not show: draw its points.
+    var few = s.x.length < 3;
     var none = function () { return null; };
     switch (s.style) {
       case "points":
@@ -44,13 +46,31 @@
         return { label: s.label, stroke: c, width: 0, paths: none,
                  points: { show: true, size: 12, width: 2.5, stroke: c, fill: "#ffffff00" } };
       case "trace":
-        return { label: s.label, stroke: color(s.group, "aa"), width: 1, spanGaps: true, points: { show: false } };
+        return { label: s.label, stroke: color(s.group, "aa"), width: 1, spanGaps: true, points: { show: few } };
       case "step":
         return { label: s.label, stroke: c, width: 2, spanGaps: true,
                  paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } };
       default:
-        return { label: s.label, stroke: c, width: 2, spanGaps: true, points: { show: false } };
+        return { label: s.label, stroke: c, width: 2, spanGaps: true, points: { show: few } };
     }
+  }
+
+  // Shades each band (a phase) behind the series and writes its name at the top.
+  function shade(u, bands) {
+    var ctx = u.ctx, top = u.bbox.top, height = u.bbox.height;
+    ctx.save();
+    ctx.font = Math.round(11 * devicePixelRatio) + "px sans-serif";
+    bands.forEach(function (b, i) {
+      var left = u.bbox.left, right = left + u.bbox.width;
+      var x0 = Math.max(left, u.valToPos(b.x0, "x", true));
+      var x1 = Math.min(right, u.valToPos(b.x1, "x", true));
+      if (x1 <= x0) return;
+      ctx.fillStyle = i % 2 ? "rgba(255,127,14,0.08)" : "rgba(31,119,180,0.08)";
+      ctx.fillRect(x0, top, x1 - x0, height);
+      ctx.fillStyle = "#555";
+      ctx.fillText(b.label, x0 + 4 * devicePixelRatio, top + 14 * devicePixelRatio);
+    });
+    ctx.restore();
   }
 
   function draw(el, spec) {
@@ -65,8 +85,20 @@
         { label: spec.x_label, stroke: "#333", grid: { stroke: "#eee" } },
         { label: spec.y_label, stroke: "#333", grid: { stroke: "#eee" }, size: 60 }
       ],
-      series: [{ label: spec.x_label }].concat(spec.series.map(seriesOptions))
+      series: [{ label: spec.x_label }].concat(spec.series.map(function (s) {
+        var o = seriesOptions(s);
+        if (s.right) o.scale = "y2";
+        return o;
+      }))
     };
+    if (spec.y2_label) {
+      opts.scales.y2 = {};
+      opts.axes.push({ scale: "y2", side: 1, label: spec.y2_label, stroke: "#333", grid: { show: false }, size: 60 });
+    }
+    if (spec.bands && spec.bands.length) {
+      opts.hooks = { drawClear: [function (u) { shade(u, spec.bands); }] };
+      el.setAttribute("data-bands", String(spec.bands.length));
+    }
     if (spec.x_names) {
       var names = spec.x_names;
       opts.scales.x.range = function () { return [-0.5, names.length - 0.5]; };

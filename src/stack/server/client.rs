@@ -195,6 +195,30 @@ impl DeviceServer for RemoteDevice {
         }
     }
 
+    fn start_log(&self, origin_mono_ns: u64) -> Result<(), String> {
+        lock(&self.process)
+            .call(&Command::LogStart {
+                mountpoint: self.mountpoint.clone(),
+                origin_mono_ns,
+            })
+            .and_then(Reply::into_result)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String> {
+        let reply = lock(&self.process)
+            .call(&Command::LogStop {
+                mountpoint: self.mountpoint.clone(),
+                path: path.to_path_buf(),
+            })
+            .and_then(Reply::into_result)
+            .map_err(|e| e.to_string())?;
+        reply
+            .logged
+            .ok_or_else(|| "the device server did not say what it logged".to_string())
+    }
+
     fn stop(self: Box<Self>) -> Result<(), String> {
         lock(&self.process)
             .call(&Command::Stop {

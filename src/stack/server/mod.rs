@@ -11,6 +11,7 @@ pub mod protocol;
 
 use crate::emu::EmuServer;
 use serde_json::Value as Json;
+use std::path::Path;
 
 /// A device server the ledger holds until the resource it serves is released: the emulated
 /// device of a trial (served by the run's device server process) or one served in this process.
@@ -19,6 +20,12 @@ pub trait DeviceServer: Send {
     fn stats(&self) -> Json;
     /// Stops serving: unmounts, joins every thread.
     fn stop(self: Box<Self>) -> Result<(), String>;
+    /// Starts the device's request log, times in seconds from the CLOCK_MONOTONIC instant
+    /// `origin_mono_ns`.
+    fn start_log(&self, origin_mono_ns: u64) -> Result<(), String>;
+    /// Stops the request log and writes it to `path` as CSV; (requests written, requests
+    /// dropped because the log was full).
+    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String>;
 }
 
 impl DeviceServer for EmuServer {
@@ -28,5 +35,14 @@ impl DeviceServer for EmuServer {
 
     fn stop(self: Box<Self>) -> Result<(), String> {
         EmuServer::stop(*self).map_err(|e| e.to_string())
+    }
+
+    fn start_log(&self, origin_mono_ns: u64) -> Result<(), String> {
+        EmuServer::start_log(self, origin_mono_ns);
+        Ok(())
+    }
+
+    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String> {
+        EmuServer::stop_log(self, path).map_err(|e| e.to_string())
     }
 }

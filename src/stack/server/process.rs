@@ -69,6 +69,30 @@ impl Devices {
         Some(server.stop().map_err(|e| e.to_string()))
     }
 
+    fn log_start(&self, mountpoint: &Path, origin_mono_ns: u64) -> Reply {
+        match self.position(mountpoint) {
+            Some(i) => {
+                self.0[i].1.start_log(origin_mono_ns);
+                Reply::default()
+            }
+            None => Reply::failed(format!("{} is not served here", mountpoint.display())),
+        }
+    }
+
+    fn log_stop(&self, mountpoint: &Path, path: &Path) -> Reply {
+        match self
+            .position(mountpoint)
+            .map(|i| self.0[i].1.stop_log(path))
+        {
+            Some(Ok(counts)) => Reply {
+                logged: Some(counts),
+                ..Default::default()
+            },
+            Some(Err(e)) => Reply::failed(e.to_string()),
+            None => Reply::failed(format!("{} is not served here", mountpoint.display())),
+        }
+    }
+
     fn handle(&mut self, cmd: Command) -> Reply {
         match cmd {
             Command::Start {
@@ -77,6 +101,11 @@ impl Devices {
                 mountpoint,
             } => self.start(&spec, &backing, &mountpoint),
             Command::Stats { mountpoint } => self.stats(&mountpoint),
+            Command::LogStart {
+                mountpoint,
+                origin_mono_ns,
+            } => self.log_start(&mountpoint, origin_mono_ns),
+            Command::LogStop { mountpoint, path } => self.log_stop(&mountpoint, &path),
             Command::Stop { mountpoint } => match self.stop(&mountpoint) {
                 Some(Ok(())) => Reply::default(),
                 Some(Err(e)) => Reply::failed(e),

@@ -23,6 +23,14 @@ pub enum Command {
     Stats { mountpoint: PathBuf },
     /// Stop serving the device at `mountpoint` (unmount it, join its threads).
     Stop { mountpoint: PathBuf },
+    /// Log every request the device at `mountpoint` receives, times in seconds from the
+    /// CLOCK_MONOTONIC instant `origin_mono_ns`.
+    LogStart {
+        mountpoint: PathBuf,
+        origin_mono_ns: u64,
+    },
+    /// Stop logging and write the log as CSV to `path`.
+    LogStop { mountpoint: PathBuf, path: PathBuf },
 }
 
 /// The server's answer to one command (or its greeting).
@@ -42,6 +50,9 @@ pub struct Reply {
     /// The server's pid (greeting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// Requests a stopped log wrote, and those it dropped when full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logged: Option<(u64, u64)>,
 }
 
 impl Reply {

@@ -11,7 +11,7 @@ use crate::params::Params;
 use crate::present::chart::{
     Block, Chart, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
 };
-use crate::present::{num, FigureSpec, KindReport, VerdictFigures};
+use crate::present::{monitor, num, FigureSpec, KindReport, MonitorColumn, VerdictFigures};
 use crate::result::{csv, ResultError, StackTrials, Trial};
 use crate::units::trim_float;
 use serde_json::Value as Json;
@@ -136,6 +136,7 @@ fn record_chart(streams: &[StreamSamples], window_s: f64) -> Option<Chart> {
         y_label: "access time (ms)".into(),
         x_names: None,
         series,
+        ..Chart::default()
     })
 }
 
@@ -197,6 +198,7 @@ fn playback_chart(streams: &[StreamSamples], k: usize) -> Option<Chart> {
         y_label: "access time (ms)".into(),
         x_names: None,
         series,
+        ..Chart::default()
     })
 }
 
@@ -310,6 +312,7 @@ fn cdf_chart(
         y_label: "fraction of I/Os".into(),
         x_names: None,
         series,
+        ..Chart::default()
     })
 }
 
@@ -354,6 +357,7 @@ fn fairness(stacks: &[StackTrials<'_>], shown: &[DvrResult]) -> (Option<Chart>, 
         y_label: "completion time (s)".into(),
         x_names: Some(names),
         series,
+        ..Chart::default()
     });
     (chart, table)
 }
@@ -366,6 +370,10 @@ impl KindReport for DvrReport {
     fn figures(&self, trial: &Trial) -> Result<VerdictFigures, ResultError> {
         let v: Verdict = trial.result.verdict_as().map_err(|e| trial.error(e))?;
         Ok(v.figures())
+    }
+
+    fn monitor_columns(&self) -> &'static [MonitorColumn] {
+        &[monitor::DEVICE_AWAIT, monitor::KERNEL_CPU]
     }
 
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {

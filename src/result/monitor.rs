@@ -1,0 +1,239 @@
+//! result.json's `monitor` part, typed: what the monitors saw during a trial, summarised per
+//! device (iostat -x figures and totals), per thread group (CPU in percent of one core, kernel
+//! threads and iotrial's own told apart), for dirty memory, and per block-request class
+//! (journal, metadata, data, flush, discard) when the block trace ran. The per-second series
+//! are the trial's `monitor/*.csv`; docs/result-format.md documents every key.
+
+use serde::{Deserialize, Serialize};
+
+/// What the monitors of one trial saw. Trials written before monitors existed read as the
+/// default: nothing enabled.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorSummary {
+    /// The monitors that ran, in the order `diskstats`, `threads`, `memory`, `trace`.
+    pub enabled: Vec<String>,
+    /// Seconds between two samples of the periodic monitors.
+    pub interval_s: f64,
+    /// Seconds from the trial's origin the monitors started and stopped at.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// One per block device of the stack (diskstats).
+    pub devices: Vec<DeviceSummary>,
+    /// CPU of the host's threads; `None` without the threads monitor.
+    pub threads: Option<ThreadSummary>,
+    /// Page-cache figures; `None` without the memory monitor.
+    pub memory: Option<MemorySummary>,
+    /// Traced block requests per phase, class and direction; empty without the trace.
+    pub io_classes: Vec<IoClassRow>,
+    /// What the block trace covered and how it classified; `None` without the trace.
+    pub trace: Option<TraceSummary>,
+}
+
+impl MonitorSummary {
+    /// The summary of the stack's first data device, if diskstats watched it.
+    pub fn data_device(&self) -> Option<&DeviceSummary> {
+        self.devices.iter().find(|d| d.role == "data")
+    }
+}
+
+/// iostat -x's figures over an interval, with iostat's names and units.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct IostatFigures {
+    pub r_s: f64,
+    pub w_s: f64,
+    pub d_s: f64,
+    pub f_s: f64,
+    pub rkB_s: f64,
+    pub wkB_s: f64,
+    pub rrqm_s: f64,
+    pub wrqm_s: f64,
+    pub r_await_ms: f64,
+    pub w_await_ms: f64,
+    pub aqu_sz: f64,
+    pub rareq_sz_kB: f64,
+    pub wareq_sz_kB: f64,
+    pub util_pct: f64,
+}
+
+/// Requests and kilobytes a device completed over an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct DiskTotals {
+    pub read_requests: u64,
+    pub write_requests: u64,
+    pub discard_requests: u64,
+    pub flush_requests: u64,
+    pub read_kB: f64,
+    pub written_kB: f64,
+    pub discarded_kB: f64,
+}
+
+/// One device over the whole monitored time and per phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSummary {
+    /// Kernel name (`loop3`, `loop3p1`, `sdb`).
+    pub device: String,
+    /// `data` (a device the stack is built on), `partition`, `log` (external log device) or
+    /// `backing` (the disk holding an image or a directory target).
+    pub role: String,
+    pub seconds: f64,
+    /// iostat -x figures over the whole monitored time (rates are means, awaits are means per
+    /// request).
+    pub means: IostatFigures,
+    /// Mean time per read or write request, ms (iostat's former `await`).
+    pub await_ms: f64,
+    /// Highest `util_pct` of any interval.
+    pub util_pct_peak: f64,
+    pub totals: DiskTotals,
+    /// The same per phase, in phase order.
+    pub phases: Vec<DevicePhase>,
+}
+
+/// One device during one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevicePhase {
+    /// The phase; `None` for the monitored time outside every phase.
+    pub phase: Option<String>,
+    pub seconds: f64,
+    pub means: IostatFigures,
+    pub await_ms: f64,
+    pub totals: DiskTotals,
+}
+
+/// CPU of the host's threads, in percent of one core.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadSummary {
+    /// Mean over the intervals of all kernel threads' CPU together.
+    pub kernel_cpu_pct_mean: f64,
+    /// Highest interval of all kernel threads' CPU together.
+    pub kernel_cpu_pct_peak: f64,
+    /// Mean CPU of iotrial's own threads, by what they are.
+    pub own_cpu_pct_mean: OwnCpu,
+    /// The thread groups with the highest mean CPU, highest first.
+    pub groups: Vec<GroupCpu>,
+    /// Kernel and own CPU per phase, in phase order.
+    pub phases: Vec<PhaseCpu>,
+}
+
+impl ThreadSummary {
+    /// Mean kernel-thread CPU during `phase`, if the phase was monitored.
+    pub fn kernel_cpu_pct_in(&self, phase: &str) -> Option<f64> {
+        self.phases
+            .iter()
+            .find(|p| p.phase.as_deref() == Some(phase))
+            .map(|p| p.kernel_cpu_pct_mean)
+    }
+}
+
+/// Mean CPU of iotrial's own threads: the trial process's main thread, its engine (stream)
+/// threads, its monitor threads, and the run's device server process (emulated devices).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnCpu {
+    pub main: f64,
+    pub engine: f64,
+    pub monitor: f64,
+    pub server: f64,
+}
+
+/// One thread group: threads whose names are equal once numbers and instance suffixes are
+/// stripped (`kworker/u4:2` -> `kworker`, `jbd2/loop3-8` -> `jbd2`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupCpu {
+    pub group: String,
+    pub kernel: bool,
+    /// `main`, `engine`, `monitor` or `server` for iotrial's own threads, else empty.
+    pub own: String,
+    /// Threads of the group seen using CPU.
+    pub threads: u64,
+    pub cpu_pct_mean: f64,
+    pub cpu_pct_peak: f64,
+}
+
+/// Kernel and own CPU during one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseCpu {
+    pub phase: Option<String>,
+    pub seconds: f64,
+    pub kernel_cpu_pct_mean: f64,
+    pub own_cpu_pct_mean: f64,
+}
+
+/// Page-cache figures from /proc/meminfo over the monitored time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct MemorySummary {
+    pub dirty_kB_mean: f64,
+    pub dirty_kB_peak: f64,
+    pub writeback_kB_mean: f64,
+    pub writeback_kB_peak: f64,
+    pub free_kB_min: f64,
+}
+
+/// Traced block requests of one class and direction during one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoClassRow {
+    pub phase: Option<String>,
+    /// `journal`, `metadata`, `data`, `flush` or `discard`.
+    pub class: String,
+    /// `read` or `write`; `none` for flush and discard.
+    pub direction: String,
+    pub requests: u64,
+    pub bytes: u64,
+    /// Mean issue-to-complete time of the requests that completed while traced.
+    pub latency_ms_mean: Option<f64>,
+}
+
+/// What the block trace covered and where the classes came from.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSummary {
+    /// Kernel names of the traced disks.
+    pub devices: Vec<String>,
+    /// Requests issued while traced.
+    pub requests: u64,
+    /// Events the kernel's trace buffer dropped (0 when the trace is complete).
+    pub lost_events: u64,
+    /// The filesystem's journal, as its own tools report it.
+    pub journal: Vec<Extent>,
+    /// The command that located the journal (`debugfs -R blocks <8> /dev/loop3`).
+    pub journal_source: Option<String>,
+    /// Metadata areas the filesystem's tools name (bitmaps, inode tables, AG headers).
+    pub metadata_areas: u64,
+    pub metadata_sectors: u64,
+    /// Emulated devices: the device server's own request log against the trace.
+    pub emulated: Vec<EmulatedCheck>,
+}
+
+/// A run of 512-byte sectors on a device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extent {
+    pub device: String,
+    pub start_sector: u64,
+    pub sectors: u64,
+}
+
+/// An emulated device's request log against the traced requests of its loop device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulatedCheck {
+    pub device: String,
+    /// Requests the device server logged (read, write, flush, discard).
+    pub server_requests: u64,
+    /// Requests traced on the loop device in the same time.
+    pub traced_requests: u64,
+    /// Requests found in both with the same kind, offset and length.
+    pub matched: u64,
+}

@@ -1,0 +1,90 @@
+//! The keys docs/result-format.md documents, and the keys a result.json has, so tests can
+//! check one against the other. Keys under `stack` are documented but, like `stack` itself,
+//! not checked (they follow the device and layout); nor is `verdict.host_cpu_pct`, which only
+//! trials in a guest write (tests/vm.rs checks it).
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Key paths documented in docs/result-format.md's key tables (those headed `| key |`):
+/// every `` `a.b` `` in a row's first cell; `a.*` stands for every key under `a`.
+pub fn documented() -> BTreeSet<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result-format.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let mut in_keys = false;
+    let mut out = BTreeSet::new();
+    for line in doc.lines() {
+        if !line.starts_with('|') {
+            in_keys = false;
+        } else if line.starts_with("| key |") {
+            in_keys = true;
+        } else if in_keys {
+            let cell = line
+                .trim_start_matches('|')
+                .split(" | ")
+                .next()
+                .unwrap_or("");
+            let keys: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+            let unchecked = |k: &&str| k.starts_with("stack.") || *k == "verdict.host_cpu_pct";
+            if !keys.first().is_some_and(unchecked) {
+                out.extend(keys.into_iter().map(String::from));
+            }
+        }
+    }
+    out
+}
+
+/// Key paths of `doc`: objects by `.`, array elements as `[]`; `stack` is not walked.
+pub fn paths(prefix: &str, v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(o) if prefix != "stack" => {
+            for (k, x) in o {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.insert(p.clone());
+                paths(&p, x, out);
+            }
+        }
+        Value::Array(a) if a.iter().any(Value::is_object) => {
+            for x in a {
+                paths(&format!("{prefix}[]"), x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `key` is documented, by name or under an `a.*` pattern.
+pub fn is_documented(key: &str, documented: &BTreeSet<String>) -> bool {
+    documented.contains(key)
+        || documented.iter().any(|d| {
+            d.strip_suffix(".*")
+                .is_some_and(|base| key.starts_with(&format!("{base}.")))
+        })
+}
+
+/// (keys of `doc` not documented, documented keys `doc` lacks); documented keys for which
+/// `expected` is false are not required.
+pub fn compare_keys(doc: &Value, expected: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
+    let documented = documented();
+    let mut got = BTreeSet::new();
+    paths("", doc, &mut got);
+    let undocumented = got
+        .iter()
+        .filter(|k| !is_documented(k, &documented))
+        .cloned()
+        .collect();
+    let missing = documented
+        .iter()
+        .filter(|d| expected(d))
+        .filter(|d| match d.strip_suffix(".*") {
+            Some(base) => !got.iter().any(|k| k.starts_with(&format!("{base}."))),
+            None => !got.contains(*d),
+        })
+        .cloned()
+        .collect();
+    (undocumented, missing)
+}
