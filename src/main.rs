@@ -33,6 +33,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run one workload once on one target and write its results.
     Run {
