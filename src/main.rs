@@ -708,7 +708,7 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     let w = workload::find(name).map_err(usage)?;
     let mut overrides = Vec::new();
     let beside = samples.with_file_name("result.json");
-    if beside.exists() {
+    let doc = if beside.exists() {
         let doc = result::read(&beside).map_err(usage)?;
         if doc.kind != w.name() {
             return Err(usage(format!(
@@ -718,14 +718,17 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
                 w.name()
             )));
         }
-        overrides = Params::overrides_from_json(w.params(), &doc.params.into());
+        overrides = Params::overrides_from_json(w.params(), &doc.params.clone().into());
         if !as_json {
-            eprintln!("parameters from {}", beside.display());
+            eprintln!("parameters and phases from {}", beside.display());
         }
-    }
+        Some(doc)
+    } else {
+        None
+    };
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
-    let streams = result::csv::read_samples(samples).map_err(usage)?;
+    let streams = result::read_samples(samples, doc.as_ref()).map_err(usage)?;
     let outcome = w.analyze(&params, &streams).map_err(usage)?;
     if as_json {
         let doc = Analysis {

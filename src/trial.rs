@@ -1,21 +1,26 @@
-//! One trial: one workload on one target, once. Prepares the layout, runs the engine with a
-//! progress display, analyses the samples and writes the trial's files atomically.
+//! One trial: one workload on one target, once. Builds the stack, walks the workload's phases
+//! on it ([`phases`]) with a progress display and one [`Timeline`] for everything it records,
+//! analyses the samples and writes the trial's files.
+
+mod phases;
 
 use crate::analysis::timeseries;
 use crate::cause::{Cause, HasCause};
-use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
+use crate::engine::{BackendKind, EngineError, PlanError, SampleSet};
 use crate::params::{ParamError, Params};
 use crate::report;
 use crate::result::{self, ResultError, TrialResult, TrialTarget};
 use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
+use crate::stack::resource::Resource;
 use crate::stack::{DeviceSpec, StackError, StackSpec};
+use crate::timeline::Timeline;
 use crate::utc::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::json;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -24,6 +29,8 @@ use std::time::{Instant, SystemTime};
 pub enum TrialError {
     #[error(transparent)]
     Param(#[from] ParamError),
+    #[error("the workload's plan: {0}")]
+    Plan(#[from] PlanError),
     #[error(transparent)]
     Stack(#[from] StackError),
     #[error(transparent)]
@@ -32,6 +39,12 @@ pub enum TrialError {
     Analysis(#[from] AnalysisError),
     #[error(transparent)]
     Result(#[from] ResultError),
+    /// The directory the samples are spilled to could not be made or recorded.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
     #[error("interrupted; no result written")]
     Interrupted,
 }
@@ -39,9 +52,12 @@ pub enum TrialError {
 impl HasCause for TrialError {
     fn why(&self) -> Cause {
         match self {
-            TrialError::Param(_) => Cause::Input,
+            TrialError::Param(_) | TrialError::Plan(_) => Cause::Input,
             TrialError::Stack(s) => s.why(),
-            TrialError::Engine(_) | TrialError::Analysis(_) | TrialError::Result(_) => Cause::Run,
+            TrialError::Engine(_)
+            | TrialError::Analysis(_)
+            | TrialError::Result(_)
+            | TrialError::Io { .. } => Cause::Run,
             TrialError::Interrupted => Cause::Interrupted,
         }
     }
@@ -52,7 +68,10 @@ pub struct TrialOutput {
     /// Its result.json.
     pub doc: TrialResult,
     pub outcome: Box<dyn Outcome>,
-    pub streams: Vec<StreamSamples>,
+    /// Every sample, by stream and phase.
+    pub samples: SampleSet,
+    /// Width of timeseries.csv's intervals, seconds (the workload's).
+    pub interval_s: f64,
 }
 
 /// What a trial runs: the workload's name, the stack and how to build it.
@@ -75,14 +94,30 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     show_progress: bool,
 ) -> Result<TrialOutput, TrialError> {
+    // Recorded before the trial's own resources: the samples outlive them (until written).
+    let spill = spill_dir(ledger)?;
     let mark = ledger.len();
-    let result = run_built(workload, params, setup, ledger, stop, show_progress);
+    let result = run_built(workload, params, setup, ledger, stop, show_progress, spill);
     let errors = ledger.release_to(mark);
     let mut out = result?;
     out.doc
         .warnings
         .extend(errors.into_iter().map(|e| format!("cleanup: {e}")));
     Ok(out)
+}
+
+/// A fresh directory for a trial's spilled samples, in the ledger before it exists.
+fn spill_dir(ledger: &mut Ledger) -> Result<PathBuf, TrialError> {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("iotrial-samples-{}-{n}", std::process::id()));
+    ledger
+        .record(Resource::TempDir { path: dir.clone() })
+        .map_err(|source| TrialError::Io {
+            context: "write the ledger".into(),
+            source,
+        })?;
+    Ok(dir)
 }
 
 fn run_built(
@@ -92,8 +127,10 @@ fn run_built(
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
     show_progress: bool,
+    spill: PathBuf,
 ) -> Result<TrialOutput, TrialError> {
     let plan = workload.plan(params)?;
+    plan.check()?;
     let started = SystemTime::now();
     let t = Instant::now();
     let mut actions = Actions::new(false);
@@ -109,54 +146,55 @@ fn run_built(
         Err(StackError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
-    let total: u64 = plan.streams.iter().map(|s| s.samples as u64).sum();
     let pb = if show_progress {
-        report::terminal::progress(
-            total,
-            &format!("{} on {}", workload.name(), setup.stack.name),
-        )
+        report::terminal::progress(0, &format!("{} on {}", workload.name(), setup.stack.name))
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let protocol = Arc::new(Protocol::new(plan.streams.len()));
-    let opts = EngineOptions {
-        direct: built.direct_ok,
-        backend: BackendKind::Psync,
-        time_limit: None,
+    let timeline = Arc::new(Timeline::start());
+    let walk = phases::Walk {
+        timeline: &timeline,
+        spill,
+        stop,
+        progress: &pb,
     };
-    let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
-        if stop.load(Ordering::Relaxed) {
-            p.request_stop();
-        }
-        pb.set_position(p.total_collected() as u64);
-    })?;
-    pb.finish_and_clear();
-    if stop.load(Ordering::Relaxed) || out.incomplete {
+    let samples = match phases::walk(&plan, &built, &walk) {
+        Err(TrialError::Stack(StackError::Interrupted)) => return Err(TrialError::Interrupted),
+        other => other?,
+    };
+    if stop.load(Ordering::Relaxed) {
         return Err(TrialError::Interrupted);
     }
-    let mut streams = out.streams;
     let mut warnings = built.warnings.clone();
     if built.time_scale != 1.0 {
-        to_model_time(&mut streams, built.time_scale);
         warnings.push(format!(
             "times are the device model's: measured times multiplied by the time scale {} (so the host's own CPU time is multiplied too)",
             crate::units::trim_float(built.time_scale)
         ));
     }
-    let outcome = workload.analyze(params, &streams)?;
+    let outcome = workload.analyze(params, &samples)?;
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
         warnings,
         emulated: ledger.server_stats(),
-        backend: opts.backend,
+        backend: BackendKind::Psync,
     };
-    let doc = document(workload, params, setup, &built, outcome.as_ref(), facts);
+    let doc = document(
+        workload,
+        params,
+        setup,
+        &built,
+        &samples,
+        outcome.as_ref(),
+        facts,
+    );
     drop(built);
     Ok(TrialOutput {
         doc,
         outcome,
-        streams,
+        samples,
+        interval_s: workload.interval(params),
     })
 }
 
@@ -177,6 +215,7 @@ fn document(
     params: &Params,
     setup: &Setup,
     built: &provision::Built,
+    samples: &SampleSet,
     outcome: &dyn Outcome,
     mut facts: RunFacts,
 ) -> TrialResult {
@@ -203,30 +242,19 @@ fn document(
         started_utc: utc_iso(facts.started),
         duration_s: facts.elapsed_s,
         warnings: facts.warnings,
+        phases: samples.phases.clone(),
         streams: outcome.streams_json(),
         verdict: outcome.verdict_json(),
     }
 }
 
-/// Multiplies every time of `streams` by `scale` (measured time on a time-scaled emulated
-/// device -> the model's time).
-fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
-    for st in streams {
-        for s in &mut st.samples {
-            s.issue_ns = (s.issue_ns as f64 * scale) as u64;
-            s.latency_ns = (s.latency_ns as f64 * scale) as u64;
-            s.lag_ns = (s.lag_ns as f64 * scale) as u64;
-        }
-    }
-}
-
 /// Writes result.json, samples.csv and timeseries.csv into `dir`.
 pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
-    result::csv::write_samples(&dir.join("samples.csv"), &out.streams)?;
-    result::csv::write_timeseries(
-        &dir.join("timeseries.csv"),
-        &timeseries::per_second(&out.streams),
-    )?;
+    let samples = dir.join("samples.csv");
+    result::csv::write_samples(&samples, &out.samples)?;
+    let series = timeseries::per_interval(&out.samples, out.interval_s)
+        .map_err(|e| ResultError::io(&samples, e))?;
+    result::csv::write_timeseries(&dir.join("timeseries.csv"), &series)?;
     result::write(&dir.join("result.json"), &out.doc)
 }
 
@@ -285,18 +313,14 @@ mod tests {
                 pacing: Pacing::Max,
                 samples: p.u64("ios") as usize,
             };
-            Ok(Plan {
-                streams: vec![stream],
-                direct: false,
-                seed: 3,
-            })
+            Ok(Plan::sampled("run", vec![stream], false, 3))
         }
         fn analyze(
             &self,
             _: &Params,
-            streams: &[StreamSamples],
+            samples: &SampleSet,
         ) -> Result<Box<dyn Outcome>, AnalysisError> {
-            Ok(Box::new(TinyOutcome(streams[0].samples.len())))
+            Ok(Box::new(TinyOutcome(samples.load()?[0].samples.len())))
         }
         fn report(&self) -> &'static dyn crate::present::KindReport {
             &crate::present::kind::example::TestKind
@@ -319,9 +343,18 @@ mod tests {
         let mut ledger = Ledger::detached();
         let stop = Arc::new(AtomicBool::new(false));
         let out = run(&Tiny, &params, &setup, &mut ledger, &stop, false).unwrap();
-        assert_eq!(out.streams[0].samples.len(), 5);
+        assert_eq!(out.samples.load().unwrap()[0].samples.len(), 5);
         assert_eq!(json!(out.doc.params), json!({"ios": 5}));
         assert!(!out.doc.target.direct_io);
-        assert!(ledger.is_empty(), "everything made was released");
+        assert_eq!(out.doc.phases.len(), 1);
+        assert_eq!(out.doc.phases[0].samples, 5);
+        assert_eq!(
+            ledger.len(),
+            1,
+            "all but the samples' spill directory was released"
+        );
+        drop(out);
+        let released = ledger.release_all();
+        assert!(released.is_empty(), "{released:?}");
     }
 }

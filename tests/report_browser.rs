@@ -333,6 +333,7 @@ fn report_of_six_stacks_of_2048_samples_is_small_and_draws_every_chart() {
         doc["time_scale"] = json!(1.0);
         doc["started_utc"] = json!("2026-11-22T02:15:42Z");
         doc["duration_s"] = json!(60.0);
+        doc["phases"] = json!([]);
         write_json(&d.join("result.json"), &doc);
         trials.push(
             json!({"stack": name, "workload": "dvr", "repeat": 1, "status": "done", "path": rel}),

@@ -149,18 +149,24 @@ pub fn mkfs(
     }))
 }
 
-/// Mounts `device` at a fresh mount point under `parent`, recording both in the ledger first.
-/// Returns the mount point.
-pub fn mount(
+/// A filesystem as mounted: enough to unmount it and mount it again between phases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mounted {
+    pub fs: String,
+    pub device: PathBuf,
+    pub mountpoint: PathBuf,
+    /// `mount`'s arguments (`-t fs [-o options] device mountpoint`).
+    pub args: Vec<String>,
+}
+
+/// `mount`'s arguments for `fs` on `device` at `mp` with `options` (and xfs's external log).
+pub fn mount_args(
     fs: &str,
     device: &Path,
     options: &str,
     logdev: Option<&Path>,
-    parent: &Path,
-    ledger: &mut Ledger,
-    actions: &mut Actions,
-) -> Result<PathBuf, StackError> {
-    let mp = parent.join("mnt");
+    mp: &Path,
+) -> Vec<String> {
     let mut opts: Vec<String> = options
         .split(',')
         .filter(|o| !o.is_empty())
@@ -169,6 +175,27 @@ pub fn mount(
     if let Some(l) = logdev {
         opts.push(format!("logdev={}", l.display()));
     }
+    let mut args = vec!["-t".to_string(), fs.to_string()];
+    if !opts.is_empty() {
+        args.push("-o".into());
+        args.push(opts.join(","));
+    }
+    args.push(device.display().to_string());
+    args.push(mp.display().to_string());
+    args
+}
+
+/// Mounts `device` at a fresh mount point under `parent`, recording both in the ledger first.
+pub fn mount(
+    fs: &str,
+    device: &Path,
+    options: &str,
+    logdev: Option<&Path>,
+    parent: &Path,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<Mounted, StackError> {
+    let mp = parent.join("mnt");
     ledger
         .record(Resource::TempDir { path: mp.clone() })
         .map_err(|e| StackError::io("ledger", e))?;
@@ -179,13 +206,7 @@ pub fn mount(
     ledger
         .record(Resource::Mount { target: mp.clone() })
         .map_err(|e| StackError::io("ledger", e))?;
-    let mut args = vec!["-t".to_string(), fs.to_string()];
-    if !opts.is_empty() {
-        args.push("-o".into());
-        args.push(opts.join(","));
-    }
-    args.push(device.display().to_string());
-    args.push(mp.display().to_string());
+    let args = mount_args(fs, device, options, logdev, &mp);
     actions.run("mount", &args).map_err(|e| match e {
         StackError::Command(message) => StackError::MountRejected {
             fs: fs.to_string(),
@@ -194,7 +215,12 @@ pub fn mount(
         },
         other => other,
     })?;
-    Ok(mp)
+    Ok(Mounted {
+        fs: fs.to_string(),
+        device: device.to_path_buf(),
+        mountpoint: mp,
+        args,
+    })
 }
 
 /// The options the kernel applied to the mount at `mp`, read from /proc/self/mountinfo.

@@ -33,6 +33,8 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// Files of the `files` layout; removed before the filesystem is unmounted.
     pub files: Option<FileLayout>,
+    /// The stack's own filesystem as mounted (the `files` layout on block devices).
+    pub mounted: Option<fs::Mounted>,
     /// Emulated devices run this many times faster than the model: multiply measured times
     /// by it to get the model's (1 for real devices).
     pub time_scale: f64,
@@ -99,6 +101,7 @@ impl Devs {
 struct Laid {
     placements: Vec<Placement>,
     files: Option<FileLayout>,
+    mounted: Option<fs::Mounted>,
     direct_ok: bool,
 }
 
@@ -144,6 +147,7 @@ impl Builder<'_> {
                 as_built: json!({"name": name, "layout": "files", "devices": [d.to_string()], "commands": self.actions.log}),
                 warnings: vec![],
                 files: None,
+                mounted: None,
                 time_scale: 1.0,
             });
         }
@@ -159,6 +163,7 @@ impl Builder<'_> {
             as_built,
             warnings: layout.warnings.clone(),
             files: Some(layout),
+            mounted: None,
             time_scale: 1.0,
         })
     }
@@ -190,7 +195,7 @@ impl Builder<'_> {
         let mut warnings = notices;
         let laid = match self.spec.layout {
             LayoutKind::Files => self.files_layout(&devs, &work, &mut as_built)?,
-            raw => self.raw_layout(&devs.data[0], raw)?,
+            raw => self.raw_layout(&devs.data, raw)?,
         };
         if let Some(f) = &laid.files {
             warnings.extend(f.warnings.iter().cloned());
@@ -210,6 +215,7 @@ impl Builder<'_> {
             as_built,
             warnings,
             files: laid.files,
+            mounted: laid.mounted,
             time_scale: devices[0].time_scale(),
         })
     }
@@ -427,7 +433,7 @@ impl Builder<'_> {
         let log = devs.log.as_ref().map(|d| d.path.as_path());
         as_built["fs"] = json!(fs_name);
         as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, &data, log, self.actions)?;
-        let mp = fs::mount(
+        let mounted = fs::mount(
             fs_name,
             &data[0],
             &spec.mount,
@@ -436,6 +442,7 @@ impl Builder<'_> {
             self.ledger,
             self.actions,
         )?;
+        let mp = mounted.mountpoint.clone();
         let mut m = fs::applied_options(&mp);
         if m.is_object() {
             m["requested"] = json!(spec.mount);
@@ -449,6 +456,7 @@ impl Builder<'_> {
             return Ok(Laid {
                 placements: vec![],
                 files: None,
+                mounted: Some(mounted),
                 direct_ok: self.plan.direct,
             });
         }
@@ -457,12 +465,14 @@ impl Builder<'_> {
             placements: layout.placements.clone(),
             direct_ok: layout.direct_ok,
             files: Some(layout),
+            mounted: Some(mounted),
         })
     }
 
-    /// A raw layout on `dev`, read streams' regions filled with data.
-    fn raw_layout(&mut self, dev: &Dev, kind: LayoutKind) -> Result<Laid, StackError> {
-        let placements = raw::place(&dev.path, self.plan, kind, self.actions)?;
+    /// A raw layout on `devs`, read streams' regions filled with data.
+    fn raw_layout(&mut self, devs: &[Dev], kind: LayoutKind) -> Result<Laid, StackError> {
+        let paths: Vec<PathBuf> = devs.iter().map(|d| d.path.clone()).collect();
+        let placements = raw::place(&paths, self.plan, kind, self.actions)?;
         if !self.actions.dry_run {
             for (s, pl) in self.plan.streams.iter().zip(&placements) {
                 if s.op == Op::Read {
@@ -474,6 +484,7 @@ impl Builder<'_> {
         Ok(Laid {
             placements,
             files: None,
+            mounted: None,
             direct_ok: self.plan.direct,
         })
     }

@@ -17,7 +17,7 @@ pub enum LayoutKind {
     Files,
     /// A GPT with one partition per stream in stream order; raw I/O on the partitions.
     Partitions,
-    /// Raw I/O to consecutive offset ranges of one device.
+    /// Raw I/O to consecutive offset ranges of the devices (stream i on device i mod n).
     Regions,
 }
 
@@ -148,9 +148,12 @@ impl StackSpec {
                 format!("an external log device is an xfs feature, not {fs}"),
             )),
             (LayoutKind::Files, _) => self.check_time_scales(devices.iter().chain(logdev)),
-            (raw, _) if devices.len() != 1 || logdev.is_some() => Err(self.error(
+            (_, _) if logdev.is_some() => {
+                Err(self.error("logdev", "a raw layout has no filesystem, so no log device"))
+            }
+            (LayoutKind::Partitions, _) if devices.len() != 1 => Err(self.error(
                 "devices",
-                format!("the {} layout takes exactly one device", raw.name()),
+                "the partitions layout takes exactly one device (regions spread over several)",
             )),
             _ => self.check_time_scales(devices.iter()),
         }

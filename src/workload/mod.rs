@@ -1,5 +1,6 @@
 //! Workloads: one module per kind. A workload owns both halves of its kind: it turns
-//! parameters into an engine [`Plan`] and turns the samples of a run into its [`Outcome`]
+//! parameters into an engine [`Plan`] (its streams and its phases) and turns the samples of a
+//! run into its [`Outcome`]
 //! (per-stream figures and the verdict, in the user's terms, which become result.json's
 //! `streams` and `verdict`). Its part of the report (verdict columns declared once, figures
 //! read back from result.json, charts) is a [`KindReport`] built from [`crate::present`]'s
@@ -7,7 +8,7 @@
 
 pub mod dvr;
 
-use crate::engine::{Plan, StreamSamples};
+use crate::engine::{Plan, SampleSet};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::{KindReport, Rows};
 use serde_json::Value as Json;
@@ -31,6 +32,10 @@ pub trait Outcome: Send {
 pub enum AnalysisError {
     #[error("no samples for stream role '{0}'")]
     MissingRole(String),
+    #[error("the samples have no phase named {0}")]
+    MissingPhase(String),
+    #[error("reading the samples: {0}")]
+    Samples(#[from] std::io::Error),
     #[error("{0}")]
     Other(String),
 }
@@ -43,14 +48,20 @@ pub trait Workload: Sync {
     fn about(&self) -> &'static str;
     /// Every parameter with its default.
     fn params(&self) -> &'static [ParamSpec];
-    /// The streams to run; rejects impossible parameters.
+    /// The streams and phases to run; rejects impossible parameters.
     fn plan(&self, params: &Params) -> Result<Plan, ParamError>;
     /// Per-stream figures and the verdict from the samples of a run.
     fn analyze(
         &self,
         params: &Params,
-        streams: &[StreamSamples],
+        samples: &SampleSet,
     ) -> Result<Box<dyn Outcome>, AnalysisError>;
+
+    /// Width of timeseries.csv's intervals, seconds: 1 unless the workload harvests at
+    /// another interval.
+    fn interval(&self, _params: &Params) -> f64 {
+        1.0
+    }
 
     /// This kind's part of comparisons and of the report: its verdict columns, its figures
     /// read back from result.json, its charts and tables.

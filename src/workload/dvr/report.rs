@@ -12,7 +12,7 @@ use crate::present::chart::{
     Block, Chart, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
 };
 use crate::present::{num, FigureSpec, KindReport, VerdictFigures};
-use crate::result::{csv, ResultError, StackTrials, Trial};
+use crate::result::{self, ResultError, StackTrials, Trial};
 use crate::units::trim_float;
 use serde_json::Value as Json;
 
@@ -40,6 +40,16 @@ impl DvrResult {
             verdict: doc.verdict_as().map_err(|e| t.error(e))?,
         })
     }
+}
+
+/// The samples of a trial's one phase, times since its sampling began.
+fn samples_of(t: &Trial) -> Result<Vec<StreamSamples>, ResultError> {
+    let path = t.file("samples.csv");
+    let set = result::read_samples(&path, Some(&t.result))?;
+    let phase = set
+        .phase_index(super::PHASE)
+        .ok_or_else(|| ResultError::format(&path, format!("no phase {}", super::PHASE)))?;
+    set.load_phase(phase).map_err(|e| ResultError::io(&path, e))
 }
 
 fn opt(x: Option<f64>) -> String {
@@ -373,10 +383,8 @@ impl KindReport for DvrReport {
             .iter()
             .map(|st| DvrResult::read(st.trials[0]))
             .collect::<Result<_, _>>()?;
-        let samples: Vec<Result<Vec<StreamSamples>, ResultError>> = stacks
-            .iter()
-            .map(|st| csv::read_samples(&st.trials[0].file("samples.csv")))
-            .collect();
+        let samples: Vec<Result<Vec<StreamSamples>, ResultError>> =
+            stacks.iter().map(|st| samples_of(st.trials[0])).collect();
         let mut out: Vec<Section> = stacks
             .iter()
             .zip(&shown)
