@@ -355,3 +355,58 @@ fn report_of_six_stacks_of_2048_samples_is_small_and_draws_every_chart() {
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("each bucket keeps its minimum and maximum"));
 }
+
+#[test]
+fn report_of_a_stream_trial_shades_its_phases() {
+    if chromium_missing("report_of_a_stream_trial_shades_its_phases") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    iotrial()
+        .args(["run", "stream", "--out"])
+        .arg(work.path())
+        .arg("--target")
+        .arg(format!("dir:{}", target.path().display()))
+        .args([
+            "--set",
+            "writers=2",
+            "--set",
+            "duration=1s",
+            "--set",
+            "file_size=32MiB",
+        ])
+        .args([
+            "--set",
+            "io_size=256KiB",
+            "--set",
+            "interval=100ms",
+            "--set",
+            "settle_window=300ms",
+        ])
+        .assert()
+        .success();
+    let root = std::fs::read_dir(work.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    iotrial().arg("report").arg(&root).assert().success();
+    let html = std::fs::read_to_string(root.join("report.html")).unwrap();
+    assert!(
+        html.contains("Throughput per interval"),
+        "the stream section"
+    );
+    let dir = out_dir("stream");
+    std::fs::copy(root.join("report.html"), dir.join("report.html")).unwrap();
+    let page = open(&dir.join("report.html"), &dir.join("report.png"));
+    assert_clean(&page, 2);
+    // The throughput chart shades the streaming and the final sync.
+    assert_eq!(
+        page.dom.matches("data-phases=\"2\"").count(),
+        1,
+        "one shaded chart"
+    );
+    println!("screenshot: {}", dir.join("report.png").display());
+}

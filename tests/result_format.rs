@@ -13,15 +13,47 @@ fn iotrial() -> Command {
     Command::cargo_bin("iotrial").unwrap()
 }
 
-/// Key paths documented in docs/result-format.md's tables: `| \`a.b\` | ...`; those under
+/// Key paths documented in docs/result-format.md's tables (`| \`a.b\` | ...`) for workload kind
+/// `kind`: those of every kind, and those under its `### Kind \`kind\`` heading. Those under
 /// `stack` are documented but, like `stack` itself, not checked.
-fn documented() -> BTreeSet<String> {
+fn documented(kind: &str) -> BTreeSet<String> {
     let doc = std::fs::read_to_string("docs/result-format.md").unwrap();
-    doc.lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split_once('`').map(|(k, _)| k.to_string()))
-        .filter(|k| !k.starts_with("stack."))
-        .collect()
+    let mut section: Option<String> = None;
+    let mut keys = BTreeSet::new();
+    for l in doc.lines() {
+        if l.starts_with('#') {
+            section = l
+                .strip_prefix("### Kind `")
+                .and_then(|r| r.split_once('`'))
+                .map(|(k, _)| k.to_string());
+            continue;
+        }
+        let Some(key) = l
+            .strip_prefix("| `")
+            .and_then(|r| r.split_once('`'))
+            .map(|(k, _)| k.to_string())
+        else {
+            continue;
+        };
+        if !key.starts_with("stack.") && section.as_deref().is_none_or(|s| s == kind) {
+            keys.insert(key);
+        }
+    }
+    keys
+}
+
+/// Asserts that `doc`'s keys are exactly those documented for its kind.
+fn assert_documented(doc: &Value) {
+    let kind = doc["kind"].as_str().unwrap();
+    let mut got = BTreeSet::new();
+    paths("", doc, &mut got);
+    let documented = documented(kind);
+    let undocumented: Vec<_> = got.difference(&documented).collect();
+    let missing: Vec<_> = documented.difference(&got).collect();
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "{kind}: keys not in docs/result-format.md: {undocumented:?}; documented but not written: {missing:?}"
+    );
 }
 
 /// Key paths of `doc`: objects by `.`, array elements as `[]`; `stack` is not walked (its keys
@@ -70,15 +102,34 @@ fn a_real_result_has_exactly_the_documented_keys() {
         (&doc["workload"], &doc["kind"]),
         (&"dvr".into(), &"dvr".into())
     );
-    let mut got = BTreeSet::new();
-    paths("", &doc, &mut got);
-    let documented = documented();
-    let undocumented: Vec<_> = got.difference(&documented).collect();
-    let missing: Vec<_> = documented.difference(&got).collect();
-    assert!(
-        undocumented.is_empty() && missing.is_empty(),
-        "keys not in docs/result-format.md: {undocumented:?}; documented but not written: {missing:?}"
-    );
+    assert_documented(&doc);
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = iotrial()
+        .args(["run", "stream", "--json", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args([
+            "--set",
+            "writers=2",
+            "--set",
+            "bytes=4MiB",
+            "--set",
+            "io_size=64KiB",
+        ])
+        .args([
+            "--set",
+            "interval=10ms",
+            "--set",
+            "settle_window=20ms",
+            "--set",
+            "raw_mb_s=100",
+        ])
+        .assert()
+        .success();
+    let stream: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(stream["kind"], "stream");
+    assert_documented(&stream);
 }
 
 #[test]

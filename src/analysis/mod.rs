@@ -1,10 +1,11 @@
 //! Analysis shared by workloads: latency statistics, moving windows, consecutive sums,
-//! fairness, per-interval time series, comparisons across repeats and stacks, and downsampling
+//! fairness, steady state, per-interval time series, comparisons across repeats and stacks, and downsampling
 //! for charts. Functions over samples, which a sample set may read from its spill files.
 
 pub mod compare;
 pub mod downsample;
 pub mod fairness;
 pub mod stats;
+pub mod steady;
 pub mod timeseries;
 pub mod window;

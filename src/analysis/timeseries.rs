@@ -1,7 +1,7 @@
 //! Time series of each stream in each phase: I/Os completed, MB/s, mean and max access time per
-//! interval (1 s unless the workload harvests at another interval), bucketed by completion time
-//! since the trial's time origin. Read one stream at a time, so memory follows the number of
-//! intervals, not of samples.
+//! interval (1 s unless the workload harvests at another interval), bucketed by completion time;
+//! each phase's intervals start when its sampling began. Read one stream at a time, so memory
+//! follows the number of intervals, not of samples.
 
 use crate::engine::{Sample, SampleSet};
 use std::collections::BTreeMap;
@@ -44,17 +44,20 @@ impl Bucket {
     }
 }
 
-/// Every interval of stream `stream`, by (phase index, interval number since the origin), from
-/// each phase's first interval with a completion to its last, gaps included.
+/// Every interval of stream `stream`, by (phase index, interval number since the phase's
+/// sampling began), from each phase's first interval with a completion to its last, gaps
+/// included.
 pub fn buckets_of(
     set: &SampleSet,
     stream: usize,
     interval_s: f64,
 ) -> std::io::Result<BTreeMap<(u16, u64), Bucket>> {
     let width = (interval_s * 1e9).max(1.0);
+    let zeros: Vec<u64> = set.phases.iter().map(|p| p.zero_ns()).collect();
     let mut m: BTreeMap<(u16, u64), Bucket> = BTreeMap::new();
     set.each(stream, &mut |s| {
-        let k = (s.done_ns() as f64 / width) as u64;
+        let zero = zeros.get(s.phase as usize).copied().unwrap_or(0);
+        let k = (s.done_ns().saturating_sub(zero) as f64 / width) as u64;
         m.entry((s.phase, k)).or_default().add(s);
     })?;
     let mut spans: BTreeMap<u16, (u64, u64)> = BTreeMap::new();
@@ -76,12 +79,10 @@ pub fn per_interval(set: &SampleSet, interval_s: f64) -> std::io::Result<Vec<Int
     let mut rows = Vec::new();
     for (i, st) in set.streams.iter().enumerate() {
         for ((p, k), b) in buckets_of(set, i, interval_s)? {
+            let phase = set.phases.get(p as usize);
             rows.push(IntervalRow {
-                start_s: k as f64 * interval_s,
-                phase: set
-                    .phases
-                    .get(p as usize)
-                    .map_or_else(|| p.to_string(), |ph| ph.name.clone()),
+                start_s: phase.map_or(0.0, |ph| ph.zero_ns() as f64 / 1e9) + k as f64 * interval_s,
+                phase: phase.map_or_else(|| p.to_string(), |ph| ph.name.clone()),
                 stream: st.name.clone(),
                 role: st.role.clone(),
                 ios: b.ios,
@@ -147,8 +148,9 @@ mod tests {
     }
 
     #[test]
-    fn each_phase_has_its_own_intervals() {
-        let s = set(vec![mk(0, 100, 0), mk(5000, 100, 1), mk(7000, 100, 1)]);
+    fn each_phase_has_its_own_intervals_from_its_sampling_start() {
+        let mut s = set(vec![mk(0, 100, 0), mk(5000, 100, 1), mk(7000, 100, 1)]);
+        s.phases[1].sampling_start_s = Some(4.5);
         let rows = per_interval(&s, 1.0).unwrap();
         let got: Vec<(f64, &str, u64)> = rows
             .iter()
@@ -156,7 +158,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [(0.0, "a", 1), (5.0, "b", 1), (6.0, "b", 0), (7.0, "b", 1)]
+            [(0.0, "a", 1), (4.5, "b", 1), (5.5, "b", 0), (6.5, "b", 1)]
         );
     }
 }

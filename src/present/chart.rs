@@ -67,6 +67,32 @@ pub struct Chart {
     /// Category names for integer x values 0, 1, 2, ... (otherwise numeric ticks).
     pub x_names: Option<Vec<String>>,
     pub series: Vec<Series>,
+    /// Phases shaded behind a time chart (x in seconds on the trial's timeline); none for
+    /// other charts or a trial of one phase.
+    pub phases: Vec<PhaseBand>,
+}
+
+/// One phase of a trial, shaded behind a time chart from `start` to `end` (x units).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseBand {
+    pub name: String,
+    pub start: f64,
+    pub end: f64,
+}
+
+impl PhaseBand {
+    /// The bands of phases (name, start, end); none when there are fewer than two, since one
+    /// band behind the whole chart says nothing.
+    pub fn of(phases: impl IntoIterator<Item = (String, f64, Option<f64>)>) -> Vec<PhaseBand> {
+        let bands: Vec<PhaseBand> = phases
+            .into_iter()
+            .filter_map(|(name, start, end)| end.map(|end| PhaseBand { name, start, end }))
+            .collect();
+        if bands.len() < 2 {
+            return Vec::new();
+        }
+        bands
+    }
 }
 
 /// The group of series drawn in the accent colour (peaks and other points to notice).
@@ -112,6 +138,19 @@ impl Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_phase_is_not_shaded() {
+        let one = PhaseBand::of([("run".to_string(), 0.0, Some(5.0))]);
+        assert!(one.is_empty());
+        let two = PhaseBand::of([
+            ("stream".to_string(), 0.0, Some(5.0)),
+            ("sync".to_string(), 5.0, Some(6.5)),
+            ("open".to_string(), 6.5, None),
+        ]);
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[1].end, 6.5);
+    }
 
     #[test]
     fn series_is_downsampled_and_rounded() {

@@ -10,7 +10,7 @@ pub mod figure;
 pub mod kind;
 pub mod verdict;
 
-pub use figure::{num, Better, FigureSpec, VerdictFigures};
+pub use figure::{num, num_opt, Better, FigureSpec, VerdictFigures};
 pub use kind::{KindLookup, KindReport};
 
 /// A table of strings: headings and rows.

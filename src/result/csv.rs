@@ -87,6 +87,41 @@ pub fn write_timeseries(path: &Path, rows: &[IntervalRow]) -> Result<(), ResultE
     w.flush().map_err(io)
 }
 
+/// Reads timeseries.csv back (the format [`write_timeseries`] writes).
+pub fn read_timeseries(path: &Path) -> Result<Vec<IntervalRow>, ResultError> {
+    let fmt = |line: usize, m: String| ResultError::format(path, format!("line {line}: {m}"));
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(path)
+        .map_err(|e| ResultError::format(path, e.to_string()))?;
+    let headers = rdr.headers().map_err(|e| fmt(1, e.to_string()))?;
+    if headers.iter().collect::<Vec<_>>().join(",") != TIMESERIES_HEADER {
+        return Err(fmt(1, format!("header is not '{TIMESERIES_HEADER}'")));
+    }
+    let mut rows = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.map_err(|e| fmt(line, e.to_string()))?;
+        let num = |k: usize| -> Result<f64, ResultError> {
+            rec.get(k)
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| fmt(line, format!("field {} is not a number", k + 1)))
+        };
+        rows.push(IntervalRow {
+            start_s: num(0)?,
+            phase: rec[1].to_string(),
+            stream: rec[2].to_string(),
+            role: rec[3].to_string(),
+            ios: num(4)? as u64,
+            errors: num(5)? as u64,
+            mb_s: num(6)?,
+            lat_mean_ms: num(7)?,
+            lat_max_ms: num(8)?,
+        });
+    }
+    Ok(rows)
+}
+
 /// Reads samples.csv back into a set held in memory: streams in order of first appearance,
 /// phases in order of first appearance. Each phase's times are those of its samples (its
 /// sampling start is its first issue); a result.json's `phases` say more, when there is one.
@@ -265,6 +300,25 @@ mod tests {
             (set.phases[0].name.as_str(), set.phases[0].zero_ns()),
             (UNPHASED, 0)
         );
+    }
+
+    #[test]
+    fn timeseries_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("timeseries.csv");
+        let row = IntervalRow {
+            start_s: 0.25,
+            phase: "stream".into(),
+            stream: "writer0".into(),
+            role: "writer".into(),
+            ios: 3,
+            errors: 1,
+            mb_s: 2.5,
+            lat_mean_ms: 1.125,
+            lat_max_ms: 2.0,
+        };
+        write_timeseries(&p, std::slice::from_ref(&row)).unwrap();
+        assert_eq!(read_timeseries(&p).unwrap(), vec![row]);
     }
 
     #[test]

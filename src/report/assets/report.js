@@ -53,6 +53,24 @@
     }
   }
 
+  // Phases shaded behind a time chart, named at the top of their band.
+  var BANDS = ["#1f77b414", "#ff7f0e14"];
+  function shade(spec) {
+    return function (u) {
+      var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+      ctx.save();
+      ctx.font = Math.round(11 * devicePixelRatio) + "px sans-serif";
+      spec.phases.forEach(function (p, i) {
+        var x0 = u.valToPos(p.start, "x", true), x1 = u.valToPos(p.end, "x", true);
+        ctx.fillStyle = BANDS[i % BANDS.length];
+        ctx.fillRect(x0, top, Math.max(1, x1 - x0), h);
+        ctx.fillStyle = "#555";
+        ctx.fillText(p.name, x0 + 4 * devicePixelRatio, top + 12 * devicePixelRatio);
+      });
+      ctx.restore();
+    };
+  }
+
   function draw(el, spec) {
     var aligned = align(spec.series);
     var opts = {
@@ -67,6 +85,14 @@
       ],
       series: [{ label: spec.x_label }].concat(spec.series.map(seriesOptions))
     };
+    if (spec.phases && spec.phases.length) {
+      var first = spec.phases[0].start, last = spec.phases[spec.phases.length - 1].end;
+      opts.scales.x.range = function (u, min, max) {
+        return [Math.min(min, first), Math.max(max, last)];
+      };
+      opts.hooks = { drawClear: [shade(spec)] };
+      el.setAttribute("data-phases", String(spec.phases.length));
+    }
     if (spec.x_names) {
       var names = spec.x_names;
       opts.scales.x.range = function () { return [-0.5, names.length - 0.5]; };

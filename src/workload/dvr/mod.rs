@@ -226,22 +226,14 @@ mod tests {
         let r0 = serial("record0", "record", Op::Write, 1_000_000, &[250.0; 40]);
         let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
         let out = analyze(&params(&[]), &[p0, r0]);
-        let verdict = out.verdict_json();
         let figures = out.verdict.figures();
-        assert_eq!(figures.values.len(), COLUMNS.len());
-        for (c, v) in COLUMNS.iter().zip(&figures.values) {
-            assert!(v.is_some(), "{} has a value in this run", c.key);
-            assert_eq!(verdict[c.key].as_f64(), *v, "verdict.{}", c.key);
-        }
-        assert_eq!(verdict["meets_target"].as_bool(), figures.meets_target);
-        let back: Verdict = serde_json::from_value(verdict).unwrap();
-        assert_eq!(back, out.verdict);
-        let streams: Vec<StreamFigures> = out
-            .streams_json()
-            .into_iter()
-            .map(|s| serde_json::from_value(s).unwrap())
-            .collect();
-        assert_eq!(streams, out.streams);
+        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+            COLUMNS,
+            &figures,
+            &out,
+            &out.verdict,
+            &out.streams,
+        );
     }
 
     #[test]

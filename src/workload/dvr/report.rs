@@ -11,7 +11,7 @@ use crate::params::Params;
 use crate::present::chart::{
     Block, Chart, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
 };
-use crate::present::{num, FigureSpec, KindReport, VerdictFigures};
+use crate::present::{num, num_opt, FigureSpec, KindReport, VerdictFigures};
 use crate::result::{self, ResultError, StackTrials, Trial};
 use crate::units::trim_float;
 use serde_json::Value as Json;
@@ -50,10 +50,6 @@ fn samples_of(t: &Trial) -> Result<Vec<StreamSamples>, ResultError> {
         .phase_index(super::PHASE)
         .ok_or_else(|| ResultError::format(&path, format!("no phase {}", super::PHASE)))?;
     set.load_phase(phase).map_err(|e| ResultError::io(&path, e))
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map(num).unwrap_or_else(|| "-".into())
 }
 
 fn ms(ns: u64) -> f64 {
@@ -146,6 +142,7 @@ fn record_chart(streams: &[StreamSamples], window_s: f64) -> Option<Chart> {
         y_label: "access time (ms)".into(),
         x_names: None,
         series,
+        phases: Vec::new(),
     })
 }
 
@@ -207,6 +204,7 @@ fn playback_chart(streams: &[StreamSamples], k: usize) -> Option<Chart> {
         y_label: "access time (ms)".into(),
         x_names: None,
         series,
+        phases: Vec::new(),
     })
 }
 
@@ -234,9 +232,9 @@ fn stream_table(streams: &[StreamFigures]) -> Table {
                 num(st.lat_ms.mean),
                 num(st.lat_ms.p99),
                 num(st.lat_ms.max),
-                opt(st.window_peak_ms),
-                opt(st.mbit_guaranteed),
-                opt(st.preroll_s),
+                num_opt(st.window_peak_ms),
+                num_opt(st.mbit_guaranteed),
+                num_opt(st.preroll_s),
             ]
         })
         .collect();
@@ -320,6 +318,7 @@ fn cdf_chart(
         y_label: "fraction of I/Os".into(),
         x_names: None,
         series,
+        phases: Vec::new(),
     })
 }
 
@@ -364,6 +363,7 @@ fn fairness(stacks: &[StackTrials<'_>], shown: &[DvrResult]) -> (Option<Chart>, 
         y_label: "completion time (s)".into(),
         x_names: Some(names),
         series,
+        phases: Vec::new(),
     });
     (chart, table)
 }
@@ -374,8 +374,7 @@ impl KindReport for DvrReport {
     }
 
     fn figures(&self, trial: &Trial) -> Result<VerdictFigures, ResultError> {
-        let v: Verdict = trial.result.verdict_as().map_err(|e| trial.error(e))?;
-        Ok(v.figures())
+        crate::workload::figures_of(trial, Verdict::figures)
     }
 
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {
