@@ -141,9 +141,15 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
-    /// An external log device for xfs (a device spec, e.g. image:size=256MiB).
+    /// An external log device for xfs or zfs (a device spec, e.g. image:size=256MiB).
     #[arg(long, value_name = "SPEC")]
     logdev: Option<String>,
+    /// Make one MD RAID array of the --target devices (raid0, raid1, raid10, raid5, raid6).
+    #[arg(long, value_name = "LEVEL")]
+    md: Option<String>,
+    /// With --fs zfs: how the pool lays the devices out (stripe, mirror, raidz).
+    #[arg(long, value_name = "LAYOUT")]
+    zpool: Option<String>,
     /// Allow destroying the signatures on this block device (name it exactly as in --target).
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
@@ -512,6 +518,8 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         scheduler: a.scheduler.clone(),
         tunables,
         logdev: a.logdev.clone(),
+        md: a.md.clone(),
+        zpool: a.zpool.clone(),
         baseline: false,
     };
     Ok((spec, devices))

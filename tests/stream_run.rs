@@ -120,7 +120,7 @@ fn terminal_output_says_whether_the_aggregate_settled() {
     let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(text.contains("writer2"), "{text}");
     assert!(
-        text.contains("settled at ") || text.contains("never settled (mean "),
+        text.contains("settled at ") || text.contains("never settled ("),
         "{text}"
     );
     assert!(text.contains("MB/s with the final sync"), "{text}");

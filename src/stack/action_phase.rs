@@ -39,7 +39,8 @@ fn sync_targets(built: &Built) -> (Option<PathBuf>, Vec<PathBuf>) {
     (None, devs)
 }
 
-/// syncfs of the filesystem holding the stack's files, or fsync of each raw device.
+/// syncfs of the filesystem holding the stack's files, or fsync of every raw device at once
+/// (as the kernel's flushers write every device at once when the whole host syncs).
 fn sync(built: &Built) -> Result<(), StackError> {
     let (dir, devices) = sync_targets(built);
     if let Some(d) = dir {
@@ -48,10 +49,12 @@ fn sync(built: &Built) -> Result<(), StackError> {
         return rustix::fs::syncfs(&f)
             .map_err(|e| StackError::io(format!("syncfs {}", d.display()), e.into()));
     }
-    for d in devices {
-        fsync(&d)?;
-    }
-    Ok(())
+    std::thread::scope(|s| {
+        let each: Vec<_> = devices.iter().map(|d| s.spawn(|| fsync(d))).collect();
+        // The scope joins every thread, also those after a failed one.
+        each.into_iter()
+            .try_for_each(|h| h.join().expect("an fsync thread does not panic"))
+    })
 }
 
 fn fsync(dev: &Path) -> Result<(), StackError> {
@@ -100,7 +103,7 @@ fn unmount(built: &Built) -> Result<(), StackError> {
 /// Mounts the stack's filesystem again, as it was built.
 fn mount(built: &Built) -> Result<(), StackError> {
     let m = own_filesystem(built, Action::Mount)?;
-    sys::run("mount", &m.args)
+    sys::run(&m.program, &m.args)
         .map(|_| ())
         .map_err(StackError::Command)
 }

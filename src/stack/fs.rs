@@ -20,6 +20,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("f2fs", "mkfs.f2fs", "-f"),
     ("vfat", "mkfs.vfat", ""),
     ("exfat", "mkfs.exfat", ""),
+    // A pool, not an mkfs: made by `zpool create` (see the zfs module).
+    ("zfs", "zpool", ""),
 ];
 
 /// Whether the running kernel has `fs` (in /proc/filesystems, or as a loadable module).
@@ -27,22 +29,7 @@ fn kernel_has(fs: &str) -> bool {
     let listed = std::fs::read_to_string("/proc/filesystems")
         .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(fs)))
         .unwrap_or(false);
-    if listed {
-        return true;
-    }
-    let rel = rustix::system::uname()
-        .release()
-        .to_string_lossy()
-        .into_owned();
-    std::fs::read_to_string(format!("/lib/modules/{rel}/modules.dep"))
-        .map(|t| {
-            t.lines().any(|l| {
-                l.split(':').next().is_some_and(|m| {
-                    m.ends_with(&format!("/{fs}.ko")) || m.contains(&format!("/{fs}.ko."))
-                })
-            })
-        })
-        .unwrap_or(false)
+    listed || sys::kernel_module(fs)
 }
 
 /// The mkfs program and force flag of a filesystem iotrial knows how to make.
@@ -153,9 +140,12 @@ pub fn mkfs(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mounted {
     pub fs: String,
+    /// The device mounted (for zfs, the pool's name).
     pub device: PathBuf,
     pub mountpoint: PathBuf,
-    /// `mount`'s arguments (`-t fs [-o options] device mountpoint`).
+    /// The program that mounts it again and its arguments (`mount -t fs [-o options] device
+    /// mountpoint`; `zfs mount pool`).
+    pub program: String,
     pub args: Vec<String>,
 }
 
@@ -219,6 +209,7 @@ pub fn mount(
         fs: fs.to_string(),
         device: device.to_path_buf(),
         mountpoint: mp,
+        program: "mount".into(),
         args,
     })
 }

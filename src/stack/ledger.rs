@@ -168,6 +168,11 @@ impl Ledger {
         self.servers.iter().map(|(_, s)| s.stats()).collect()
     }
 
+    /// The resources held, in the order they were recorded.
+    pub fn resources(&self) -> &[Resource] {
+        &self.entries
+    }
+
     /// Number of resources held.
     pub fn len(&self) -> usize {
         self.entries.len()

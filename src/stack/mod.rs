@@ -12,6 +12,7 @@ pub mod files;
 pub mod fs;
 pub mod guard;
 pub mod ledger;
+pub mod md;
 pub mod provision;
 pub mod raw;
 pub mod resource;
@@ -20,6 +21,8 @@ pub mod serve;
 pub mod server;
 pub mod spec;
 pub mod sys;
+pub mod volume;
+pub mod zfs;
 
 pub use device::{DeviceSpec, DeviceSpecError};
 pub use spec::{LayoutKind, StackSpec, StackSpecError};

@@ -8,7 +8,8 @@ use super::actions::Actions;
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{fs, guard, raw, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
+use super::{fs, guard, md, raw, scheduler, sys, volume, zfs};
+use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
 use serde_json::{json, Value as Json};
@@ -54,6 +55,7 @@ pub fn build(
     let logdev = spec.logdev.as_deref().map(DeviceSpec::parse).transpose()?;
     spec.check()?;
     spec.check_devices(devices, logdev.as_ref())?;
+    host_can_build(spec, actions)?;
     let mut b = Builder {
         spec,
         plan,
@@ -66,6 +68,25 @@ pub fn build(
         [d @ (DeviceSpec::Dir(_) | DeviceSpec::TempDir)] => b.on_directory(d),
         _ => b.on_block_devices(devices, logdev.as_ref()),
     }
+}
+
+/// Whether this host has what an MD array or a ZFS pool needs, before anything is made; a dry
+/// run notes what is missing and goes on to show the commands.
+fn host_can_build(spec: &StackSpec, actions: &mut Actions) -> Result<(), StackError> {
+    let mut checks = Vec::new();
+    if spec.md.is_some() {
+        checks.push(md::available());
+    }
+    if spec.fs.as_deref() == Some("zfs") {
+        checks.push(zfs::available());
+    }
+    for c in checks {
+        match c {
+            Err(e) if actions.dry_run => actions.note(format!("this host cannot build it: {e}")),
+            other => other?,
+        }
+    }
+    Ok(())
 }
 
 /// One attached block device.
@@ -193,9 +214,11 @@ impl Builder<'_> {
             "notices": notices,
         });
         let mut warnings = notices;
+        let volume = self.volume(&devs, &mut as_built)?;
+        let log = devs.log.as_ref().map(|d| d.path.as_path());
         let laid = match self.spec.layout {
-            LayoutKind::Files => self.files_layout(&devs, &work, &mut as_built)?,
-            raw => self.raw_layout(&devs.data, raw)?,
+            LayoutKind::Files => self.files_layout(&volume, log, &work, &mut as_built)?,
+            raw => self.raw_layout(&volume, raw)?,
         };
         if let Some(f) = &laid.files {
             warnings.extend(f.warnings.iter().cloned());
@@ -419,21 +442,46 @@ impl Builder<'_> {
         Ok(notices)
     }
 
-    /// The `files` layout: the filesystem made and mounted, one file per stream in it.
-    fn files_layout(
+    /// What the layout goes on: the MD array made of the data devices, or the devices.
+    fn volume(&mut self, devs: &Devs, as_built: &mut Json) -> Result<Vec<PathBuf>, StackError> {
+        let data: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
+        let Some(level) = &self.spec.md else {
+            return Ok(data);
+        };
+        let (array, built) = volume::md_array(level, &data, self.ledger, self.actions)?;
+        as_built["md"] = built;
+        Ok(vec![array])
+    }
+
+    /// The stack's filesystem made and mounted on `data` (with `log`): mkfs and mount, or a
+    /// ZFS pool.
+    fn make_filesystem(
         &mut self,
-        devs: &Devs,
+        data: &[PathBuf],
+        log: Option<&Path>,
         work: &Path,
         as_built: &mut Json,
-    ) -> Result<Laid, StackError> {
+    ) -> Result<fs::Mounted, StackError> {
         let spec = self.spec;
         // The stack's checks make sure a files layout on block devices names its filesystem.
         let fs_name = spec.fs.as_deref().unwrap_or_default();
-        let data: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
-        let log = devs.log.as_ref().map(|d| d.path.as_path());
         as_built["fs"] = json!(fs_name);
-        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, &data, log, self.actions)?;
-        let mounted = fs::mount(
+        if fs_name == "zfs" {
+            let layout = spec.zpool_layout();
+            let (mounted, built) = volume::zfs_pool(
+                layout,
+                data,
+                log,
+                &spec.mkfs,
+                work,
+                self.ledger,
+                self.actions,
+            )?;
+            as_built["zpool"] = built;
+            return Ok(mounted);
+        }
+        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, data, log, self.actions)?;
+        fs::mount(
             fs_name,
             &data[0],
             &spec.mount,
@@ -441,7 +489,19 @@ impl Builder<'_> {
             work,
             self.ledger,
             self.actions,
-        )?;
+        )
+    }
+
+    /// The `files` layout: the filesystem made and mounted, one file per stream in it.
+    fn files_layout(
+        &mut self,
+        data: &[PathBuf],
+        log: Option<&Path>,
+        work: &Path,
+        as_built: &mut Json,
+    ) -> Result<Laid, StackError> {
+        let spec = self.spec;
+        let mounted = self.make_filesystem(data, log, work, as_built)?;
         let mp = mounted.mountpoint.clone();
         let mut m = fs::applied_options(&mp);
         if m.is_object() {
@@ -449,7 +509,7 @@ impl Builder<'_> {
         }
         as_built["mount"] = m;
         self.actions.note(format!(
-            "create one file per stream in {} with fallocate; fill read files",
+            "create one file per stream in {} (fallocated, or empty for appending streams); fill read files",
             mp.display()
         ));
         if self.actions.dry_run {
@@ -470,9 +530,8 @@ impl Builder<'_> {
     }
 
     /// A raw layout on `devs`, read streams' regions filled with data.
-    fn raw_layout(&mut self, devs: &[Dev], kind: LayoutKind) -> Result<Laid, StackError> {
-        let paths: Vec<PathBuf> = devs.iter().map(|d| d.path.clone()).collect();
-        let placements = raw::place(&paths, self.plan, kind, self.actions)?;
+    fn raw_layout(&mut self, devs: &[PathBuf], kind: LayoutKind) -> Result<Laid, StackError> {
+        let placements = raw::place(devs, self.plan, kind, self.actions)?;
         if !self.actions.dry_run {
             for (s, pl) in self.plan.streams.iter().zip(&placements) {
                 if s.op == Op::Read {
@@ -518,4 +577,163 @@ fn describe(dev: &Dev) -> Json {
         "rotational": read("queue/rotational").map(|r| r == "1"),
         "logical_block_size": read("queue/logical_block_size").and_then(|s| s.parse::<u64>().ok()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cause::{Cause, HasCause};
+    use crate::engine::{Pacing, Pattern, StreamPlan};
+    use crate::stack::resource::Resource;
+
+    fn plan() -> Plan {
+        let s = StreamPlan {
+            name: "writer0".into(),
+            role: "writer".into(),
+            op: Op::Write,
+            region_len: 0,
+            io_size: 1 << 20,
+            pattern: Pattern::Append,
+            pacing: Pacing::Max,
+            samples: 0,
+        };
+        Plan::sampled("stream", vec![s], false, 1)
+    }
+
+    fn six_drives(fs: &str) -> StackSpec {
+        StackSpec {
+            name: "s".into(),
+            devices: vec!["emu:hdd,size=1GiB".into(); 6],
+            fs: Some(fs.into()),
+            logdev: Some("emu:ssd,size=1GiB".into()),
+            ..Default::default()
+        }
+    }
+
+    /// Builds `spec` in a dry run: the commands it would run and the ledger it would keep.
+    fn dry(spec: &StackSpec) -> (Vec<String>, Vec<Resource>) {
+        let devices: Vec<DeviceSpec> = spec
+            .devices
+            .iter()
+            .map(|d| DeviceSpec::parse(d).unwrap())
+            .collect();
+        let mut actions = Actions::new(true);
+        let mut ledger = Ledger::detached();
+        let opts = BuildOptions {
+            dry_run: true,
+            ..Default::default()
+        };
+        let stop = AtomicBool::new(false);
+        build(
+            spec,
+            &devices,
+            &plan(),
+            &opts,
+            &mut ledger,
+            &mut actions,
+            &stop,
+        )
+        .unwrap();
+        (actions.log, ledger.resources().to_vec())
+    }
+
+    fn position(ledger: &[Resource], f: impl Fn(&Resource) -> bool) -> usize {
+        ledger.iter().position(f).expect("in the ledger")
+    }
+
+    #[test]
+    fn an_md_array_is_made_of_the_drives_and_stopped_after_the_unmount() {
+        if let Err(e) = fs::mkfs_program("xfs") {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+            assert!(!ci, "{e}, and CI is set");
+            eprintln!(
+                "skipped an_md_array_is_made_of_the_drives_and_stopped_after_the_unmount: {e}"
+            );
+            return;
+        }
+        let spec = StackSpec {
+            md: Some("raid10".into()),
+            ..six_drives("xfs")
+        };
+        let (log, ledger) = dry(&spec);
+        let text = log.join("\n");
+        assert!(
+            text.contains(" --level=10 --raid-devices=6 --assume-clean /dev/loopN0 "),
+            "{text}"
+        );
+        assert!(
+            text.contains("mkfs.xfs -f -l logdev=/dev/loopN6 /dev/md"),
+            "{text}"
+        );
+        let array = position(&ledger, |r| matches!(r, Resource::MdArray { .. }));
+        let mount = position(&ledger, |r| matches!(r, Resource::Mount { .. }));
+        let drive = position(&ledger, |r| matches!(r, Resource::Loop { .. }));
+        assert!(
+            drive < array && array < mount,
+            "released in reverse: {ledger:?}"
+        );
+    }
+
+    #[test]
+    fn a_zfs_pool_of_mirror_pairs_takes_the_ssd_as_its_log() {
+        let spec = StackSpec {
+            zpool: Some("mirror".into()),
+            ..six_drives("zfs")
+        };
+        let (log, ledger) = dry(&spec);
+        let text = log.join("\n");
+        assert!(
+            text.contains(" mirror /dev/loopN0 /dev/loopN1 mirror /dev/loopN2 /dev/loopN3 mirror /dev/loopN4 /dev/loopN5 log /dev/loopN6"),
+            "{text}"
+        );
+        assert!(text.contains("zfs set compression=off iotrial"), "{text}");
+        let pool = position(&ledger, |r| matches!(r, Resource::ZfsPool { .. }));
+        let mount = position(&ledger, |r| matches!(r, Resource::Mount { .. }));
+        assert!(
+            pool < mount,
+            "unmounted before the pool is destroyed: {ledger:?}"
+        );
+    }
+
+    #[test]
+    fn without_the_kernel_feature_nothing_is_made_and_the_feature_is_named() {
+        let (md, zfs) = (md::available(), zfs::available());
+        for (spec, got, feature) in [
+            (
+                StackSpec {
+                    md: Some("raid10".into()),
+                    ..six_drives("xfs")
+                },
+                md,
+                "MD RAID",
+            ),
+            (six_drives("zfs"), zfs, "ZFS"),
+        ] {
+            if got.is_ok() {
+                continue;
+            }
+            let devices: Vec<DeviceSpec> = spec
+                .devices
+                .iter()
+                .map(|d| DeviceSpec::parse(d).unwrap())
+                .collect();
+            let mut ledger = Ledger::detached();
+            let stop = AtomicBool::new(false);
+            let opts = BuildOptions::default();
+            let e = build(
+                &spec,
+                &devices,
+                &plan(),
+                &opts,
+                &mut ledger,
+                &mut Actions::new(false),
+                &stop,
+            )
+            .err()
+            .expect("refused");
+            assert_eq!(e.why(), Cause::Host, "{e}");
+            assert!(e.to_string().contains(feature), "{e}");
+            assert!(ledger.is_empty(), "nothing made");
+        }
+    }
 }

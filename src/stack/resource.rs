@@ -25,6 +25,13 @@ pub enum Resource {
     Fuse { mountpoint: PathBuf },
     /// A sysfs attribute (scheduler, tunable) changed from `previous`; written back.
     Sysfs { path: PathBuf, previous: String },
+    /// An MD array over `members`; stopped, its members' superblocks cleared.
+    MdArray {
+        device: PathBuf,
+        members: Vec<PathBuf>,
+    },
+    /// A ZFS pool; destroyed.
+    ZfsPool { name: String },
 }
 
 /// What releasing one resource did, as one line for the user.
@@ -57,6 +64,8 @@ impl std::fmt::Display for Resource {
                 write!(f, "emulated device at {}", mountpoint.display())
             }
             Resource::Sysfs { path, .. } => write!(f, "{}", sysfs_name(path)),
+            Resource::MdArray { device, .. } => write!(f, "MD array {}", device.display()),
+            Resource::ZfsPool { name } => write!(f, "ZFS pool {name}"),
         }
     }
 }
@@ -101,6 +110,16 @@ impl Resource {
                 sys::Unmounted::NotMounted => Released::AlreadyGone(self.to_string()),
             }),
             Resource::Fuse { mountpoint } => release_fuse(mountpoint, self),
+            Resource::MdArray { device, members } => {
+                Ok(match super::md::release(device, members)? {
+                    true => Released::Done(format!("stopped MD array {}", device.display())),
+                    false => Released::AlreadyGone(self.to_string()),
+                })
+            }
+            Resource::ZfsPool { name } => Ok(match super::zfs::release(name)? {
+                true => Released::Done(format!("destroyed ZFS pool {name}")),
+                false => Released::AlreadyGone(self.to_string()),
+            }),
             Resource::Sysfs { path, previous } => {
                 if !path.exists() {
                     return Ok(Released::AlreadyGone(self.to_string()));
@@ -212,6 +231,13 @@ mod tests {
             },
             Resource::Loop {
                 backing: gone.clone(),
+            },
+            Resource::MdArray {
+                device: PathBuf::from("/dev/md-iotrial-test-none"),
+                members: vec![gone.clone()],
+            },
+            Resource::ZfsPool {
+                name: "iotrial-test-none".into(),
             },
         ] {
             let rel = r.release().unwrap_or_else(|e| panic!("{r}: {e}"));

@@ -8,7 +8,7 @@ use super::{PHASE, SYNC_PHASE};
 use crate::analysis::{fairness, stats, steady};
 use crate::engine::{PhaseRecord, SampleSet};
 use crate::params::Params;
-use crate::present::{num, num_opt, Rows};
+use crate::present::{num, Rows};
 use crate::workload::{AnalysisError, Outcome};
 use serde_json::Value as Json;
 
@@ -140,11 +140,8 @@ pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisErr
     let total_bytes: u64 = harvests.iter().map(|h| h.bytes).sum();
     let streaming_s = last_done.saturating_sub(zero) as f64 / 1e9;
     let (total_mb_s, sync_s) = total(p, sync, zero, streaming_s, total_bytes, &mut warnings);
-    let level = settled
-        .map(|s| s.level)
-        .or((full > 0).then(|| stats::mean(&aggregate)));
     let raw = p.f64("raw_mb_s");
-    let verdict = Verdict {
+    let mut verdict = Verdict {
         settled_mb_s: settled.map(|s| s.level),
         settled: settled.is_some(),
         settle_s: settled.map(|s| s.from as f64 * interval),
@@ -154,9 +151,10 @@ pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisErr
         burstiness: (shown.len() >= 2 && mean > 0.0).then(|| stats::stddev(shown) / mean),
         stream_fairness_jain: fairness::jain(&per_stream),
         raw_mb_s: (raw > 0.0).then_some(raw),
-        raw_fraction: level.filter(|_| raw > 0.0).map(|l| l / raw),
+        raw_fraction: None,
         intervals: full,
     };
+    verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
     caveats(p, &verdict, &streams, window, &mut warnings);
     Ok(StreamOutcome {
         interval_s: interval,
@@ -231,7 +229,10 @@ impl Outcome for StreamOutcome {
         let v = &self.verdict;
         let mut parts = vec![match (v.settled_mb_s, v.settle_s) {
             (Some(m), Some(s)) => format!("settled at {} MB/s after {} s", num(m), num(s)),
-            _ => format!("never settled (mean {} MB/s)", num_opt(v.mean_mb_s)),
+            _ => match v.mean_mb_s {
+                Some(m) => format!("never settled (mean {} MB/s)", num(m)),
+                None => "never settled (no full interval)".to_string(),
+            },
         }];
         if let Some(t) = v.total_mb_s {
             parts.push(format!("{} MB/s with the final sync", num(t)));

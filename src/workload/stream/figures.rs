@@ -86,7 +86,7 @@ pub struct Verdict {
     pub stream_fairness_jain: Option<f64>,
     /// The raw sequential capability the stack is compared with, MB/s.
     pub raw_mb_s: Option<f64>,
-    /// settled_mb_s (mean_mb_s when it never settled) over raw_mb_s.
+    /// What the stack sustained ([`Verdict::sustained`]) over raw_mb_s.
     pub raw_fraction: Option<f64>,
     /// Full intervals harvested.
     pub intervals: usize,
@@ -134,6 +134,12 @@ pub static COLUMNS: &[FigureSpec] = &[
 ];
 
 impl Verdict {
+    /// What the stack sustained: the settled level; when it never settled, the total with the
+    /// final sync (which the page cache cannot flatter), else the mean of the intervals.
+    pub fn sustained(&self) -> Option<f64> {
+        self.settled_mb_s.or(self.total_mb_s).or(self.mean_mb_s)
+    }
+
     /// The values of [`COLUMNS`], in order; stream has no target.
     pub fn figures(&self) -> VerdictFigures {
         VerdictFigures {

@@ -157,7 +157,7 @@ impl Workload for Stream {
             return None;
         }
         let v = serde_json::from_value::<Verdict>(reference.verdict.clone()).ok()?;
-        let level = v.settled_mb_s.or(v.mean_mb_s)?;
+        let level = v.sustained()?;
         let mut p = p.clone();
         p.set("raw_mb_s", Value::Float(level * reference.share));
         Some(p)
