@@ -72,6 +72,7 @@ impl Workload for Phased {
             phases: self.0.clone(),
             direct: false,
             seed: 1,
+            dirty_limit: None,
         })
     }
     fn analyze(&self, _: &Params, s: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {

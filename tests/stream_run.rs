@@ -136,6 +136,7 @@ fn stream_on_an_emulated_disk_with_xfs_leaves_nothing_behind() {
     }
     let work = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
+    let bdis_before = bdi_limits();
     let a = iotrial(work.path())
         .args(["run", "stream", "--json", "--fs", "xfs", "--target"])
         .arg("emu:hdd,size=2GiB,scale=4")
@@ -167,5 +168,33 @@ fn stream_on_an_emulated_disk_with_xfs_leaves_nothing_behind() {
     assert!(streams.iter().all(|s| s["bytes"].as_u64().unwrap() > 0));
     let ts = std::fs::read_to_string(trial_dir(out.path(), "emu-xfs").join("timeseries.csv"));
     assert!(ts.unwrap().lines().count() > 1);
+    // The stack's own device had its dirty page cache capped, and got its limits back.
+    let dirty = &doc["stack"]["dirty_limit"];
+    assert_eq!(dirty["bytes"], 256 << 20, "{dirty}");
+    assert_eq!(dirty["bdi"].as_array().unwrap().len(), 1, "{dirty}");
+    // (Loop devices other programs make meanwhile come with the kernel's defaults.)
+    for (name, strict, ratio) in bdi_limits() {
+        let was = bdis_before.iter().find(|b| b.0 == name);
+        let default = (strict.trim() == "0", ratio.trim() == "1000000") == (true, true);
+        assert!(
+            was.map_or(default, |w| (&w.1, &w.2) == (&strict, &ratio)),
+            "{name}: strict_limit {strict} max_ratio_fine {ratio}, before {was:?}"
+        );
+    }
     assert_cleaned_up(work.path(), &[]);
+}
+
+/// Every writeback device's strict_limit and max_ratio_fine.
+fn bdi_limits() -> Vec<(String, String, String)> {
+    let mut v: Vec<_> = std::fs::read_dir("/sys/class/bdi")
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let read = |a: &str| std::fs::read_to_string(e.path().join(a)).unwrap_or_default();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, read("strict_limit"), read("max_ratio_fine"))
+        })
+        .collect();
+    v.sort();
+    v
 }

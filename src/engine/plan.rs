@@ -18,6 +18,9 @@ pub struct Plan {
     /// Seed of the offset generators (each stream derives its own): the same seed gives every
     /// stack the same offsets.
     pub seed: u64,
+    /// Buffered writes: the most dirty page cache the stack's own writeback device may hold
+    /// (a strict per-device limit the stack sets); `None`: the host's limits.
+    pub dirty_limit: Option<u64>,
 }
 
 /// One step of a plan.
@@ -166,6 +169,7 @@ impl Plan {
             streams,
             direct,
             seed,
+            dirty_limit: None,
         }
     }
 

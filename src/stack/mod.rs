@@ -8,6 +8,7 @@ pub mod action_phase;
 pub mod actions;
 pub mod cleanup;
 pub mod device;
+pub mod dirty;
 pub mod files;
 pub mod fs;
 pub mod guard;

@@ -8,7 +8,7 @@ use super::actions::Actions;
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{fs, guard, md, raw, scheduler, sys, volume, zfs};
+use super::{dirty, fs, guard, md, raw, scheduler, sys, volume, zfs};
 use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
@@ -173,6 +173,13 @@ impl Builder<'_> {
             });
         }
         let layout = files::create(&parent, self.plan, self.ledger, self.stop)?;
+        let mut warnings = layout.warnings.clone();
+        if self.plan.dirty_limit.is_some() && !layout.direct_ok {
+            warnings.push(format!(
+                "dirty_limit is not applied on a dir: target: {} is the host's filesystem, whose limits apply",
+                parent.display()
+            ));
+        }
         let as_built = json!({
             "name": name, "layout": "files", "kernel": kernel_release(),
             "devices": [{"spec": d.to_string(), "path": parent, "filesystem": layout.fs_type}],
@@ -182,7 +189,7 @@ impl Builder<'_> {
             placements: layout.placements.clone(),
             direct_ok: layout.direct_ok,
             as_built,
-            warnings: layout.warnings.clone(),
+            warnings,
             files: Some(layout),
             mounted: None,
             time_scale: 1.0,
@@ -223,6 +230,7 @@ impl Builder<'_> {
         if let Some(f) = &laid.files {
             warnings.extend(f.warnings.iter().cloned());
         }
+        self.limit_dirty(&laid, &volume, &mut as_built, &mut warnings)?;
         if !self.actions.dry_run {
             let back: Vec<Json> = devs
                 .disks()
@@ -527,6 +535,46 @@ impl Builder<'_> {
             files: Some(layout),
             mounted: Some(mounted),
         })
+    }
+
+    /// Caps the dirty page cache of the stack's writeback devices at the plan's limit (buffered
+    /// plans with one), noting where it cannot.
+    fn limit_dirty(
+        &mut self,
+        laid: &Laid,
+        volume: &[PathBuf],
+        as_built: &mut Json,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), StackError> {
+        let Some(bytes) = self.plan.dirty_limit.filter(|_| !laid.direct_ok) else {
+            return Ok(());
+        };
+        if self.spec.fs.as_deref() == Some("zfs") {
+            warnings.push("dirty_limit does not apply to ZFS, which buffers writes in its own ARC and transaction groups".into());
+            return Ok(());
+        }
+        if self.actions.dry_run {
+            self.actions.note(format!("cap the dirty page cache of the stack's writeback devices at {bytes} bytes (strict_limit, max_bytes)"));
+            return Ok(());
+        }
+        let mut bdis: Vec<PathBuf> = match &laid.mounted {
+            Some(m) => dirty::of_filesystem(&m.mountpoint, &volume[0])
+                .into_iter()
+                .collect(),
+            None => volume
+                .iter()
+                .filter_map(|d| dirty::of_block_device(d))
+                .collect(),
+        };
+        bdis.dedup();
+        if bdis.is_empty() {
+            warnings.push("dirty_limit: found no writeback device of the stack's own to limit; the host's limits apply".into());
+        }
+        for b in &bdis {
+            dirty::limit(b, bytes, self.ledger, self.actions)?;
+        }
+        as_built["dirty_limit"] = json!({"bytes": bytes, "bdi": bdis});
+        Ok(())
     }
 
     /// A raw layout on `devs`, read streams' regions filled with data.

@@ -136,11 +136,13 @@ impl Workload for Stream {
                 step: Step::Action(Action::Sync),
             });
         }
+        let dirty = p.u64("dirty_limit");
         Ok(Plan {
             streams,
             phases,
             direct: p.bool("direct"),
             seed: p.u64("seed"),
+            dirty_limit: (dirty > 0).then_some(dirty),
         })
     }
 

@@ -11,6 +11,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("duration", Kind::Duration, "60s", "how long the streams run (the device model's time on emulated devices); unused when bytes is set"),
     ParamSpec::new("bytes", Kind::Size, "0", "bytes each stream moves before it stops (whole I/Os); 0: run for duration"),
     ParamSpec::new("interval", Kind::Duration, "1s", "harvest interval: throughput is taken per interval (seed 001's killall -USR1 dd)"),
+    ParamSpec::new("dirty_limit", Kind::Size, "256MiB", "buffered writes: the most dirty page cache the stack's own device may hold (a strict per-device limit, restored after), so a run settles in seconds whatever the host's memory; 0: the host's limits (a fifth of its memory)"),
     ParamSpec::new("end_sync", Kind::Bool, "true", "end with a sync phase counted in total_mb_s, so the page cache cannot flatter a buffered run"),
     ParamSpec::new("file_size", Kind::Size, "0", "bytes of file or raw region per stream; 0: an equal share of the target's free space (a writer that reaches it starts over at offset 0)"),
     ParamSpec::new("settle_window", Kind::Duration, "10s", "window of the steady-state rule"),
