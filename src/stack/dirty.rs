@@ -6,11 +6,58 @@
 //! in the ledger and written back when it is released.
 
 use super::actions::Actions;
+use super::fs::Mounted;
 use super::ledger::Ledger;
 use super::resource::Resource;
 use super::StackError;
+use serde_json::{json, Value as Json};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// What a stack's writes go through: its filesystem, or its raw devices.
+pub struct Stack<'a> {
+    pub zfs: bool,
+    pub mounted: Option<&'a Mounted>,
+    /// The devices the filesystem or the raw layout is on.
+    pub volume: &'a [PathBuf],
+}
+
+/// Caps the dirty page cache of `stack`'s writeback devices at `bytes`; what was done, for
+/// the stack as built, or `None` (noted in `warnings`) where it cannot be.
+pub fn cap(
+    stack: &Stack,
+    bytes: u64,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Json>, StackError> {
+    if stack.zfs {
+        warnings.push("dirty_limit does not apply to ZFS, which buffers writes in its own ARC and transaction groups".into());
+        return Ok(None);
+    }
+    if actions.dry_run {
+        actions.note(format!("cap the dirty page cache of the stack's writeback devices at {bytes} bytes (strict_limit, max_bytes)"));
+        return Ok(None);
+    }
+    let mut bdis: Vec<PathBuf> = match stack.mounted {
+        Some(m) => of_filesystem(&m.mountpoint, &stack.volume[0])
+            .into_iter()
+            .collect(),
+        None => stack
+            .volume
+            .iter()
+            .filter_map(|d| of_block_device(d))
+            .collect(),
+    };
+    bdis.dedup();
+    if bdis.is_empty() {
+        warnings.push("dirty_limit: found no writeback device of the stack's own to limit; the host's limits apply".into());
+    }
+    for b in &bdis {
+        limit(b, bytes, ledger, actions)?;
+    }
+    Ok(Some(json!({"bytes": bytes, "bdi": bdis})))
+}
 
 /// The bdi directory of device number `dev`, when the kernel has one by that number.
 fn bdi_of_dev(dev: u64) -> Option<PathBuf> {

@@ -538,7 +538,7 @@ impl Builder<'_> {
     }
 
     /// Caps the dirty page cache of the stack's writeback devices at the plan's limit (buffered
-    /// plans with one), noting where it cannot.
+    /// plans with one).
     fn limit_dirty(
         &mut self,
         laid: &Laid,
@@ -549,31 +549,14 @@ impl Builder<'_> {
         let Some(bytes) = self.plan.dirty_limit.filter(|_| !laid.direct_ok) else {
             return Ok(());
         };
-        if self.spec.fs.as_deref() == Some("zfs") {
-            warnings.push("dirty_limit does not apply to ZFS, which buffers writes in its own ARC and transaction groups".into());
-            return Ok(());
-        }
-        if self.actions.dry_run {
-            self.actions.note(format!("cap the dirty page cache of the stack's writeback devices at {bytes} bytes (strict_limit, max_bytes)"));
-            return Ok(());
-        }
-        let mut bdis: Vec<PathBuf> = match &laid.mounted {
-            Some(m) => dirty::of_filesystem(&m.mountpoint, &volume[0])
-                .into_iter()
-                .collect(),
-            None => volume
-                .iter()
-                .filter_map(|d| dirty::of_block_device(d))
-                .collect(),
+        let stack = dirty::Stack {
+            zfs: self.spec.fs.as_deref() == Some("zfs"),
+            mounted: laid.mounted.as_ref(),
+            volume,
         };
-        bdis.dedup();
-        if bdis.is_empty() {
-            warnings.push("dirty_limit: found no writeback device of the stack's own to limit; the host's limits apply".into());
+        if let Some(done) = dirty::cap(&stack, bytes, self.ledger, self.actions, warnings)? {
+            as_built["dirty_limit"] = done;
         }
-        for b in &bdis {
-            dirty::limit(b, bytes, self.ledger, self.actions)?;
-        }
-        as_built["dirty_limit"] = json!({"bytes": bytes, "bdi": bdis});
         Ok(())
     }
 
@@ -628,160 +611,5 @@ fn describe(dev: &Dev) -> Json {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cause::{Cause, HasCause};
-    use crate::engine::{Pacing, Pattern, StreamPlan};
-    use crate::stack::resource::Resource;
-
-    fn plan() -> Plan {
-        let s = StreamPlan {
-            name: "writer0".into(),
-            role: "writer".into(),
-            op: Op::Write,
-            region_len: 0,
-            io_size: 1 << 20,
-            pattern: Pattern::Append,
-            pacing: Pacing::Max,
-            samples: 0,
-        };
-        Plan::sampled("stream", vec![s], false, 1)
-    }
-
-    fn six_drives(fs: &str) -> StackSpec {
-        StackSpec {
-            name: "s".into(),
-            devices: vec!["emu:hdd,size=1GiB".into(); 6],
-            fs: Some(fs.into()),
-            logdev: Some("emu:ssd,size=1GiB".into()),
-            ..Default::default()
-        }
-    }
-
-    /// Builds `spec` in a dry run: the commands it would run and the ledger it would keep.
-    fn dry(spec: &StackSpec) -> (Vec<String>, Vec<Resource>) {
-        let devices: Vec<DeviceSpec> = spec
-            .devices
-            .iter()
-            .map(|d| DeviceSpec::parse(d).unwrap())
-            .collect();
-        let mut actions = Actions::new(true);
-        let mut ledger = Ledger::detached();
-        let opts = BuildOptions {
-            dry_run: true,
-            ..Default::default()
-        };
-        let stop = AtomicBool::new(false);
-        build(
-            spec,
-            &devices,
-            &plan(),
-            &opts,
-            &mut ledger,
-            &mut actions,
-            &stop,
-        )
-        .unwrap();
-        (actions.log, ledger.resources().to_vec())
-    }
-
-    fn position(ledger: &[Resource], f: impl Fn(&Resource) -> bool) -> usize {
-        ledger.iter().position(f).expect("in the ledger")
-    }
-
-    #[test]
-    fn an_md_array_is_made_of_the_drives_and_stopped_after_the_unmount() {
-        if let Err(e) = fs::mkfs_program("xfs") {
-            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-            assert!(!ci, "{e}, and CI is set");
-            eprintln!(
-                "skipped an_md_array_is_made_of_the_drives_and_stopped_after_the_unmount: {e}"
-            );
-            return;
-        }
-        let spec = StackSpec {
-            md: Some("raid10".into()),
-            ..six_drives("xfs")
-        };
-        let (log, ledger) = dry(&spec);
-        let text = log.join("\n");
-        assert!(
-            text.contains(" --level=10 --raid-devices=6 --assume-clean /dev/loopN0 "),
-            "{text}"
-        );
-        assert!(
-            text.contains("mkfs.xfs -f -l logdev=/dev/loopN6 /dev/md"),
-            "{text}"
-        );
-        let array = position(&ledger, |r| matches!(r, Resource::MdArray { .. }));
-        let mount = position(&ledger, |r| matches!(r, Resource::Mount { .. }));
-        let drive = position(&ledger, |r| matches!(r, Resource::Loop { .. }));
-        assert!(
-            drive < array && array < mount,
-            "released in reverse: {ledger:?}"
-        );
-    }
-
-    #[test]
-    fn a_zfs_pool_of_mirror_pairs_takes_the_ssd_as_its_log() {
-        let spec = StackSpec {
-            zpool: Some("mirror".into()),
-            ..six_drives("zfs")
-        };
-        let (log, ledger) = dry(&spec);
-        let text = log.join("\n");
-        assert!(
-            text.contains(" mirror /dev/loopN0 /dev/loopN1 mirror /dev/loopN2 /dev/loopN3 mirror /dev/loopN4 /dev/loopN5 log /dev/loopN6"),
-            "{text}"
-        );
-        assert!(text.contains("zfs set compression=off iotrial"), "{text}");
-        let pool = position(&ledger, |r| matches!(r, Resource::ZfsPool { .. }));
-        let mount = position(&ledger, |r| matches!(r, Resource::Mount { .. }));
-        assert!(
-            pool < mount,
-            "unmounted before the pool is destroyed: {ledger:?}"
-        );
-    }
-
-    #[test]
-    fn without_the_kernel_feature_nothing_is_made_and_the_feature_is_named() {
-        let (md, zfs) = (md::available(), zfs::available());
-        for (spec, got, feature) in [
-            (
-                StackSpec {
-                    md: Some("raid10".into()),
-                    ..six_drives("xfs")
-                },
-                md,
-                "MD RAID",
-            ),
-            (six_drives("zfs"), zfs, "ZFS"),
-        ] {
-            if got.is_ok() {
-                continue;
-            }
-            let devices: Vec<DeviceSpec> = spec
-                .devices
-                .iter()
-                .map(|d| DeviceSpec::parse(d).unwrap())
-                .collect();
-            let mut ledger = Ledger::detached();
-            let stop = AtomicBool::new(false);
-            let opts = BuildOptions::default();
-            let e = build(
-                &spec,
-                &devices,
-                &plan(),
-                &opts,
-                &mut ledger,
-                &mut Actions::new(false),
-                &stop,
-            )
-            .err()
-            .expect("refused");
-            assert_eq!(e.why(), Cause::Host, "{e}");
-            assert!(e.to_string().contains(feature), "{e}");
-            assert!(ledger.is_empty(), "nothing made");
-        }
-    }
-}
+#[path = "provision_tests.rs"]
+mod tests;
