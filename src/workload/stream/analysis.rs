@@ -82,70 +82,98 @@ fn phases(set: &SampleSet) -> Result<(usize, Option<&PhaseRecord>), AnalysisErro
     Ok((p, sync))
 }
 
-/// stream's analysis of a trial's samples.
-pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisError> {
-    let (phase, sync) = phases(set)?;
-    let interval = p.f64("interval");
+/// The streaming phase harvested: every stream's intervals and the aggregate's full ones.
+struct Harvested {
+    streams: Vec<Harvest>,
+    /// The phase's sampling start, ns since the origin.
+    zero: u64,
+    /// The last completion of any stream, ns since the origin.
+    last_done: u64,
+    /// Aggregate MB/s of each full interval.
+    aggregate: Vec<f64>,
+}
+
+fn harvest_all(set: &SampleSet, phase: usize, interval: f64) -> std::io::Result<Harvested> {
     let zero = set.phases[phase].zero_ns();
     let width = interval * 1e9;
-    let harvests: Vec<Harvest> = (0..set.streams.len())
+    let streams: Vec<Harvest> = (0..set.streams.len())
         .map(|i| harvest(set, i, phase, zero, width))
         .collect::<Result<_, _>>()?;
-    let last_done = harvests
-        .iter()
-        .map(|h| h.last_done_ns)
-        .max()
-        .unwrap_or(zero);
+    let last_done = streams.iter().map(|h| h.last_done_ns).max().unwrap_or(zero);
     let full = (last_done.saturating_sub(zero) as f64 / width) as usize;
-    let aggregate: Vec<f64> = (0..full)
+    let aggregate = (0..full)
         .map(|k| {
-            let bytes: u64 = harvests.iter().filter_map(|h| h.per_interval.get(k)).sum();
+            let bytes: u64 = streams.iter().filter_map(|h| h.per_interval.get(k)).sum();
             bytes as f64 / 1e6 / interval
         })
         .collect();
-    let window = ((p.f64("settle_window") / interval).round() as usize).max(2);
-    let settled = steady::settle(&aggregate, window, p.f64("settle_tolerance") / 100.0);
-    let span = settled.map_or(0, |s| s.from)..full;
-    let mut warnings = Vec::new();
-    let streams: Vec<StreamFigures> = set
-        .streams
+    Ok(Harvested {
+        streams,
+        zero,
+        last_done,
+        aggregate,
+    })
+}
+
+/// Each stream's figures; `settled_span` is the aggregate's intervals after it settled.
+fn stream_figures(
+    set: &SampleSet,
+    h: &Harvested,
+    settled_span: Option<std::ops::Range<usize>>,
+    interval: f64,
+) -> Vec<StreamFigures> {
+    set.streams
         .iter()
-        .zip(&harvests)
-        .map(|(info, h)| {
-            let secs = h.last_done_ns.saturating_sub(zero) as f64 / 1e9;
+        .zip(&h.streams)
+        .map(|(info, s)| {
+            let secs = s.last_done_ns.saturating_sub(h.zero) as f64 / 1e9;
             StreamFigures {
                 name: info.name.clone(),
                 role: info.role.clone(),
                 op: info.op,
-                ios: h.ios,
-                errors: h.errors,
-                bytes: h.bytes,
+                ios: s.ios,
+                errors: s.errors,
+                bytes: s.bytes,
                 mb_s: if secs > 0.0 {
-                    h.bytes as f64 / 1e6 / secs
+                    s.bytes as f64 / 1e6 / secs
                 } else {
                     0.0
                 },
-                settled_mb_s: settled.map(|_| mean_mb_s(&h.per_interval, span.clone(), interval)),
-                lat_ms: stats::summarize(&h.lat_ms).unwrap_or_default(),
-                wrapped: h.wrapped,
+                settled_mb_s: settled_span
+                    .clone()
+                    .map(|span| mean_mb_s(&s.per_interval, span, interval)),
+                lat_ms: stats::summarize(&s.lat_ms).unwrap_or_default(),
+                wrapped: s.wrapped,
             }
         })
+        .collect()
+}
+
+/// stream's analysis of a trial's samples.
+pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisError> {
+    let (phase, sync) = phases(set)?;
+    let interval = p.f64("interval");
+    let h = harvest_all(set, phase, interval)?;
+    let full = h.aggregate.len();
+    let window = ((p.f64("settle_window") / interval).round() as usize).max(2);
+    let settled = steady::settle(&h.aggregate, window, p.f64("settle_tolerance") / 100.0);
+    let span = settled.map_or(0, |s| s.from)..full;
+    let streams = stream_figures(set, &h, settled.map(|_| span.clone()), interval);
+    let per_stream: Vec<f64> = (h.streams.iter())
+        .map(|s| mean_mb_s(&s.per_interval, span.clone(), interval))
         .collect();
-    let per_stream: Vec<f64> = harvests
-        .iter()
-        .map(|h| mean_mb_s(&h.per_interval, span.clone(), interval))
-        .collect();
-    let shown = &aggregate[span.clone()];
+    let shown = &h.aggregate[span.clone()];
     let mean = stats::mean(shown);
-    let total_bytes: u64 = harvests.iter().map(|h| h.bytes).sum();
-    let streaming_s = last_done.saturating_sub(zero) as f64 / 1e9;
-    let (total_mb_s, sync_s) = total(p, sync, zero, streaming_s, total_bytes, &mut warnings);
+    let mut warnings = Vec::new();
+    let total_bytes: u64 = h.streams.iter().map(|s| s.bytes).sum();
+    let streaming_s = h.last_done.saturating_sub(h.zero) as f64 / 1e9;
+    let (total_mb_s, sync_s) = total(p, sync, h.zero, streaming_s, total_bytes, &mut warnings);
     let raw = p.f64("raw_mb_s");
     let mut verdict = Verdict {
         settled_mb_s: settled.map(|s| s.level),
         settled: settled.is_some(),
         settle_s: settled.map(|s| s.from as f64 * interval),
-        mean_mb_s: (full > 0).then(|| stats::mean(&aggregate)),
+        mean_mb_s: (full > 0).then(|| stats::mean(&h.aggregate)),
         total_mb_s,
         sync_s,
         burstiness: (shown.len() >= 2 && mean > 0.0).then(|| stats::stddev(shown) / mean),
