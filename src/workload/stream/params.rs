@@ -16,6 +16,6 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("file_size", Kind::Size, "0", "bytes of file or raw region per stream; 0: an equal share of the target's free space (a writer that reaches it starts over at offset 0)"),
     ParamSpec::new("settle_window", Kind::Duration, "10s", "window of the steady-state rule"),
     ParamSpec::new("settle_tolerance", Kind::Float, "10", "the aggregate has settled once the least-squares trend over a window changes it by at most this much of the window's mean").in_unit("%"),
-    ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, that stack's settled MB/s times this stack's share of its devices").in_unit("MB/s"),
+    ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, what that stack sustained times this stack's share of its drives' bandwidth").in_unit("MB/s"),
     ParamSpec::new("seed", Kind::Count, "1", "seed of the streams' write buffers"),
 ];
