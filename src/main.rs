@@ -150,14 +150,17 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
-    /// An external log device for xfs (a device spec, e.g. image:size=256MiB).
+    /// An external log device for xfs or zfs (a device spec, e.g. image:size=256MiB).
     #[arg(long, value_name = "SPEC")]
     logdev: Option<String>,
+    /// With --fs zfs: how the pool lays the devices out (stripe, mirror, raidz).
+    #[arg(long, value_name = "LAYOUT")]
+    zpool: Option<String>,
     /// Allow destroying the signatures on this block device (name it exactly as in --target).
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
     /// MD RAID over the --target devices, the filesystem or raw layout on the array:
-    /// raid10[,chunk=SIZE][,layout=n2|f2|o2] (also raid0, raid1).
+    /// raid10[,chunk=SIZE][,layout=n2|f2|o2] (also raid0, raid1, raid5, raid6).
     #[arg(long, value_name = "LEVEL[,chunk=SIZE][,layout=L]")]
     md: Option<String>,
     /// Run the trial in a KVM guest, the targets passed to it as virtio disks; settings:
@@ -570,8 +573,9 @@ fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, Vec<D
         scheduler: a.scheduler.clone(),
         tunables,
         logdev: a.logdev.clone(),
-        baseline: false,
         md: a.md.clone(),
+        zpool: a.zpool.clone(),
+        baseline: false,
         vm,
     };
     Ok((spec, devices))
@@ -772,7 +776,7 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     let w = workload::find(name).map_err(usage)?;
     let mut overrides = Vec::new();
     let beside = samples.with_file_name("result.json");
-    if beside.exists() {
+    let doc = if beside.exists() {
         let doc = result::read(&beside).map_err(usage)?;
         if doc.kind != w.name() {
             return Err(usage(format!(
@@ -782,14 +786,17 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
                 w.name()
             )));
         }
-        overrides = Params::overrides_from_json(w.params(), &doc.params.into());
+        overrides = Params::overrides_from_json(w.params(), &doc.params.clone().into());
         if !as_json {
-            eprintln!("parameters from {}", beside.display());
+            eprintln!("parameters and phases from {}", beside.display());
         }
-    }
+        Some(doc)
+    } else {
+        None
+    };
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
-    let streams = result::csv::read_samples(samples).map_err(usage)?;
+    let streams = result::read_samples(samples, doc.as_ref()).map_err(usage)?;
     let outcome = w.analyze(&params, &streams).map_err(usage)?;
     if as_json {
         let doc = Analysis {

@@ -6,7 +6,7 @@
 use crate::cause::{Cause, HasCause};
 use crate::emu::{Expectations, SpecError};
 use crate::engine::{
-    self, BackendKind, EngineOptions, Op, Pacing, Pattern, Placement, Plan, Protocol, StreamPlan,
+    self, BackendKind, EngineOptions, Op, Pacing, Pattern, Placement, Plan, StreamPlan,
 };
 use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
@@ -15,7 +15,6 @@ use crate::stack::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Random I/O size of the probe.
@@ -154,31 +153,29 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         len,
         n,
     } = ph;
-    let plan = Plan {
-        streams: vec![StreamPlan {
-            name: "probe".into(),
-            role: "probe".into(),
-            op,
-            region_len: len,
-            io_size: io,
-            pattern,
-            pacing: Pacing::Max,
-            samples: n,
-        }],
-        direct: true,
-        seed,
+    let stream = StreamPlan {
+        name: "probe".into(),
+        role: "probe".into(),
+        op,
+        region_len: len,
+        io_size: io,
+        pattern,
+        pacing: Pacing::Max,
+        samples: n,
     };
+    let plan = Plan::sampled("probe", vec![stream], true, seed);
     let placement = [Placement {
         path: dev.to_path_buf(),
         offset,
         len,
     }];
+    // Times stay measured ones: the probe scales its figures itself.
     let opts = EngineOptions {
         direct: true,
         backend: BackendKind::Psync,
-        time_limit: None,
+        time_scale: 1.0,
     };
-    let out = engine::run(&plan, &placement, opts, Arc::new(Protocol::new(1)), |p| {
+    let out = engine::run(&plan, &placement, opts, |p| {
         if stop.load(Ordering::Relaxed) {
             p.request_stop();
         }
@@ -298,20 +295,17 @@ fn probe_built(
         layout: LayoutKind::Regions,
         ..Default::default()
     };
-    let tiny = Plan {
-        streams: vec![StreamPlan {
-            name: "probe".into(),
-            role: "probe".into(),
-            op: Op::Write,
-            region_len: RANDOM_IO,
-            io_size: RANDOM_IO,
-            pattern: Pattern::Random,
-            pacing: Pacing::Max,
-            samples: 1,
-        }],
-        direct: true,
-        seed: opts.seed,
+    let stream = StreamPlan {
+        name: "probe".into(),
+        role: "probe".into(),
+        op: Op::Write,
+        region_len: RANDOM_IO,
+        io_size: RANDOM_IO,
+        pattern: Pattern::Random,
+        pacing: Pacing::Max,
+        samples: 1,
     };
+    let tiny = Plan::sampled("probe", vec![stream], true, opts.seed);
     let mut actions = Actions::new(false);
     let devices = std::slice::from_ref(device);
     let built = provision::build(&stack, devices, &tiny, build, ledger, &mut actions, stop)?;

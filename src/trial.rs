@@ -1,9 +1,13 @@
-//! One trial: one workload on one target, once. Prepares the layout, runs the engine with a
-//! progress display, analyses the samples and writes the trial's files atomically.
+//! One trial: one workload on one target, once. Builds the stack, starts the monitors, walks the
+//! workload's phases on it ([`phases`]) with a progress display and one [`Timeline`] for
+//! everything it records, analyses the samples and writes the trial's files. A trial whose
+//! stack runs in a guest ([`crate::vm`]) is handed to the guest whole.
+
+mod phases;
 
 use crate::analysis::timeseries;
 use crate::cause::{Cause, HasCause};
-use crate::engine::{self, BackendKind, EngineError, EngineOptions, Protocol, StreamSamples};
+use crate::engine::{BackendKind, EngineError, PlanError, SampleSet};
 use crate::monitor;
 use crate::params::{ParamError, Params};
 use crate::report;
@@ -11,13 +15,14 @@ use crate::result::{self, ResultError, TrialResult, TrialTarget};
 use crate::stack::actions::Actions;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, BuildOptions};
+use crate::stack::resource::Resource;
 use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::timeline::Timeline;
 use crate::utc::utc_iso;
 use crate::workload::{AnalysisError, Outcome, Workload};
 use serde_json::json;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -26,6 +31,8 @@ use std::time::{Instant, SystemTime};
 pub enum TrialError {
     #[error(transparent)]
     Param(#[from] ParamError),
+    #[error("the workload's plan: {0}")]
+    Plan(#[from] PlanError),
     #[error(transparent)]
     Stack(#[from] StackError),
     #[error(transparent)]
@@ -34,6 +41,12 @@ pub enum TrialError {
     Analysis(#[from] AnalysisError),
     #[error(transparent)]
     Result(#[from] ResultError),
+    /// The directory the samples are spilled to could not be made or recorded.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
     /// A trial in a guest (VM layer) could not run.
     #[error(transparent)]
     Guest(#[from] crate::vm::VmError),
@@ -44,9 +57,12 @@ pub enum TrialError {
 impl HasCause for TrialError {
     fn why(&self) -> Cause {
         match self {
-            TrialError::Param(_) => Cause::Input,
+            TrialError::Param(_) | TrialError::Plan(_) => Cause::Input,
             TrialError::Stack(s) => s.why(),
-            TrialError::Engine(_) | TrialError::Analysis(_) | TrialError::Result(_) => Cause::Run,
+            TrialError::Engine(_)
+            | TrialError::Analysis(_)
+            | TrialError::Result(_)
+            | TrialError::Io { .. } => Cause::Run,
             TrialError::Guest(g) => g.why(),
             TrialError::Interrupted => Cause::Interrupted,
         }
@@ -58,10 +74,13 @@ pub struct TrialOutput {
     /// Its result.json.
     pub doc: TrialResult,
     pub outcome: Box<dyn Outcome>,
-    pub streams: Vec<StreamSamples>,
+    /// Every sample, by stream and phase.
+    pub samples: SampleSet,
+    /// Width of timeseries.csv's intervals, seconds (the workload's).
+    pub interval_s: f64,
     /// Files the trial brought back besides its samples (a guest's monitor series), by their
     /// path in the trial's directory.
-    pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+    pub files: Vec<(PathBuf, Vec<u8>)>,
     /// The monitors' series (`monitor/*.csv`), until [`write`] moves them.
     pub monitor_files: Option<monitor::Files>,
 }
@@ -91,6 +110,8 @@ pub fn run(
     if let Some(vm) = setup.stack.vm.guest() {
         return run_in_guest(workload, params, setup, vm, ledger, stop);
     }
+    // Recorded before the trial's own resources: the samples outlive them (until written).
+    let spill = spill_dir(ledger)?;
     let mark = ledger.len();
     let mut warnings = Vec::new();
     let dir = match setup.monitor.monitors.is_empty() {
@@ -105,9 +126,10 @@ pub fn run(
         setup,
         ledger,
         stop,
-        show_progress,
+        (show_progress, spill),
         dir.as_ref(),
     );
+    // Everything but the monitors' files, then those unless the trial is kept.
     let mut errors = ledger.release_to(mark + usize::from(dir.is_some()));
     let files = dir.filter(|_| result.is_ok()).and_then(|d| d.keep(ledger));
     errors.extend(ledger.release_to(mark));
@@ -120,16 +142,31 @@ pub fn run(
     Ok(out)
 }
 
+/// A fresh directory for a trial's spilled samples, in the ledger before it exists.
+fn spill_dir(ledger: &mut Ledger) -> Result<PathBuf, TrialError> {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("iotrial-samples-{}-{n}", std::process::id()));
+    ledger
+        .record(Resource::TempDir { path: dir.clone() })
+        .map_err(|source| TrialError::Io {
+            context: "write the ledger".into(),
+            source,
+        })?;
+    Ok(dir)
+}
+
 fn run_built(
     workload: &dyn Workload,
     params: &Params,
     setup: &Setup,
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
-    show_progress: bool,
+    (show_progress, spill): (bool, PathBuf),
     monitor_dir: Option<&monitor::Dir>,
 ) -> Result<TrialOutput, TrialError> {
     let plan = workload.plan(params)?;
+    plan.check()?;
     let started = SystemTime::now();
     let t = Instant::now();
     let mut actions = Actions::new(false);
@@ -145,22 +182,13 @@ fn run_built(
         Err(StackError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
-    let total: u64 = plan.streams.iter().map(|s| s.samples as u64).sum();
     let pb = if show_progress {
-        report::terminal::progress(
-            total,
-            &format!("{} on {}", workload.name(), setup.stack.name),
-        )
+        report::terminal::progress(0, &format!("{} on {}", workload.name(), setup.stack.name))
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let protocol = Arc::new(Protocol::new(plan.streams.len()));
-    let opts = EngineOptions {
-        direct: built.direct_ok,
-        backend: BackendKind::Psync,
-        time_limit: None,
-    };
     let timeline = Arc::new(Timeline::start());
+    // The monitors start before the first phase and stop after the last.
     let monitors = monitor_dir.map(|d| {
         let watch = monitor::Watch {
             settings: setup.monitor,
@@ -170,21 +198,21 @@ fn run_built(
         };
         monitor::start(&watch, ledger)
     });
-    timeline.begin("run", "stream");
-    let out = engine::run(&plan, &built.placements, opts, protocol, |p| {
-        if stop.load(Ordering::Relaxed) {
-            p.request_stop();
-        }
-        pb.set_position(p.total_collected() as u64);
-    });
-    timeline.end();
+    let walk = phases::Walk {
+        timeline: &timeline,
+        spill,
+        stop,
+        progress: &pb,
+    };
+    let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));
-    let out = out?;
-    pb.finish_and_clear();
-    if stop.load(Ordering::Relaxed) || out.incomplete {
+    let samples = match walked {
+        Err(TrialError::Stack(StackError::Interrupted)) => return Err(TrialError::Interrupted),
+        other => other?,
+    };
+    if stop.load(Ordering::Relaxed) {
         return Err(TrialError::Interrupted);
     }
-    let mut streams = out.streams;
     let mut warnings = built.warnings.clone();
     let none_ran = || result::monitor::MonitorSummary {
         interval_s: setup.monitor.interval_s,
@@ -195,27 +223,35 @@ fn run_built(
         r.summary
     });
     if built.time_scale != 1.0 {
-        to_model_time(&mut streams, built.time_scale);
         warnings.push(format!(
             "times are the device model's: measured times multiplied by the time scale {} (so the host's own CPU time is multiplied too)",
             crate::units::trim_float(built.time_scale)
         ));
     }
-    let outcome = workload.analyze(params, &streams)?;
+    let outcome = workload.analyze(params, &samples)?;
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
         warnings,
         emulated: ledger.server_stats(),
-        backend: opts.backend,
+        backend: BackendKind::Psync,
         monitor,
     };
-    let doc = document(workload, params, setup, &built, outcome.as_ref(), facts);
+    let doc = document(
+        workload,
+        params,
+        setup,
+        &built,
+        &samples,
+        outcome.as_ref(),
+        facts,
+    );
     drop(built);
     Ok(TrialOutput {
         doc,
         outcome,
-        streams,
+        samples,
+        interval_s: workload.interval(params),
         files: Vec::new(),
         monitor_files: None,
     })
@@ -232,7 +268,7 @@ fn run_in_guest(
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
 ) -> Result<TrialOutput, TrialError> {
-    workload.plan(params)?;
+    workload.plan(params)?.check()?;
     let mark = ledger.len();
     let t = crate::vm::GuestTrial {
         workload: setup.workload,
@@ -245,36 +281,23 @@ fn run_in_guest(
         monitor: setup.monitor,
     };
     let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
-        let files = g
-            .files
-            .iter()
-            .filter(|f| {
-                !["result.json", "samples.csv", "timeseries.csv"]
-                    .contains(&f.to_string_lossy().as_ref())
-            })
-            .map(|f| {
-                Ok((
-                    f.clone(),
-                    std::fs::read(g.dir.join(f))
-                        .map_err(|e| crate::vm::VmError::io("read the guest's files", e))?,
-                ))
-            })
-            .collect::<Result<Vec<_>, crate::vm::VmError>>()?;
-        Ok((
-            result::read(&g.dir.join("result.json")),
-            result::csv::read_samples(&g.dir.join("samples.csv")),
-            files,
-            g,
-        ))
+        let files = guest_files(&g)?;
+        let doc = result::read(&g.dir.join("result.json"));
+        let samples = doc
+            .as_ref()
+            .ok()
+            .map(|d| result::read_samples(&g.dir.join("samples.csv"), Some(d)));
+        Ok((doc, samples, files, g))
     });
     let emulated = ledger.server_stats();
     let errors = ledger.release_to(mark);
-    let (doc, streams, files, g) = match got {
+    let (doc, samples, files, g) = match got {
         Err(crate::vm::VmError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
-    let (mut doc, streams) = (doc?, streams?);
-    let outcome = workload.analyze(params, &streams)?;
+    let mut doc = doc?;
+    let samples = samples.expect("read with the document")?;
+    let outcome = workload.analyze(params, &samples)?;
     doc.stack["vm"] = g.vm;
     doc.stack["host_devices"] = json!(g.host_devices);
     if !emulated.is_empty() {
@@ -293,10 +316,25 @@ fn run_in_guest(
     Ok(TrialOutput {
         doc,
         outcome,
-        streams,
+        samples,
+        interval_s: workload.interval(params),
         files,
         monitor_files: None,
     })
+}
+
+/// The files a guest's trial brought back besides result.json and its samples.
+fn guest_files(g: &crate::vm::GuestRun) -> Result<Vec<(PathBuf, Vec<u8>)>, crate::vm::VmError> {
+    let own = ["result.json", "samples.csv", "timeseries.csv"];
+    g.files
+        .iter()
+        .filter(|f| !own.contains(&f.to_string_lossy().as_ref()))
+        .map(|f| {
+            let data = std::fs::read(g.dir.join(f))
+                .map_err(|e| crate::vm::VmError::io("read the guest's files", e))?;
+            Ok((f.clone(), data))
+        })
+        .collect()
 }
 
 /// What result.json records of a run besides the stack and the analysis.
@@ -318,6 +356,7 @@ fn document(
     params: &Params,
     setup: &Setup,
     built: &provision::Built,
+    samples: &SampleSet,
     outcome: &dyn Outcome,
     mut facts: RunFacts,
 ) -> TrialResult {
@@ -344,21 +383,10 @@ fn document(
         started_utc: utc_iso(facts.started),
         duration_s: facts.elapsed_s,
         warnings: facts.warnings,
+        phases: samples.phases.clone(),
         streams: outcome.streams_json(),
         verdict: outcome.verdict_json(),
         monitor: facts.monitor,
-    }
-}
-
-/// Multiplies every time of `streams` by `scale` (measured time on a time-scaled emulated
-/// device -> the model's time).
-fn to_model_time(streams: &mut [StreamSamples], scale: f64) {
-    for st in streams {
-        for s in &mut st.samples {
-            s.issue_ns = (s.issue_ns as f64 * scale) as u64;
-            s.latency_ns = (s.latency_ns as f64 * scale) as u64;
-            s.lag_ns = (s.lag_ns as f64 * scale) as u64;
-        }
     }
 }
 
@@ -376,11 +404,11 @@ pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
         }
         std::fs::write(&path, data).map_err(|e| ResultError::io(&path, e))?;
     }
-    result::csv::write_samples(&dir.join("samples.csv"), &out.streams)?;
-    result::csv::write_timeseries(
-        &dir.join("timeseries.csv"),
-        &timeseries::per_second(&out.streams),
-    )?;
+    let samples = dir.join("samples.csv");
+    result::csv::write_samples(&samples, &out.samples)?;
+    let series = timeseries::per_interval(&out.samples, out.interval_s)
+        .map_err(|e| ResultError::io(&samples, e))?;
+    result::csv::write_timeseries(&dir.join("timeseries.csv"), &series)?;
     result::write(&dir.join("result.json"), &out.doc)
 }
 
@@ -439,18 +467,14 @@ mod tests {
                 pacing: Pacing::Max,
                 samples: p.u64("ios") as usize,
             };
-            Ok(Plan {
-                streams: vec![stream],
-                direct: false,
-                seed: 3,
-            })
+            Ok(Plan::sampled("run", vec![stream], false, 3))
         }
         fn analyze(
             &self,
             _: &Params,
-            streams: &[StreamSamples],
+            samples: &SampleSet,
         ) -> Result<Box<dyn Outcome>, AnalysisError> {
-            Ok(Box::new(TinyOutcome(streams[0].samples.len())))
+            Ok(Box::new(TinyOutcome(samples.load()?[0].samples.len())))
         }
         fn report(&self) -> &'static dyn crate::present::KindReport {
             &crate::present::kind::example::TestKind
@@ -469,14 +493,23 @@ mod tests {
             stack: &stack,
             devices: &[DeviceSpec::TempDir],
             build: BuildOptions::default(),
-            monitor: &monitor::Settings::default(),
+            monitor: &monitor::Settings::parse("none", "1s").unwrap(),
         };
         let mut ledger = Ledger::detached();
         let stop = Arc::new(AtomicBool::new(false));
         let out = run(&Tiny, &params, &setup, &mut ledger, &stop, false).unwrap();
-        assert_eq!(out.streams[0].samples.len(), 5);
+        assert_eq!(out.samples.load().unwrap()[0].samples.len(), 5);
         assert_eq!(json!(out.doc.params), json!({"ios": 5}));
         assert!(!out.doc.target.direct_io);
-        assert!(ledger.is_empty(), "everything made was released");
+        assert_eq!(out.doc.phases.len(), 1);
+        assert_eq!(out.doc.phases[0].samples, 5);
+        assert_eq!(
+            ledger.len(),
+            1,
+            "all but the samples' spill directory was released"
+        );
+        drop(out);
+        let released = ledger.release_all();
+        assert!(released.is_empty(), "{released:?}");
     }
 }

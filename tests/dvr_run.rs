@@ -101,11 +101,13 @@ fn dvr_run_writes_consistent_results_and_analyze_agrees() {
     let mut lines = samples.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "stream,role,op,offset,bytes,issue_ns,latency_ns,error"
+        "stream,phase,role,op,offset,bytes,issue_ns,latency_ns,error"
     );
     assert_eq!(lines.count(), 10 * 40, "row count = streams x samples");
     let ts = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
-    assert!(ts.starts_with("second,stream,role,ios,"));
+    assert!(ts.starts_with("start_s,phase,stream,role,ios,"));
+    assert_eq!(doc["phases"][0]["name"], "run");
+    assert_eq!(doc["phases"][0]["samples"], 400);
     assert!(dir
         .parent()
         .unwrap()
@@ -267,4 +269,78 @@ fn ctrl_c_stops_the_trial_and_leaves_nothing() {
         !work.path().join("out").exists(),
         "no partial result written"
     );
+}
+
+/// tests/fixtures/dvr-before-phases: a dvr trial (seed 11) and `iotrial analyze --json` of its
+/// samples.csv, both written by iotrial before phases existed.
+const BEFORE_PHASES: &str = "tests/fixtures/dvr-before-phases";
+
+fn json_file(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn analyze_gives_a_samples_csv_from_before_phases_the_verdict_it_gave_then() {
+    let before = Path::new(BEFORE_PHASES);
+    let then = json_file(&before.join("analyze.json"));
+    let a = iotrial()
+        .args(["analyze", "dvr", "--json"])
+        .arg(before.join("samples.csv"))
+        .assert()
+        .success();
+    let now: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(now["verdict"], then["verdict"]);
+    assert_eq!(now["streams"], then["streams"]);
+    assert_eq!(now["params"], then["params"]);
+    // The file alone (no result.json beside it), with the parameters it was run with.
+    let alone = tempfile::tempdir().unwrap();
+    std::fs::copy(before.join("samples.csv"), alone.path().join("samples.csv")).unwrap();
+    let a = iotrial()
+        .args(["analyze", "dvr", "--json"])
+        .arg(alone.path().join("samples.csv"))
+        .args(["--set", "window=50ms", "--set", "target_mbit=19.4"])
+        .assert()
+        .success();
+    let now: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(now["verdict"], then["verdict"]);
+}
+
+/// Each stream's offsets in a samples.csv, in issue order.
+fn offsets_by_stream(samples: &Path) -> Vec<(String, Vec<u64>)> {
+    let text = std::fs::read_to_string(samples).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (stream, offset) = (col("stream"), col("offset"));
+    let mut out: Vec<(String, Vec<u64>)> = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let o = f[offset].parse().unwrap();
+        match out.iter_mut().find(|(n, _)| n == f[stream]) {
+            Some((_, v)) => v.push(o),
+            None => out.push((f[stream].to_string(), vec![o])),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_same_seed_issues_the_offsets_it_issued_before_phases() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let doc = run_small(target.path(), out.path(), &["--set", "seed=11"]);
+    assert_eq!(doc["params"]["seed"], 11);
+    let now = offsets_by_stream(&trial_dir(out.path()).join("samples.csv"));
+    let then = offsets_by_stream(&Path::new(BEFORE_PHASES).join("samples.csv"));
+    assert_eq!(now.len(), then.len());
+    for ((name, a), (name_then, b)) in now.iter().zip(&then) {
+        assert_eq!(name, name_then);
+        // Sampling begins once every stream has completed an I/O, so each run skips a few of a
+        // stream's first offsets; the rest of the sequence is the same.
+        let aligned = (0..8).any(|skip| {
+            a.len() > skip + 30 && b.windows(a.len() - skip).any(|w| w == &a[skip..])
+                || b.len() > skip + 30 && a.windows(b.len() - skip).any(|w| w == &b[skip..])
+        });
+        assert!(aligned, "{name}: {a:?} is not the sequence {b:?} shifted");
+    }
 }

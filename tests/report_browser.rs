@@ -333,6 +333,7 @@ fn report_of_six_stacks_of_2048_samples_is_small_and_draws_every_chart() {
         doc["time_scale"] = json!(1.0);
         doc["started_utc"] = json!("2026-11-22T02:15:42Z");
         doc["duration_s"] = json!(60.0);
+        doc["phases"] = json!([]);
         write_json(&d.join("result.json"), &doc);
         trials.push(
             json!({"stack": name, "workload": "dvr", "repeat": 1, "status": "done", "path": rel}),
@@ -438,5 +439,62 @@ fn a_trials_device_chart_and_thread_table_are_drawn() {
         assert!(md.contains(column) && page.dom.contains(column), "{column}");
     }
     common::assert_cleaned_up(work.path(), &[]);
+    println!("screenshot: {}", dir.join("report.png").display());
+}
+
+#[test]
+fn report_of_a_stream_trial_shades_its_phases() {
+    if chromium_missing("report_of_a_stream_trial_shades_its_phases") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    iotrial()
+        .args(["run", "stream", "--out"])
+        .arg(work.path())
+        .arg("--target")
+        .arg(format!("dir:{}", target.path().display()))
+        .args([
+            "--set",
+            "writers=2",
+            "--set",
+            "duration=1s",
+            "--set",
+            "file_size=32MiB",
+        ])
+        .args([
+            "--set",
+            "io_size=256KiB",
+            "--set",
+            "interval=100ms",
+            "--set",
+            "settle_window=300ms",
+        ])
+        .assert()
+        .success();
+    let root = std::fs::read_dir(work.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    iotrial().arg("report").arg(&root).assert().success();
+    let html = std::fs::read_to_string(root.join("report.html")).unwrap();
+    assert!(
+        html.contains("Throughput per interval"),
+        "the stream section"
+    );
+    let dir = out_dir("stream");
+    std::fs::copy(root.join("report.html"), dir.join("report.html")).unwrap();
+    let page = open(&dir.join("report.html"), &dir.join("report.png"));
+    assert_clean(&page, 2);
+    // The throughput chart shades the streaming and the final sync.
+    let caption = page
+        .dom
+        .find("Throughput per interval")
+        .expect("the throughput chart");
+    let figure = &page.dom[page.dom[..caption].rfind("<figure").unwrap()..];
+    let figure = &figure[..figure.find("</figure>").unwrap()];
+    assert!(figure.contains("data-bands=\"2\""), "{figure}");
     println!("screenshot: {}", dir.join("report.png").display());
 }

@@ -32,6 +32,22 @@ fn run_json(target: &Path, out: &Path) -> Value {
     serde_json::from_slice(&a.get_output().stdout).unwrap()
 }
 
+/// Asserts that `doc`'s keys are exactly those documented for its kind (trace-only keys, and
+/// device keys on a directory target with no device to watch, are not required).
+fn assert_documented(doc: &Value) {
+    // A directory target on a disk-less filesystem (tmpfs) has no device to watch; the trace
+    // trial of tests/monitor.rs checks every key on a stack that has one.
+    let no_devices = doc["monitor"]["devices"].as_array().unwrap().is_empty();
+    let without_device = |k: &str| no_devices && k.starts_with("monitor.devices[]");
+    let expected = |k: &str| !(trace_only(k) || without_device(k));
+    let (undocumented, missing) = common::keys::compare_keys(doc, expected);
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "{}: keys not in docs/result-format.md: {undocumented:?}; documented but not written: {missing:?}",
+        doc["kind"]
+    );
+}
+
 #[test]
 fn a_real_result_has_exactly_the_documented_keys() {
     let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -41,16 +57,21 @@ fn a_real_result_has_exactly_the_documented_keys() {
         (&doc["workload"], &doc["kind"]),
         (&"dvr".into(), &"dvr".into())
     );
-    // A directory target on a disk-less filesystem (tmpfs) has no device to watch; the trace
-    // trial of tests/monitor.rs checks every key on a stack that has one.
-    let no_devices = doc["monitor"]["devices"].as_array().unwrap().is_empty();
-    let without_device = |k: &str| no_devices && k.starts_with("monitor.devices[]");
-    let expected = |k: &str| !(trace_only(k) || without_device(k));
-    let (undocumented, missing) = common::keys::compare_keys(&doc, expected);
-    assert!(
-        undocumented.is_empty() && missing.is_empty(),
-        "keys not in docs/result-format.md: {undocumented:?}; documented but not written: {missing:?}"
-    );
+    assert_documented(&doc);
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = iotrial()
+        .args(["run", "stream", "--json", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(["--set", "writers=2", "--set", "bytes=4MiB"])
+        .args(["--set", "io_size=64KiB", "--set", "interval=10ms"])
+        .args(["--set", "settle_window=20ms", "--set", "raw_mb_s=100"])
+        .assert()
+        .success();
+    let stream: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(stream["kind"], "stream");
+    assert_documented(&stream);
 }
 
 #[test]

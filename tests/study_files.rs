@@ -413,3 +413,61 @@ fn resolved_study_round_trips_through_study_toml() {
         assert_eq!(again.trials, exp.trials);
     }
 }
+
+const NAMED: &str = r#"name = "n"
+[devices]
+drive = "emu:hdd,size=1GiB"
+ssd = "emu:ssd,size=256MiB"
+[quick.devices]
+drive = "emu:hdd,size=1GiB,scale=4"
+ssd = "emu:ssd,size=256MiB,scale=4"
+[[workloads]]
+kind = "stream"
+[[stacks]]
+name = "md"
+devices = ["drive", "drive"]
+md = "raid10"
+fs = "xfs"
+logdev = "ssd"
+"#;
+
+#[test]
+fn named_devices_stand_for_their_specs_and_quick_replaces_them() {
+    let s = file::parse(NAMED, &origin()).unwrap();
+    let plain = expand(&s, &Options::default()).unwrap();
+    let st = &plain.study.stacks[0];
+    assert_eq!(st.devices, ["emu:hdd,size=1GiB", "emu:hdd,size=1GiB"]);
+    assert_eq!(st.logdev.as_deref(), Some("emu:ssd,size=256MiB"));
+    let quick = Options {
+        quick: true,
+        ..Default::default()
+    };
+    let q = expand(&s, &quick).unwrap();
+    assert_eq!(q.study.stacks[0].devices[1], "emu:hdd,size=1GiB,scale=4");
+    assert_eq!(
+        q.study.stacks[0].logdev.as_deref(),
+        Some("emu:ssd,size=256MiB,scale=4")
+    );
+    // The resolved study (study.toml) is a study file of its own with the specs written in.
+    let again = file::parse(&q.study.to_toml(), &origin()).unwrap();
+    assert_eq!(again.stacks, q.study.stacks);
+}
+
+#[test]
+fn unknown_device_names_and_stack_keys_name_their_key() {
+    let (_, _, key, m) = err(&NAMED.replace("\"drive\", \"drive\"", "\"drive\", \"drives\""));
+    assert_eq!(key.as_deref(), Some("stacks[0].devices[1]"));
+    assert!(m.contains("'drives'") && m.contains("drive, ssd"), "{m}");
+    let (_, _, key, m) =
+        err(&NAMED.replace("ssd = \"emu:ssd,size=256MiB,scale=4\"", "hdd = \"emu:hdd\""));
+    assert_eq!(key.as_deref(), Some("quick.devices.hdd"));
+    assert!(m.contains("not one of them"), "{m}");
+    let (_, _, key, m) = err(&NAMED.replace("md = \"raid10\"", "md = \"raid9\""));
+    assert_eq!(key.as_deref(), Some("stacks[0].md"));
+    assert!(
+        m.contains("'raid9'") && m.contains("raid0, raid1, raid10"),
+        "{m}"
+    );
+    let (_, _, key, _) = err(&NAMED.replace("md = \"raid10\"", "zpool = \"mirror\""));
+    assert_eq!(key.as_deref(), Some("stacks[0].zpool"));
+}

@@ -60,14 +60,7 @@ scheduler = "mq-deadline"
     )
     .unwrap();
     let out = work.path().join("out");
-    let a = iotrial(work.path())
-        .arg("study")
-        .arg(&study)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let said = study_succeeds(work.path(), &study, &out);
     assert!(
         said.contains("ext4-wb") && said.contains("xfs") && said.contains("report: "),
         "{said}"

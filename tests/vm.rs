@@ -138,10 +138,12 @@ fn md_raid10_in_a_guest_over_four_emulated_hdds() {
     assert_eq!(md["level"], "raid10");
     assert_eq!(md["members"].as_array().unwrap().len(), 4);
     assert!(md["mdstat"].as_str().unwrap().contains("raid10"), "{md}");
+    let array = md["array"].as_str().unwrap();
+    assert!(array.starts_with("/dev/md"), "{md}");
     assert!(doc["stack"]["mkfs"]["command"]
         .as_str()
         .unwrap()
-        .ends_with("/dev/md0"));
+        .ends_with(array));
     // Four emulated drives served on the host, each with its model's statistics.
     assert_eq!(doc["stack"]["emulated"].as_array().unwrap().len(), 4);
     assert_eq!(doc["time_scale"], 10.0);
@@ -310,7 +312,7 @@ fn bad_vm_settings_exit_2_naming_the_key() {
     let (code, _, stderr) = exit_of(work.path(), &[&image[..], &md].concat());
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("md: raid10 takes at least 2 devices; 1 given"),
+        stderr.contains("md: raid10 needs at least 2 devices; 1 given"),
         "{stderr}"
     );
 }

@@ -1,11 +1,12 @@
 //! Analysis shared by workloads: latency statistics, moving windows, consecutive sums,
-//! fairness, per-second time series, comparisons across repeats and stacks, and downsampling
-//! for charts. Pure functions over samples; no I/O.
+//! fairness, steady state, per-interval time series, comparisons across repeats and stacks, and downsampling
+//! for charts. Functions over samples, which a sample set may read from its spill files.
 
 pub mod compare;
 pub mod downsample;
 pub mod fairness;
 pub mod fit;
 pub mod stats;
+pub mod steady;
 pub mod timeseries;
 pub mod window;

@@ -25,6 +25,7 @@ pub mod hdd;
 pub mod null;
 pub mod smr;
 pub mod spec;
+pub mod ssd;
 
 pub use model::ModelDescriptor;
 pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};

@@ -5,7 +5,7 @@
 
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError};
-use super::{flash, hdd, null, smr};
+use super::{flash, hdd, null, smr, ssd};
 use crate::cause::{Cause, HasCause};
 use crate::params::{parse_value, Kind, ParamSpec, Params};
 use crate::units::{parse_size, Size};
@@ -72,14 +72,20 @@ pub enum SpecError {
 }
 
 /// Every device model, in the order `iotrial list models` shows them.
-pub static MODELS: &[&ModelDescriptor] = &[&hdd::MODEL, &smr::MODEL, &flash::MODEL, &null::MODEL];
+pub static MODELS: &[&ModelDescriptor] = &[
+    &hdd::MODEL,
+    &smr::MODEL,
+    &flash::MODEL,
+    &ssd::MODEL,
+    &null::MODEL,
+];
 
 /// The model named `name`.
 pub fn find_model(name: &str) -> Option<&'static ModelDescriptor> {
     MODELS.iter().copied().find(|m| m.name == name)
 }
 
-/// `hdd, smr, flash, null`.
+/// `hdd, smr, flash, ssd, null`.
 fn model_names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
@@ -374,8 +380,13 @@ mod tests {
     fn errors_name_the_key_and_what_is_allowed() {
         let err = |t: &str| ModelSpec::parse(t).unwrap_err();
         assert_eq!(err(""), SpecError::Empty);
-        assert_eq!(err("ssd,size=1GiB"), SpecError::UnknownModel("ssd".into()));
-        assert!(err("ssd").to_string().contains("hdd, smr, flash, null"));
+        assert_eq!(
+            err("tape,size=1GiB"),
+            SpecError::UnknownModel("tape".into())
+        );
+        assert!(err("tape")
+            .to_string()
+            .contains("hdd, smr, flash, ssd, null"));
         match err("hdd,cache=1GiB") {
             SpecError::UnknownKey {
                 model,

@@ -1,22 +1,31 @@
-//! The engine: executes a [`Plan`] (one OS thread per stream) against placed targets, following
-//! the sampling protocol, and returns every stream's samples. It knows nothing about workloads.
+//! The engine: runs the stream phases of a [`Plan`] (one OS thread per stream) against placed
+//! targets, each phase until its stop condition, and records every stream's samples in
+//! bounded memory ([`record`]). It knows nothing about workloads, and nothing about the action
+//! phases between stream phases, which the stack does.
 
 pub mod backend;
 mod backend_kind;
 pub mod buffer;
+pub mod plan;
 pub mod protocol;
 pub mod psync;
+pub mod record;
 pub mod rng;
+mod run;
 pub mod sample;
+pub mod set;
+mod spill;
 mod stream;
 
 pub use backend_kind::BackendKind;
+pub use plan::{Action, Phase, Plan, PlanError, Step, Stop};
 pub use protocol::Protocol;
+pub use record::{Keep, Recorder};
+pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
+pub use set::{PhaseRecord, SampleSet, StreamInfo};
 
 use std::path::PathBuf;
-use std::sync::{Arc, Barrier};
-use std::time::Duration;
 
 /// Where a stream's offsets fall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +34,10 @@ pub enum Pattern {
     Random,
     /// Consecutive offsets from the start of the region, wrapping at its end.
     Sequential,
+    /// Consecutive offsets from the start of the region, wrapping at its end, into a file the
+    /// `files` layout creates empty: each write appends (as `dd` does), so the filesystem
+    /// allocates as it goes.
+    Append,
 }
 
 /// How fast a stream issues I/O.
@@ -42,27 +55,15 @@ pub struct StreamPlan {
     pub name: String,
     pub role: String,
     pub op: Op,
-    /// Bytes of target this stream owns.
+    /// Bytes of target this stream owns; 0: an equal share of what the target holds (the
+    /// stack divides its free space among such streams).
     pub region_len: u64,
     pub io_size: u64,
     pub pattern: Pattern,
     pub pacing: Pacing,
-    /// Samples to collect (N of the protocol).
+    /// Samples to collect under [`Stop::AllHaveN`] (N of seed 000's protocol); other stop
+    /// conditions sample every I/O.
     pub samples: usize,
-}
-
-/// What a workload asks of the stack and the engine: its streams in layout order (the order
-/// their regions are laid out on the device), whether it wants O_DIRECT, and the seed of its
-/// random offsets.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub streams: Vec<StreamPlan>,
-    /// O_DIRECT wanted (the stack falls back to buffered I/O, with a warning, where the
-    /// filesystem refuses it).
-    pub direct: bool,
-    /// Seed of the offset generators (each stream derives its own): the same seed gives every
-    /// stack the same offsets.
-    pub seed: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -79,11 +80,12 @@ pub struct EngineOptions {
     /// Open targets with O_DIRECT: the plan's wish where the stack allows it.
     pub direct: bool,
     pub backend: BackendKind,
-    /// Stop the run after this long even if sampling is incomplete.
-    pub time_limit: Option<Duration>,
+    /// Emulated devices run this many times faster than their model: a phase's duration (the
+    /// model's time) lasts duration / time_scale of real time. 1 for real devices.
+    pub time_scale: f64,
 }
 
-/// The engine failed before any I/O was timed.
+/// The engine could not run a phase, or could not keep its samples.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot open {path} for stream {stream}: {source}")]
@@ -94,16 +96,13 @@ pub enum EngineError {
     },
     #[error("plan has {streams} streams but {placements} placements")]
     Mismatch { streams: usize, placements: usize },
-}
-
-/// What a run produced.
-#[derive(Debug)]
-pub struct RunOutput {
-    pub streams: Vec<StreamSamples>,
-    /// True when the run ended before every stream had its samples (stop request or time limit).
-    pub incomplete: bool,
-    /// Whether sampling began at all.
-    pub sampling_started: bool,
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("phase {0} is an action phase, which the stack does, not the engine")]
+    NotStreams(String),
+    /// The samples could not be written to or read from their spill files.
+    #[error("samples: {0}")]
+    Record(#[from] std::io::Error),
 }
 
 /// Opens a stream's target with O_DIRECT (when asked) for the stream's op.
@@ -118,73 +117,4 @@ pub fn open_target(path: &std::path::Path, op: Op, direct: bool) -> std::io::Res
         o.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
     }
     o.open(path)
-}
-
-/// Runs `plan` on `placements` with `protocol`. Blocks until every stream thread has
-/// finished, calling `tick` about every 20 ms meanwhile (to draw progress or request a stop).
-pub fn run(
-    plan: &Plan,
-    placements: &[Placement],
-    opts: EngineOptions,
-    protocol: Arc<Protocol>,
-    mut tick: impl FnMut(&Protocol),
-) -> Result<RunOutput, EngineError> {
-    if plan.streams.len() != placements.len() {
-        return Err(EngineError::Mismatch {
-            streams: plan.streams.len(),
-            placements: placements.len(),
-        });
-    }
-    let mut files = Vec::with_capacity(placements.len());
-    for (s, p) in plan.streams.iter().zip(placements) {
-        let f = open_target(&p.path, s.op, opts.direct).map_err(|e| EngineError::Open {
-            stream: s.name.clone(),
-            path: p.path.clone(),
-            source: e,
-        })?;
-        files.push(f);
-    }
-    let barrier = Arc::new(Barrier::new(plan.streams.len() + 1));
-    let mut handles = Vec::with_capacity(files.len());
-    for (i, ((s, p), f)) in plan.streams.iter().zip(placements).zip(files).enumerate() {
-        let job = stream::Job {
-            index: i,
-            plan: s.clone(),
-            placement: p.clone(),
-            backend: opts.backend.open(f.into()),
-            seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        };
-        let protocol = protocol.clone();
-        let barrier = barrier.clone();
-        handles.push(
-            std::thread::Builder::new()
-                .name(s.name.clone())
-                .spawn(move || stream::run(job, &protocol, &barrier))
-                .expect("spawn stream thread"),
-        );
-    }
-    barrier.wait();
-    let watchdog_start = std::time::Instant::now();
-    while !handles.iter().all(|h| h.is_finished()) {
-        if let Some(limit) = opts.time_limit {
-            if watchdog_start.elapsed() > limit {
-                protocol.request_stop();
-            }
-        }
-        tick(&protocol);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let streams: Vec<StreamSamples> = handles
-        .into_iter()
-        .map(|h| h.join().expect("stream thread panicked"))
-        .collect();
-    let incomplete = streams
-        .iter()
-        .zip(&plan.streams)
-        .any(|(got, want)| got.samples.len() < want.samples);
-    Ok(RunOutput {
-        streams,
-        incomplete,
-        sampling_started: protocol.sampling(),
-    })
 }

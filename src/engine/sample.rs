@@ -30,7 +30,9 @@ impl Op {
     }
 }
 
-/// One timed I/O. Times are nanoseconds of the monotonic clock since sampling began.
+/// One timed I/O. Times are nanoseconds of the monotonic clock since the trial's time origin
+/// (see [`crate::timeline`]); a set of samples read back from an older samples.csv has them
+/// since the start of sampling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sample {
     /// Byte offset within the stream's target (file, partition or device).
@@ -46,6 +48,8 @@ pub struct Sample {
     pub lag_ns: u64,
     /// 0 on success, else the errno the I/O failed with.
     pub errno: i32,
+    /// Index of the phase it was issued in, in the trial's list of phases.
+    pub phase: u16,
 }
 
 impl Sample {
@@ -65,7 +69,8 @@ pub struct StreamSamples {
 }
 
 impl StreamSamples {
-    /// Time from the start of sampling until this stream's last sample completed, in seconds.
+    /// Time from the time origin of its samples (the start of sampling, for the streams of
+    /// [`super::SampleSet::load_phase`]) until this stream's last sample completed, in seconds.
     pub fn elapsed_s(&self) -> f64 {
         self.samples.iter().map(|s| s.done_ns()).max().unwrap_or(0) as f64 / 1e9
     }

@@ -68,6 +68,17 @@ pub struct Band {
     pub x1: f64,
 }
 
+impl Band {
+    /// The bands of a trial's phases (name, start, end), x in seconds on its timeline; a phase
+    /// still running (no end) has none.
+    pub fn phases(phases: impl IntoIterator<Item = (String, f64, Option<f64>)>) -> Vec<Band> {
+        phases
+            .into_iter()
+            .filter_map(|(label, x0, end)| end.map(|x1| Band { label, x0, x1 }))
+            .collect()
+    }
+}
+
 /// An x-y chart. Its data go into the page's embedded JSON, not into the markup.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Chart {
@@ -136,6 +147,18 @@ impl Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finished_phases_are_bands() {
+        let two = Band::phases([
+            ("stream".to_string(), 0.0, Some(5.0)),
+            ("sync".to_string(), 5.0, Some(6.5)),
+            ("open".to_string(), 6.5, None),
+        ]);
+        assert_eq!(two.len(), 2);
+        assert_eq!((two[1].x0, two[1].x1), (5.0, 6.5));
+        assert_eq!(two[1].label, "sync");
+    }
 
     #[test]
     fn series_is_downsampled_and_rounded() {

@@ -65,6 +65,11 @@ pub fn num(x: f64) -> String {
     format!("{x:.d$}")
 }
 
+/// [`num`] of a figure that may be missing: `-` when it is.
+pub fn num_opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_else(|| "-".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

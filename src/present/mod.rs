@@ -12,7 +12,7 @@ pub mod kind;
 pub mod monitor;
 pub mod verdict;
 
-pub use figure::{num, Better, FigureSpec, VerdictFigures};
+pub use figure::{num, num_opt, Better, FigureSpec, VerdictFigures};
 pub use kind::{KindLookup, KindReport};
 pub use monitor::MonitorColumn;
 

@@ -168,8 +168,12 @@ fn unfinished(manifest: &Json) -> Vec<String> {
         .flatten()
         .filter(|t| t["status"].as_str().is_some_and(|s| s != "done"))
         .map(|t| {
+            let why = t["reason"]
+                .as_str()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
             format!(
-                "{} / {} / r{}: {}",
+                "{} / {} / r{}: {}{why}",
                 json_text(&t["stack"]),
                 json_text(&t["workload"]),
                 json_text(&t["repeat"]),

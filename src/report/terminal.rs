@@ -30,7 +30,7 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     pb.set_style(
         ProgressStyle::with_template(
-            "{prefix} [{bar:40}] {pos}/{len} samples, {elapsed} elapsed, ETA {eta}",
+            "{prefix} [{bar:40}] {pos}/{len} {msg}, {elapsed} elapsed, ETA {eta}",
         )
         .expect("valid template")
         .progress_chars("=> "),

@@ -1,11 +1,25 @@
-//! result.json as iotrial wrote it before `format_version` existed (call it format 0):
-//! `workload` held the workload's kind, and there was no `kind`. Such a document is migrated
-//! to the current format when read, so results of earlier studies still report.
+//! result.json as earlier iotrials wrote it, migrated to the current format when read so
+//! results of earlier studies still report. Format 0 (before `format_version` existed):
+//! `workload` held the workload's kind, and there was no `kind`. Format 1: no `phases`.
 
 use serde_json::{json, Value as Json};
 
-/// Migrates a format-0 document in place; the error says what it lacks.
+/// Migrates a document of format 0 or 1 in place; the error says what it lacks.
 pub fn migrate(doc: &mut Json) -> Result<(), String> {
+    if doc.get("format_version").is_none() {
+        migrate_0(doc)?;
+    }
+    let Some(obj) = doc.as_object_mut() else {
+        return Err("not a JSON object".into());
+    };
+    // Format 1 had no phases: its trials were one phase, which its samples.csv does not name.
+    obj.entry("phases").or_insert(json!([]));
+    obj.insert("format_version".into(), json!(super::FORMAT_VERSION));
+    Ok(())
+}
+
+/// Migrates a format-0 document to format 1.
+fn migrate_0(doc: &mut Json) -> Result<(), String> {
     let Some(obj) = doc.as_object_mut() else {
         return Err("not a JSON object".into());
     };
@@ -43,6 +57,6 @@ pub fn migrate(doc: &mut Json) -> Result<(), String> {
         let target = obj["target"].clone();
         obj.insert("stack".into(), target);
     }
-    obj.insert("format_version".into(), json!(super::FORMAT_VERSION));
+    obj.insert("format_version".into(), json!(1));
     Ok(())
 }

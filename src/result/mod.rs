@@ -12,15 +12,16 @@ pub mod monitor;
 
 pub use found::{StackTrials, Trial};
 
+use crate::engine::{PhaseRecord, SampleSet};
 use crate::params::Params;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use std::path::Path;
 
-/// The layout version of result.json this iotrial writes and reads. Documents without
-/// `format_version` (written before it existed) are migrated when read.
-pub const FORMAT_VERSION: u32 = 1;
+/// The layout version of result.json this iotrial writes and reads. Older documents (version 1,
+/// and those without `format_version`, written before it existed) are migrated when read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The verdict figure every trial in a guest adds to its kind's: the host CPU its QEMU
 /// process used while the trial ran, percent of one core. Left out when a kind reads its
@@ -86,6 +87,8 @@ pub struct TrialResult {
     pub duration_s: f64,
     /// Caveats: from building the stack, from the analysis, from releasing the stack.
     pub warnings: Vec<String>,
+    /// The workload's phases as they ran, in order (empty in documents from before phases).
+    pub phases: Vec<PhaseRecord>,
     /// One object per stream, fields of the workload kind.
     pub streams: Vec<Json>,
     /// The verdict, fields of the workload kind.
@@ -125,12 +128,13 @@ impl TrialResult {
     /// The document in `value`: the current format as it is, an older one migrated, a newer
     /// one refused. The error says what is wrong (the caller adds the path).
     pub fn from_json(mut value: Json) -> Result<TrialResult, String> {
-        match value.get("format_version") {
-            None => legacy::migrate(&mut value)?,
-            Some(v) if v.as_u64() == Some(FORMAT_VERSION.into()) => {}
-            Some(v) => {
+        match value.get("format_version").map(Json::as_u64) {
+            None | Some(Some(1)) => legacy::migrate(&mut value)?,
+            Some(Some(v)) if v == u64::from(FORMAT_VERSION) => {}
+            Some(_) => {
                 return Err(format!(
-                    "format_version {v} is not one this iotrial reads (it reads {FORMAT_VERSION} and documents without format_version); a newer iotrial wrote it"
+                    "format_version {} is not one this iotrial reads (it reads 1 to {FORMAT_VERSION} and documents without format_version); a newer iotrial wrote it",
+                    value["format_version"]
                 ))
             }
         }
@@ -189,13 +193,26 @@ pub fn read(path: &Path) -> Result<TrialResult, ResultError> {
     let text = std::fs::read_to_string(path).map_err(|e| ResultError::io(path, e))?;
     let value: Json =
         serde_json::from_str(&text).map_err(|e| ResultError::format(path, e.to_string()))?;
-    if value.get("format_version").is_some() {
+    if value.get("format_version").and_then(Json::as_u64) == Some(FORMAT_VERSION.into()) {
         // The current format straight from the text, so an error names its line and column.
         if let Ok(doc) = serde_json::from_str::<TrialResult>(&text) {
             return Ok(doc);
         }
     }
     TrialResult::from_json(value).map_err(|m| ResultError::format(path, m))
+}
+
+/// Reads the samples.csv at `path`, with the phases of `doc` (the trial's result.json) when it
+/// has them: their sampling starts are exact, where samples.csv alone only gives each phase's
+/// first issue.
+pub fn read_samples(path: &Path, doc: Option<&TrialResult>) -> Result<SampleSet, ResultError> {
+    let set = csv::read_samples(path)?;
+    match doc {
+        Some(d) if !d.phases.is_empty() => set
+            .rephase(d.phases.clone())
+            .map_err(|m| ResultError::format(path, m)),
+        _ => Ok(set),
+    }
 }
 
 /// Writes `doc` (result.json or any other serializable document) as pretty-printed JSON
@@ -232,6 +249,7 @@ pub(crate) mod example {
             started_utc: "2026-11-22T02:15:42Z".into(),
             duration_s: 1.0,
             warnings: vec![],
+            phases: vec![],
             streams: vec![],
             verdict,
             monitor: Default::default(),

@@ -1,13 +1,14 @@
 //! The `files` layout: one file per stream inside a fresh subdirectory of the target
 //! directory, created in stream order with fallocate (so they lie on disk in that order on a
-//! fresh filesystem), read streams' files filled with random data. Everything it made is
-//! removed when the layout is dropped.
+//! fresh filesystem), or empty for streams that append (the filesystem allocates as they
+//! write); read streams' files filled with random data. A stream without a region size gets an
+//! equal share of the free space. Everything it made is removed when the layout is dropped.
 
 use super::ledger::Ledger;
 use super::resource::Resource;
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::{open_target, Op, Placement, Plan};
+use crate::engine::{open_target, Op, Pattern, Placement, Plan};
 use crate::mountinfo;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -24,6 +25,13 @@ pub struct FileLayout {
     /// The filesystem type of the directory, as the kernel names it (`ext4`, `tmpfs`).
     pub fs_type: String,
     pub warnings: Vec<String>,
+}
+
+impl FileLayout {
+    /// The directory holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
 }
 
 impl Drop for FileLayout {
@@ -97,25 +105,25 @@ pub fn create(
         fs_type: fs_type_of(&dir),
         warnings: Vec::new(),
     };
-    let needed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
     let free =
         free_bytes(&dir).map_err(|e| StackError::io(format!("statvfs {}", dir.display()), e))?;
-    // Keep 1% + 64 MiB of headroom for the filesystem's own metadata.
-    if needed + needed / 100 + (64 << 20) > free {
-        return Err(StackError::NoSpace {
-            path: parent.display().to_string(),
-            needed,
-            free,
-        });
-    }
+    let lens = region_lengths(plan, free).map_err(|needed| StackError::NoSpace {
+        path: parent.display().to_string(),
+        needed,
+        free,
+    })?;
     let mut sparse = false;
-    for (i, s) in plan.streams.iter().enumerate() {
+    for (i, (s, &len)) in plan.streams.iter().zip(&lens).enumerate() {
         let path = dir.join(format!("{i:02}-{}.dat", s.name));
-        sparse |= !allocate(&path, s.region_len)?;
+        if s.pattern == Pattern::Append && s.op == Op::Write {
+            create_empty(&path)?;
+        } else {
+            sparse |= !allocate(&path, len)?;
+        }
         layout.placements.push(Placement {
             path,
             offset: 0,
-            len: s.region_len,
+            len,
         });
     }
     if sparse {
@@ -137,6 +145,40 @@ pub fn create(
         }
     }
     Ok(layout)
+}
+
+/// Each stream's region: its own size, or for those without one, an equal share of what `free`
+/// bytes leave after the others (whole I/Os). 1% + 64 MiB of `free` is kept as headroom for the
+/// filesystem's own metadata. Err(bytes needed) when they do not fit.
+pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
+    let fixed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
+    let sharing = plan.streams.iter().filter(|s| s.region_len == 0).count() as u64;
+    let headroom = |n: u64| n / 100 + (64 << 20);
+    if fixed + headroom(fixed) > free {
+        return Err(fixed + headroom(fixed));
+    }
+    let share = free
+        .saturating_sub(fixed + headroom(free))
+        .checked_div(sharing)
+        .unwrap_or(0);
+    plan.streams
+        .iter()
+        .map(|s| match s.region_len {
+            0 if share < s.io_size => Err(fixed + headroom(free) + sharing * s.io_size),
+            0 => Ok(share - share % s.io_size),
+            n => Ok(n),
+        })
+        .collect()
+}
+
+/// Creates the empty file `path`, for a stream that appends to it.
+fn create_empty(path: &Path) -> Result<(), StackError> {
+    std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .open(path)
+        .map(|_| ())
+        .map_err(|e| StackError::io(format!("create {}", path.display()), e))
 }
 
 /// Creates the file `path` of `len` bytes, allocated with fallocate; false when the filesystem
@@ -218,11 +260,8 @@ mod tests {
             pacing: Pacing::Max,
             samples: 1,
         };
-        Plan {
-            streams: vec![s("playback0", Op::Read), s("record0", Op::Write)],
-            direct: true,
-            seed: 1,
-        }
+        let streams = vec![s("playback0", Op::Read), s("record0", Op::Write)];
+        Plan::sampled("run", streams, true, 1)
     }
 
     #[test]
@@ -250,6 +289,28 @@ mod tests {
             );
         }
         assert!(!made.exists(), "layout removed on drop");
+    }
+
+    #[test]
+    fn streams_without_a_size_share_the_free_space_and_appenders_start_empty() {
+        let mut p = plan(1 << 20);
+        p.streams[1].region_len = 0;
+        p.streams[1].pattern = Pattern::Append;
+        let free = 1 << 30;
+        let lens = region_lengths(&p, free).unwrap();
+        let share = free - (1 << 20) - (free / 100 + (64 << 20));
+        assert_eq!(lens, [1 << 20, share - share % 4096]);
+        assert!(region_lengths(&p, 65 << 20).is_err());
+        let tmp = tempfile::tempdir().unwrap();
+        let l = create(
+            tmp.path(),
+            &p,
+            &mut Ledger::detached(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(std::fs::metadata(&l.placements[1].path).unwrap().len(), 0);
+        assert!(l.placements[1].len > 0);
     }
 
     #[test]

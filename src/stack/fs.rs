@@ -20,6 +20,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("f2fs", "mkfs.f2fs", "-f"),
     ("vfat", "mkfs.vfat", ""),
     ("exfat", "mkfs.exfat", ""),
+    // A pool, not an mkfs: made by `zpool create` (see the zfs module).
+    ("zfs", "zpool", ""),
 ];
 
 /// Whether the running kernel has `fs` (in /proc/filesystems, or as a loadable module).
@@ -27,22 +29,7 @@ fn kernel_has(fs: &str) -> bool {
     let listed = std::fs::read_to_string("/proc/filesystems")
         .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(fs)))
         .unwrap_or(false);
-    if listed {
-        return true;
-    }
-    let rel = rustix::system::uname()
-        .release()
-        .to_string_lossy()
-        .into_owned();
-    std::fs::read_to_string(format!("/lib/modules/{rel}/modules.dep"))
-        .map(|t| {
-            t.lines().any(|l| {
-                l.split(':').next().is_some_and(|m| {
-                    m.ends_with(&format!("/{fs}.ko")) || m.contains(&format!("/{fs}.ko."))
-                })
-            })
-        })
-        .unwrap_or(false)
+    listed || sys::kernel_module(fs)
 }
 
 /// The mkfs program and force flag of a filesystem iotrial knows how to make.
@@ -149,18 +136,27 @@ pub fn mkfs(
     }))
 }
 
-/// Mounts `device` at a fresh mount point under `parent`, recording both in the ledger first.
-/// Returns the mount point.
-pub fn mount(
+/// A filesystem as mounted: enough to unmount it and mount it again between phases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mounted {
+    pub fs: String,
+    /// The device mounted (for zfs, the pool's name).
+    pub device: PathBuf,
+    pub mountpoint: PathBuf,
+    /// The program that mounts it again and its arguments (`mount -t fs [-o options] device
+    /// mountpoint`; `zfs mount pool`).
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// `mount`'s arguments for `fs` on `device` at `mp` with `options` (and xfs's external log).
+pub fn mount_args(
     fs: &str,
     device: &Path,
     options: &str,
     logdev: Option<&Path>,
-    parent: &Path,
-    ledger: &mut Ledger,
-    actions: &mut Actions,
-) -> Result<PathBuf, StackError> {
-    let mp = parent.join("mnt");
+    mp: &Path,
+) -> Vec<String> {
     let mut opts: Vec<String> = options
         .split(',')
         .filter(|o| !o.is_empty())
@@ -169,6 +165,27 @@ pub fn mount(
     if let Some(l) = logdev {
         opts.push(format!("logdev={}", l.display()));
     }
+    let mut args = vec!["-t".to_string(), fs.to_string()];
+    if !opts.is_empty() {
+        args.push("-o".into());
+        args.push(opts.join(","));
+    }
+    args.push(device.display().to_string());
+    args.push(mp.display().to_string());
+    args
+}
+
+/// Mounts `device` at a fresh mount point under `parent`, recording both in the ledger first.
+pub fn mount(
+    fs: &str,
+    device: &Path,
+    options: &str,
+    logdev: Option<&Path>,
+    parent: &Path,
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<Mounted, StackError> {
+    let mp = parent.join("mnt");
     ledger
         .record(Resource::TempDir { path: mp.clone() })
         .map_err(|e| StackError::io("ledger", e))?;
@@ -179,13 +196,7 @@ pub fn mount(
     ledger
         .record(Resource::Mount { target: mp.clone() })
         .map_err(|e| StackError::io("ledger", e))?;
-    let mut args = vec!["-t".to_string(), fs.to_string()];
-    if !opts.is_empty() {
-        args.push("-o".into());
-        args.push(opts.join(","));
-    }
-    args.push(device.display().to_string());
-    args.push(mp.display().to_string());
+    let args = mount_args(fs, device, options, logdev, &mp);
     actions.run("mount", &args).map_err(|e| match e {
         StackError::Command(message) => StackError::MountRejected {
             fs: fs.to_string(),
@@ -194,7 +205,13 @@ pub fn mount(
         },
         other => other,
     })?;
-    Ok(mp)
+    Ok(Mounted {
+        fs: fs.to_string(),
+        device: device.to_path_buf(),
+        mountpoint: mp,
+        program: "mount".into(),
+        args,
+    })
 }
 
 /// The options the kernel applied to the mount at `mp`, read from /proc/self/mountinfo.

@@ -199,6 +199,11 @@ impl Ledger {
         true
     }
 
+    /// The resources held, in the order they were recorded.
+    pub fn resources(&self) -> &[Resource] {
+        &self.entries
+    }
+
     /// Number of resources held.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -1,40 +1,45 @@
-//! MD RAID under a stack: the `md` key (`md = "raid10"`, `--md raid10,chunk=512KiB`) builds one
-//! Linux MD array with mdadm over the stack's devices, and the filesystem or the raw layout
-//! goes on the array. Created with `--assume-clean` (no initial resync, so the trial measures
-//! the workload, not a rebuild), recorded in the ledger and stopped when the trial ends. Hosts
-//! whose kernel has no MD (this project's CI) run such stacks in a guest (`vm`).
+//! MD RAID under a stack: the `md` key (`md = "raid10"`, `--md raid10,chunk=512KiB`) makes the
+//! stack's devices the members of one Linux MD array, and the filesystem or the raw layout goes
+//! on the array. Created with `--assume-clean`, so no initial resync runs (seed 001's array
+//! rebuilt all night first) and the trial measures the workload, not a rebuild. Here: the spec
+//! and its levels, the command lines, whether this host can build one, and releasing one;
+//! [`super::volume`] builds it, in the ledger first, and the ledger stops it after the
+//! filesystem on it is unmounted. Hosts whose kernel has no MD run such stacks in a guest (`vm`).
 
-use super::actions::Actions;
-use super::ledger::Ledger;
-use super::resource::Resource;
 use super::{sys, StackError};
 use crate::units::{parse_size, Size};
-use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
+
+/// RAID levels iotrial builds: (name, fewest members, kernel module).
+const LEVELS: &[(&str, usize, &str)] = &[
+    ("raid0", 2, "raid0"),
+    ("raid1", 2, "raid1"),
+    ("raid10", 2, "raid10"),
+    ("raid5", 3, "raid456"),
+    ("raid6", 4, "raid456"),
+];
+
+/// The syntax the `md` key takes, for error messages and docs.
+pub const SYNTAX: &str =
+    "LEVEL[,chunk=SIZE][,layout=n2|f2|o2] with LEVEL raid0, raid1, raid10, raid5 or raid6";
 
 /// An MD array as the user describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MdSpec {
-    /// `raid0`, `raid1` or `raid10`.
     pub level: &'static str,
-    /// Chunk size in bytes (raid0 and raid10); None: mdadm's default (512 KiB).
+    /// Chunk size in bytes (striped levels); None: mdadm's default (512 KiB).
     pub chunk: Option<u64>,
-    /// raid10 layout (`n2`, `f2`, `o2`); None: mdadm's default (`n2`).
+    /// raid10 layout (`n2`, `f2`, `o2`, or `n3`, ...); None: mdadm's default (`n2`).
     pub layout: Option<String>,
 }
-
-const LEVELS: &[(&str, usize)] = &[("raid0", 2), ("raid1", 2), ("raid10", 2)];
-
-/// The syntax the `md` key takes, for error messages and docs.
-pub const SYNTAX: &str = "LEVEL[,chunk=SIZE][,layout=n2|f2|o2] with LEVEL raid0, raid1 or raid10";
 
 impl MdSpec {
     /// Parses `raid10[,chunk=512KiB][,layout=f2]`.
     pub fn parse(text: &str) -> Result<MdSpec, String> {
         let mut parts = text.split(',').map(str::trim);
         let level = parts.next().unwrap_or_default();
-        let Some((level, _)) = LEVELS.iter().find(|(l, _)| *l == level) else {
-            return Err(format!("'{level}' is not an MD level; write {SYNTAX}"));
+        let Some(&(level, _, _)) = LEVELS.iter().find(|l| l.0 == level) else {
+            return Err(format!("unknown MD level '{level}'; write {SYNTAX}"));
         };
         let mut spec = MdSpec {
             level,
@@ -69,15 +74,41 @@ impl MdSpec {
 
     /// Fewest member devices of the level.
     pub fn min_devices(&self) -> usize {
-        LEVELS
-            .iter()
-            .find(|(l, _)| *l == self.level)
-            .map_or(2, |(_, n)| *n)
+        LEVELS.iter().find(|l| l.0 == self.level).map_or(2, |l| l.1)
     }
 
     /// The kernel modules the array needs.
     pub fn modules(&self) -> Vec<&'static str> {
-        vec!["md-mod", self.level]
+        let level = LEVELS
+            .iter()
+            .find(|l| l.0 == self.level)
+            .map_or("", |l| l.2);
+        vec!["md-mod", level]
+    }
+
+    /// Checks that `members` devices are enough for the level.
+    pub fn check_members(&self, members: usize) -> Result<(), String> {
+        if members < self.min_devices() {
+            return Err(format!(
+                "{} needs at least {} devices; {members} given",
+                self.level,
+                self.min_devices()
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many members' worth of sequential write bandwidth the data gets: every byte goes
+    /// to every mirror, and parity takes one or two members' worth.
+    pub fn data_devices(&self, members: usize) -> f64 {
+        let n = members as f64;
+        match self.level {
+            "raid1" => 1.0,
+            "raid10" => n / 2.0,
+            "raid5" => n - 1.0,
+            "raid6" => n - 2.0,
+            _ => n,
+        }
     }
 }
 
@@ -99,77 +130,102 @@ impl std::fmt::Display for MdSpec {
     }
 }
 
-/// Whether this kernel can assemble MD arrays (it has /proc/mdstat, or md-mod can be loaded).
-pub fn kernel_has_md() -> bool {
-    Path::new("/proc/mdstat").exists()
-}
-
-/// The first unused /dev/mdN.
-fn free_array() -> PathBuf {
-    let n = (0..1000)
-        .find(|n| !Path::new(&format!("/sys/block/md{n}")).exists())
-        .unwrap_or(127);
-    PathBuf::from(format!("/dev/md{n}"))
-}
-
-/// Creates the array over `members`, in the ledger first. Returns its device and what was
-/// built (level, members, chunk, layout, the command), for the stack as built.
-pub fn create(
-    spec: &MdSpec,
-    members: &[PathBuf],
-    ledger: &mut Ledger,
-    actions: &mut Actions,
-) -> Result<(PathBuf, Json), StackError> {
-    if !actions.dry_run && !kernel_has_md() {
+/// Whether this host can build MD arrays: the kernel's md driver and mdadm.
+pub fn available() -> Result<(), StackError> {
+    let driver = Path::new("/proc/mdstat").exists() || sys::kernel_module("md-mod");
+    if !driver {
         return Err(StackError::Unavailable(
-            "md: this kernel has no MD RAID (no /proc/mdstat); run the stack in a guest with --vm (or `vm = true`)".into(),
+            "MD RAID is not available in this kernel (no md driver: /proc/mdstat is missing and there is no md-mod module), so this stack cannot be built here; run it in a guest with --vm (or `vm = true`)".into(),
         ));
     }
     if !sys::have("mdadm") {
         return Err(StackError::Unavailable(
-            "md: mdadm is not installed (run scripts/install-deps.sh)".into(),
+            "MD RAID needs mdadm, which is not installed (scripts/install-deps.sh installs it)"
+                .into(),
         ));
     }
-    let array = free_array();
-    ledger
-        .record(Resource::Md {
-            array: array.clone(),
-        })
-        .map_err(|e| StackError::io("write the ledger", e))?;
-    let mut args = vec![
-        "--create".to_string(),
-        array.display().to_string(),
-        "--run".into(),
-        "--quiet".into(),
-        format!("--level={}", spec.level.trim_start_matches("raid")),
-        format!("--raid-devices={}", members.len()),
-        "--metadata=1.2".into(),
-        "--assume-clean".into(),
-    ];
+    Ok(())
+}
+
+/// `mdadm --create` of `dev` as `spec` over `members`, without an initial resync.
+pub fn create_args(dev: &Path, spec: &MdSpec, members: &[PathBuf]) -> Vec<String> {
+    let mut a = sys::args(&["--create", &dev.display().to_string(), "--run", "--quiet"]);
+    a.push("--metadata=1.2".into());
+    a.push(format!("--level={}", spec.level.trim_start_matches("raid")));
+    a.push(format!("--raid-devices={}", members.len()));
+    a.push("--assume-clean".into());
     if let Some(c) = spec.chunk {
-        args.push(format!("--chunk={}", c / 1024));
+        a.push(format!("--chunk={}", c / 1024));
     }
     if let Some(l) = &spec.layout {
-        args.push(format!("--layout={l}"));
+        a.push(format!("--layout={l}"));
     }
-    args.extend(members.iter().map(|m| m.display().to_string()));
-    actions.run("mdadm", &args)?;
-    let built = json!({
-        "array": array,
-        "level": spec.level,
-        "members": members,
-        "chunk_bytes": spec.chunk,
-        "layout": spec.layout,
-        "assume_clean": true,
-        "command": sys::display_command("mdadm", &args),
-        "mdstat": std::fs::read_to_string("/proc/mdstat").ok(),
-    });
-    Ok((array, built))
+    a.extend(members.iter().map(|m| m.display().to_string()));
+    a
+}
+
+/// `mdadm --stop` of `dev`.
+pub fn stop_args(dev: &Path) -> Vec<String> {
+    sys::args(&["--stop", &dev.display().to_string()])
+}
+
+/// `mdadm --zero-superblock` of `members`, so no member is assembled again by itself.
+pub fn zero_args(members: &[PathBuf]) -> Vec<String> {
+    let mut a = vec!["--zero-superblock".to_string()];
+    a.extend(members.iter().map(|m| m.display().to_string()));
+    a
+}
+
+/// A free array device: `/dev/md<N>` for the first N from 100 the kernel does not have.
+pub fn free_device() -> PathBuf {
+    let n = (100..)
+        .find(|n| !Path::new(&format!("/sys/block/md{n}")).exists())
+        .expect("a free md number");
+    PathBuf::from(format!("/dev/md{n}"))
+}
+
+/// Stops the array `dev` and clears its members' superblocks; `Ok(false)` when there was no
+/// such array.
+pub fn release(dev: &Path, members: &[PathBuf]) -> Result<bool, String> {
+    let name = dev.file_name().unwrap_or_default().to_string_lossy();
+    if !Path::new(&format!("/sys/block/{name}")).exists() {
+        return Ok(false);
+    }
+    sys::run("mdadm", &stop_args(dev))?;
+    let present: Vec<PathBuf> = members.iter().filter(|m| m.exists()).cloned().collect();
+    if !present.is_empty() {
+        sys::run("mdadm", &zero_args(&present))?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn members(n: usize) -> Vec<PathBuf> {
+        (0..n)
+            .map(|i| PathBuf::from(format!("/dev/loop{i}")))
+            .collect()
+    }
+
+    #[test]
+    fn the_array_is_made_without_a_resync_and_stopped_by_name() {
+        let spec = MdSpec::parse("raid10").unwrap();
+        let a = create_args(Path::new("/dev/md100"), &spec, &members(6));
+        assert_eq!(
+            sys::display_command("mdadm", &a),
+            "mdadm --create /dev/md100 --run --quiet --metadata=1.2 --level=10 --raid-devices=6 --assume-clean /dev/loop0 /dev/loop1 /dev/loop2 /dev/loop3 /dev/loop4 /dev/loop5"
+        );
+        let f2 = MdSpec::parse("raid10,chunk=64KiB,layout=f2").unwrap();
+        let a = create_args(Path::new("/dev/md100"), &f2, &members(4));
+        assert!(sys::display_command("mdadm", &a).contains("--chunk=64 --layout=f2 /dev/loop0"));
+        assert_eq!(stop_args(Path::new("/dev/md100")), ["--stop", "/dev/md100"]);
+        assert_eq!(
+            zero_args(&members(2)),
+            ["--zero-superblock", "/dev/loop0", "/dev/loop1"]
+        );
+    }
 
     #[test]
     fn specs_parse_and_print_back() {
@@ -179,13 +235,17 @@ mod tests {
         assert_eq!(s.layout.as_deref(), Some("f2"));
         assert_eq!(MdSpec::parse(&s.to_string()).unwrap(), s);
         assert_eq!(s.modules(), vec!["md-mod", "raid10"]);
+        assert_eq!(
+            MdSpec::parse("raid5").unwrap().modules(),
+            vec!["md-mod", "raid456"]
+        );
         assert_eq!(MdSpec::parse("raid1").unwrap().min_devices(), 2);
     }
 
     #[test]
     fn bad_specs_say_the_syntax() {
         for bad in [
-            "raid5",
+            "raid9",
             "raid10,chunk=3000",
             "raid1,chunk=64KiB",
             "raid0,layout=n2",
@@ -194,6 +254,23 @@ mod tests {
             let e = MdSpec::parse(bad).unwrap_err();
             assert!(!e.is_empty(), "{bad}");
         }
-        assert!(MdSpec::parse("raid6").unwrap_err().contains(SYNTAX));
+        assert!(MdSpec::parse("raid7").unwrap_err().contains(SYNTAX));
+    }
+
+    #[test]
+    fn levels_need_members_and_say_how_much_bandwidth_the_data_gets() {
+        let r10 = MdSpec::parse("raid10").unwrap();
+        assert_eq!(r10.check_members(6), Ok(()));
+        let r5 = MdSpec::parse("raid5").unwrap();
+        assert!(r5.check_members(2).unwrap_err().contains("at least 3"));
+        assert_eq!(r10.data_devices(6), 3.0);
+        assert_eq!(MdSpec::parse("raid1").unwrap().data_devices(2), 1.0);
+        assert_eq!(MdSpec::parse("raid6").unwrap().data_devices(6), 4.0);
+    }
+
+    #[test]
+    fn a_missing_array_is_already_released() {
+        let gone = Path::new("/dev/md-iotrial-test-none");
+        assert_eq!(release(gone, &members(2)), Ok(false));
     }
 }

@@ -4,11 +4,13 @@
 //! raw region); the ledger releases all of it. Errors say whether the input, the host or the
 //! build is at fault.
 
+pub mod action_phase;
 pub mod actions;
 pub mod blockdevs;
 pub mod checker;
 pub mod cleanup;
 pub mod device;
+pub mod dirty;
 pub mod files;
 pub mod fs;
 pub mod guard;
@@ -23,6 +25,8 @@ pub mod server;
 pub mod spec;
 pub mod sys;
 pub mod vm_key;
+pub mod volume;
+pub mod zfs;
 
 pub use device::{DeviceSpec, DeviceSpecError};
 pub use spec::{LayoutKind, StackSpec, StackSpecError};
@@ -79,6 +83,12 @@ pub enum StackError {
         spec: String,
         source: server::client::ServerError,
     },
+    /// A plan asks for an action phase that a later iotrial brings (input).
+    #[error("the {action} phase is not available in this iotrial yet: it comes with {with}")]
+    ActionNotYet {
+        action: &'static str,
+        with: &'static str,
+    },
     /// An I/O error while building (run).
     #[error("{context}: {source}")]
     Io {
@@ -110,7 +120,8 @@ impl HasCause for StackError {
             | StackError::Target { .. }
             | StackError::NoSpace { .. }
             | StackError::Refused(_)
-            | StackError::MountRejected { .. } => Cause::Input,
+            | StackError::MountRejected { .. }
+            | StackError::ActionNotYet { .. } => Cause::Input,
             StackError::Device(e) => e.why(),
             StackError::Unavailable(_) | StackError::NeedsRoot(_) => Cause::Host,
             StackError::Emu { source, .. } => source.why(),

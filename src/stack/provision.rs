@@ -9,7 +9,8 @@ use super::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{fs, guard, md, raw, scheduler, sys, DeviceSpec, LayoutKind, StackError, StackSpec};
+use super::{dirty, fs, guard, md, raw, scheduler, sys, volume, zfs};
+use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
 use serde_json::{json, Value as Json};
@@ -37,6 +38,8 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// Files of the `files` layout; removed before the filesystem is unmounted.
     pub files: Option<FileLayout>,
+    /// The stack's own filesystem as mounted (the `files` layout on block devices).
+    pub mounted: Option<fs::Mounted>,
     /// Emulated devices run this many times faster than the model: multiply measured times
     /// by it to get the model's (1 for real devices).
     pub time_scale: f64,
@@ -58,6 +61,7 @@ pub fn build(
     let logdev = spec.logdev.as_deref().map(DeviceSpec::parse).transpose()?;
     spec.check()?;
     spec.check_devices(devices, logdev.as_ref())?;
+    host_can_build(spec, actions)?;
     let mut b = Builder {
         spec,
         plan,
@@ -101,11 +105,7 @@ pub fn attach_only(
         )));
     }
     // Attaching lays nothing out, so no plan is needed.
-    let plan = Plan {
-        streams: Vec::new(),
-        direct: false,
-        seed: 0,
-    };
+    let plan = Plan::sampled("attach", Vec::new(), false, 0);
     let mut b = Builder {
         spec,
         plan: &plan,
@@ -128,6 +128,25 @@ pub fn attach_only(
         .collect())
 }
 
+/// Whether this host has what an MD array or a ZFS pool needs, before anything is made; a dry
+/// run notes what is missing and goes on to show the commands.
+fn host_can_build(spec: &StackSpec, actions: &mut Actions) -> Result<(), StackError> {
+    let mut checks = Vec::new();
+    if spec.md.is_some() {
+        checks.push(md::available());
+    }
+    if spec.fs.as_deref() == Some("zfs") {
+        checks.push(zfs::available());
+    }
+    for c in checks {
+        match c {
+            Err(e) if actions.dry_run => actions.note(format!("this host cannot build it: {e}")),
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
 /// One attached block device.
 #[derive(Debug, Clone)]
 struct Dev {
@@ -141,12 +160,11 @@ struct Dev {
     emulated: Option<PathBuf>,
 }
 
-/// A stack's attached devices: the data devices (the MD array when there is one), the
-/// external log device, and the array's members.
+/// A stack's attached devices: the data devices (an MD array's members when there is one) and
+/// the external log device.
 struct Devs {
     data: Vec<Dev>,
     log: Option<Dev>,
-    members: Vec<Dev>,
 }
 
 impl Devs {
@@ -156,8 +174,6 @@ impl Devs {
             .data
             .iter()
             .chain(self.log.iter())
-            .chain(self.members.iter())
-            .filter(|d| !d.disk.starts_with("md"))
             .map(|d| d.disk.as_str())
             .collect();
         disks.dedup();
@@ -201,6 +217,7 @@ impl Devs {
 struct Laid {
     placements: Vec<Placement>,
     files: Option<FileLayout>,
+    mounted: Option<fs::Mounted>,
     direct_ok: bool,
 }
 
@@ -246,6 +263,7 @@ impl Builder<'_> {
                 as_built: json!({"name": name, "layout": "files", "devices": [d.to_string()], "commands": self.actions.log}),
                 warnings: vec![],
                 files: None,
+                mounted: None,
                 time_scale: 1.0,
                 devices: StackDevices::default(),
             });
@@ -253,6 +271,13 @@ impl Builder<'_> {
         let layout = files::create(&parent, self.plan, self.ledger, self.stop)?;
         let mut devices = StackDevices::default();
         devices.add_backing_of(&parent);
+        let mut warnings = layout.warnings.clone();
+        if self.plan.dirty_limit.is_some() && !layout.direct_ok {
+            warnings.push(format!(
+                "dirty_limit is not applied on a dir: target: {} is the host's filesystem, whose limits apply",
+                parent.display()
+            ));
+        }
         let as_built = json!({
             "name": name, "layout": "files", "kernel": kernel_release(),
             "devices": [{"spec": d.to_string(), "path": parent, "filesystem": layout.fs_type}],
@@ -262,8 +287,9 @@ impl Builder<'_> {
             placements: layout.placements.clone(),
             direct_ok: layout.direct_ok,
             as_built,
-            warnings: layout.warnings.clone(),
+            warnings,
             files: Some(layout),
+            mounted: None,
             time_scale: 1.0,
             devices,
         })
@@ -284,7 +310,6 @@ impl Builder<'_> {
         let work = self.work_dir()?;
         let devs = self.attach_all(devices, logdev, &work)?;
         let notices = self.set_scheduler(&devs)?;
-        let (devs, md_built) = self.assemble_md(devs)?;
         let mut as_built = json!({
             "name": self.spec.name,
             "layout": self.spec.layout.name(),
@@ -294,17 +319,17 @@ impl Builder<'_> {
             "scheduler_requested": self.spec.scheduler,
             "notices": notices,
         });
-        if let Some(m) = md_built {
-            as_built["md"] = m;
-        }
         let mut warnings = notices;
+        let volume = self.volume(&devs, &mut as_built)?;
+        let log = devs.log.as_ref().map(|d| d.path.as_path());
         let laid = match self.spec.layout {
-            LayoutKind::Files => self.files_layout(&devs, &work, &mut as_built)?,
-            raw => self.raw_layout(&devs.data[0], raw)?,
+            LayoutKind::Files => self.files_layout(&volume, log, &work, &mut as_built)?,
+            raw => self.raw_layout(&volume, raw)?,
         };
         if let Some(f) = &laid.files {
             warnings.extend(f.warnings.iter().cloned());
         }
+        self.limit_dirty(&laid, &volume, &mut as_built, &mut warnings)?;
         if !self.actions.dry_run {
             let back: Vec<Json> = devs
                 .disks()
@@ -319,7 +344,16 @@ impl Builder<'_> {
             _ => Vec::new(),
         };
         let fs = (self.spec.layout == LayoutKind::Files).then_some(self.spec.fs.as_deref());
-        let watched = devs.watched(&partitions, fs.flatten());
+        let mut watched = devs.watched(&partitions, fs.flatten());
+        if self.spec.md.is_some() {
+            // The array the filesystem or the layout is on, beside its members.
+            watched.add(StackDevice {
+                name: kernel_name(&volume[0]),
+                path: volume[0].clone(),
+                role: DeviceRole::Data,
+                emulated: None,
+            });
+        }
         Ok(Built {
             devices: watched,
             placements: laid.placements,
@@ -327,36 +361,9 @@ impl Builder<'_> {
             as_built,
             warnings,
             files: laid.files,
+            mounted: laid.mounted,
             time_scale: self.opts.time_scale.unwrap_or(devices[0].time_scale()),
         })
-    }
-
-    /// The stack's MD array over its data devices, when it has one: the array becomes the one
-    /// data device, the members stay for the scheduler.
-    fn assemble_md(&mut self, devs: Devs) -> Result<(Devs, Option<Json>), StackError> {
-        let Some(spec) = self.spec.md_spec()? else {
-            return Ok((devs, None));
-        };
-        let paths: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
-        let (array, built) = md::create(&spec, &paths, self.ledger, self.actions)?;
-        let disk = array
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let dev = Dev {
-            spec: DeviceSpec::Block(array.clone()),
-            path: array,
-            disk,
-            backing: None,
-            emulated: None,
-        };
-        let devs = Devs {
-            data: vec![dev],
-            log: devs.log,
-            members: devs.data,
-        };
-        Ok((devs, Some(built)))
     }
 
     /// A fresh work directory for images and mount points, in the ledger before it exists.
@@ -390,11 +397,7 @@ impl Builder<'_> {
             Some(l) => Some(self.attach(l, data.len(), work, false)?),
             None => None,
         };
-        Ok(Devs {
-            data,
-            log,
-            members: Vec::new(),
-        })
+        Ok(Devs { data, log })
     }
 
     /// Attaches device number `index` of the stack; its files go in `work`.
@@ -586,21 +589,46 @@ impl Builder<'_> {
         Ok(notices)
     }
 
-    /// The `files` layout: the filesystem made and mounted, one file per stream in it.
-    fn files_layout(
+    /// What the layout goes on: the MD array made of the data devices, or the devices.
+    fn volume(&mut self, devs: &Devs, as_built: &mut Json) -> Result<Vec<PathBuf>, StackError> {
+        let data: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
+        let Some(md) = self.spec.md_spec()? else {
+            return Ok(data);
+        };
+        let (array, built) = volume::md_array(&md, &data, self.ledger, self.actions)?;
+        as_built["md"] = built;
+        Ok(vec![array])
+    }
+
+    /// The stack's filesystem made and mounted on `data` (with `log`): mkfs and mount, or a
+    /// ZFS pool.
+    fn make_filesystem(
         &mut self,
-        devs: &Devs,
+        data: &[PathBuf],
+        log: Option<&Path>,
         work: &Path,
         as_built: &mut Json,
-    ) -> Result<Laid, StackError> {
+    ) -> Result<fs::Mounted, StackError> {
         let spec = self.spec;
         // The stack's checks make sure a files layout on block devices names its filesystem.
         let fs_name = spec.fs.as_deref().unwrap_or_default();
-        let data: Vec<PathBuf> = devs.data.iter().map(|d| d.path.clone()).collect();
-        let log = devs.log.as_ref().map(|d| d.path.as_path());
         as_built["fs"] = json!(fs_name);
-        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, &data, log, self.actions)?;
-        let mp = fs::mount(
+        if fs_name == "zfs" {
+            let layout = spec.zpool_layout();
+            let (mounted, built) = volume::zfs_pool(
+                layout,
+                data,
+                log,
+                &spec.mkfs,
+                work,
+                self.ledger,
+                self.actions,
+            )?;
+            as_built["zpool"] = built;
+            return Ok(mounted);
+        }
+        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, data, log, self.actions)?;
+        fs::mount(
             fs_name,
             &data[0],
             &spec.mount,
@@ -608,20 +636,34 @@ impl Builder<'_> {
             work,
             self.ledger,
             self.actions,
-        )?;
+        )
+    }
+
+    /// The `files` layout: the filesystem made and mounted, one file per stream in it.
+    fn files_layout(
+        &mut self,
+        data: &[PathBuf],
+        log: Option<&Path>,
+        work: &Path,
+        as_built: &mut Json,
+    ) -> Result<Laid, StackError> {
+        let spec = self.spec;
+        let mounted = self.make_filesystem(data, log, work, as_built)?;
+        let mp = mounted.mountpoint.clone();
         let mut m = fs::applied_options(&mp);
         if m.is_object() {
             m["requested"] = json!(spec.mount);
         }
         as_built["mount"] = m;
         self.actions.note(format!(
-            "create one file per stream in {} with fallocate; fill read files",
+            "create one file per stream in {} (fallocated, or empty for appending streams); fill read files",
             mp.display()
         ));
         if self.actions.dry_run {
             return Ok(Laid {
                 placements: vec![],
                 files: None,
+                mounted: Some(mounted),
                 direct_ok: self.plan.direct,
             });
         }
@@ -630,12 +672,36 @@ impl Builder<'_> {
             placements: layout.placements.clone(),
             direct_ok: layout.direct_ok,
             files: Some(layout),
+            mounted: Some(mounted),
         })
     }
 
-    /// A raw layout on `dev`, read streams' regions filled with data.
-    fn raw_layout(&mut self, dev: &Dev, kind: LayoutKind) -> Result<Laid, StackError> {
-        let placements = raw::place(&dev.path, self.plan, kind, self.actions)?;
+    /// Caps the dirty page cache of the stack's writeback devices at the plan's limit (buffered
+    /// plans with one).
+    fn limit_dirty(
+        &mut self,
+        laid: &Laid,
+        volume: &[PathBuf],
+        as_built: &mut Json,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), StackError> {
+        let Some(bytes) = self.plan.dirty_limit.filter(|_| !laid.direct_ok) else {
+            return Ok(());
+        };
+        let stack = dirty::Stack {
+            zfs: self.spec.fs.as_deref() == Some("zfs"),
+            mounted: laid.mounted.as_ref(),
+            volume,
+        };
+        if let Some(done) = dirty::cap(&stack, bytes, self.ledger, self.actions, warnings)? {
+            as_built["dirty_limit"] = done;
+        }
+        Ok(())
+    }
+
+    /// A raw layout on `devs`, read streams' regions filled with data.
+    fn raw_layout(&mut self, devs: &[PathBuf], kind: LayoutKind) -> Result<Laid, StackError> {
+        let placements = raw::place(devs, self.plan, kind, self.actions)?;
         if !self.actions.dry_run {
             for (s, pl) in self.plan.streams.iter().zip(&placements) {
                 if s.op == Op::Read {
@@ -647,6 +713,7 @@ impl Builder<'_> {
         Ok(Laid {
             placements,
             files: None,
+            mounted: None,
             direct_ok: self.plan.direct,
         })
     }
@@ -681,3 +748,7 @@ fn describe(dev: &Dev) -> Json {
         "logical_block_size": read("queue/logical_block_size").and_then(|s| s.parse::<u64>().ok()),
     })
 }
+
+#[cfg(test)]
+#[path = "provision_tests.rs"]
+mod tests;

@@ -1,6 +1,7 @@
-//! The raw layouts, I/O straight to a block device without a filesystem: `regions` (consecutive
-//! offset ranges of the device, in stream order from 1 MiB) and `partitions` (a GPT with one
-//! partition per stream, in stream order).
+//! The raw layouts, I/O straight to block devices without a filesystem: `regions` (consecutive
+//! offset ranges from 1 MiB, in stream order; over several devices, stream i on device i mod n)
+//! and `partitions` (a GPT on one device with one partition per stream, in stream order). A
+//! stream without a region size gets an equal share of what its device has left.
 
 use super::actions::Actions;
 use super::{sys, LayoutKind, StackError};
@@ -13,37 +14,107 @@ fn round_mib(x: u64) -> u64 {
     x.div_ceil(MIB) * MIB
 }
 
-/// Places `plan`'s streams on the block device `dev` with the raw layout `kind`.
+/// Places `plan`'s streams on the block devices `devs` with the raw layout `kind`.
 pub fn place(
-    dev: &Path,
+    devs: &[PathBuf],
     plan: &Plan,
     kind: LayoutKind,
     actions: &mut Actions,
 ) -> Result<Vec<Placement>, StackError> {
     match kind {
-        LayoutKind::Partitions => partitions(dev, plan, actions),
-        _ => regions(dev, plan, actions),
+        LayoutKind::Partitions => partitions(&devs[0], plan, actions),
+        _ => regions(devs, plan, actions),
     }
 }
 
-/// Consecutive regions of `dev` in stream order, from offset 1 MiB.
-fn regions(dev: &Path, plan: &Plan, actions: &mut Actions) -> Result<Vec<Placement>, StackError> {
-    let mut off = MIB;
-    let mut v = Vec::new();
-    for s in &plan.streams {
-        v.push(Placement {
-            path: dev.to_path_buf(),
-            offset: off,
-            len: s.region_len,
-        });
-        off += round_mib(s.region_len);
+/// One stream's region: which device, where, how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub device: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Where `plan`'s streams go on devices of `sizes` bytes (`None`: unknown, a dry run): stream i
+/// on device i mod n, each device's streams in order from 1 MiB, each region rounded up to whole
+/// MiB; a stream without a size gets an equal share of what its device has left (whole MiB,
+/// whole I/Os). Err((device, bytes needed)) when they do not fit.
+pub fn region_plan(sizes: &[Option<u64>], plan: &Plan) -> Result<Vec<Region>, (usize, u64)> {
+    let n = sizes.len();
+    let mut out = Vec::with_capacity(plan.streams.len());
+    let mut shares = vec![0; n];
+    for (d, size) in sizes.iter().enumerate() {
+        let mine = plan.streams.iter().skip(d).step_by(n);
+        let fixed: u64 = mine.clone().map(|s| round_mib(s.region_len)).sum();
+        let sharing = mine.filter(|s| s.region_len == 0).count() as u64;
+        let needed = MIB + fixed + sharing * MIB;
+        match size {
+            Some(size) if needed > *size => return Err((d, needed)),
+            _ => {}
+        }
+        let left = size.map_or(0, |s| s - MIB - fixed);
+        shares[d] = left.checked_div(sharing).unwrap_or(0) / MIB * MIB;
     }
-    check_fits(dev, off, actions.dry_run)?;
+    let mut offsets = vec![MIB; n];
+    for (i, s) in plan.streams.iter().enumerate() {
+        let d = i % n;
+        let len = match s.region_len {
+            0 => shares[d] - shares[d] % s.io_size.max(1),
+            n => n,
+        };
+        out.push(Region {
+            device: d,
+            offset: offsets[d],
+            len,
+        });
+        offsets[d] += round_mib(len.max(1));
+    }
+    Ok(out)
+}
+
+/// The sizes of `devs`, unknown in a dry run.
+fn sizes(devs: &[PathBuf], dry: bool) -> Vec<Option<u64>> {
+    devs.iter()
+        .map(|d| {
+            if dry {
+                None
+            } else {
+                Some(device_size(d).unwrap_or(0))
+            }
+        })
+        .collect()
+}
+
+/// Consecutive regions of `devs` in stream order, from offset 1 MiB.
+fn regions(
+    devs: &[PathBuf],
+    plan: &Plan,
+    actions: &mut Actions,
+) -> Result<Vec<Placement>, StackError> {
+    let sizes = sizes(devs, actions.dry_run);
+    let regions = region_plan(&sizes, plan).map_err(|(d, needed)| StackError::NoSpace {
+        path: devs[d].display().to_string(),
+        needed,
+        free: sizes[d].unwrap_or(0),
+    })?;
+    let names: Vec<String> = devs.iter().map(|d| d.display().to_string()).collect();
     actions.note(format!(
-        "regions of {} in stream order from offset 1MiB",
-        dev.display()
+        "regions of {} in stream order from offset 1MiB{}",
+        names.join(", "),
+        if devs.len() > 1 {
+            " (stream i on device i mod n)"
+        } else {
+            ""
+        }
     ));
-    Ok(v)
+    Ok(regions
+        .into_iter()
+        .map(|r| Placement {
+            path: devs[r.device].clone(),
+            offset: r.offset,
+            len: r.len,
+        })
+        .collect())
 }
 
 /// A GPT on `dev` with one partition per stream, in stream order.
@@ -52,17 +123,21 @@ fn partitions(
     plan: &Plan,
     actions: &mut Actions,
 ) -> Result<Vec<Placement>, StackError> {
+    // Room for the GPT at both ends: 1 MiB at the start, 1 MiB kept at the end.
+    let size = sizes(&[dev.to_path_buf()], actions.dry_run)[0].map(|s| s.saturating_sub(MIB));
+    let regions = region_plan(&[size], plan).map_err(|(_, needed)| StackError::NoSpace {
+        path: dev.display().to_string(),
+        needed: needed + MIB,
+        free: size.unwrap_or(0) + MIB,
+    })?;
     let mut script = String::from("label: gpt\n");
-    let mut total = 2 * MIB;
-    for s in &plan.streams {
+    for (s, r) in plan.streams.iter().zip(&regions) {
         script.push_str(&format!(
             "size={}, name={}\n",
-            round_mib(s.region_len) / 512,
+            round_mib(r.len) / 512,
             s.name
         ));
-        total += round_mib(s.region_len);
     }
-    check_fits(dev, total + MIB, actions.dry_run)?;
     let disk = dev.display().to_string();
     actions.run_with_input(
         "sfdisk",
@@ -77,11 +152,11 @@ fn partitions(
     }
     Ok(parts
         .into_iter()
-        .zip(&plan.streams)
-        .map(|(path, s)| Placement {
+        .zip(&regions)
+        .map(|(path, r)| Placement {
             path,
             offset: 0,
-            len: s.region_len,
+            len: r.len,
         })
         .collect())
 }
@@ -145,24 +220,63 @@ pub fn device_size(path: &Path) -> Option<u64> {
         .map(|s| s * 512)
 }
 
-fn check_fits(dev: &Path, needed: u64, dry: bool) -> Result<(), StackError> {
-    if dry {
-        return Ok(());
-    }
-    let size = device_size(dev).unwrap_or(0);
-    if needed > size {
-        return Err(StackError::NoSpace {
-            path: dev.display().to_string(),
-            needed,
-            free: size,
-        });
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::engine::{Op, Pacing, Pattern, StreamPlan};
+
+    fn plan(lens: &[u64]) -> Plan {
+        let streams = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| StreamPlan {
+                name: format!("w{i}"),
+                role: "w".into(),
+                op: Op::Write,
+                region_len: len,
+                io_size: MIB,
+                pattern: Pattern::Append,
+                pacing: Pacing::Max,
+                samples: 0,
+            })
+            .collect();
+        Plan::sampled("run", streams, false, 1)
+    }
+
+    #[test]
+    fn regions_spread_over_devices_and_share_what_is_left() {
+        let gib = 1u64 << 30;
+        let sizes = [Some(gib), Some(gib), Some(gib)];
+        let r = region_plan(&sizes, &plan(&[0, 0, 0, 0, 4 * MIB])).unwrap();
+        let at: Vec<(usize, u64, u64)> = r.iter().map(|r| (r.device, r.offset, r.len)).collect();
+        let half = (gib - MIB) / 2 / MIB * MIB;
+        assert_eq!(
+            at,
+            [
+                (0, MIB, half),
+                (1, MIB, gib - 5 * MIB),
+                (2, MIB, gib - MIB),
+                (0, MIB + half, half),
+                (1, gib - 4 * MIB, 4 * MIB),
+            ]
+        );
+        let one = region_plan(&[Some(gib)], &plan(&[3 * MIB / 2, MIB])).unwrap();
+        assert_eq!(
+            (one[1].offset, one[1].len),
+            (3 * MIB, MIB),
+            "regions start on whole MiB"
+        );
+        assert_eq!(
+            region_plan(&[Some(4 * MIB)], &plan(&[8 * MIB])),
+            Err((0, 9 * MIB))
+        );
+        assert_eq!(
+            region_plan(&[None], &plan(&[0])).unwrap()[0].len,
+            0,
+            "unknown in a dry run"
+        );
+    }
 
     #[test]
     fn partition_names() {

@@ -25,14 +25,19 @@ pub enum Resource {
     Fuse { mountpoint: PathBuf },
     /// A sysfs attribute (scheduler, tunable) changed from `previous`; written back.
     Sysfs { path: PathBuf, previous: String },
-    /// An MD array; stopped.
-    Md { array: PathBuf },
     /// A guest's QEMU process, known by its pid and a path only its command line holds (its
     /// control socket); killed, so it lets go of the devices passed to it.
     Guest { pid: u32, marker: PathBuf },
     /// A tracefs instance (the block trace's own buffer and events); removed, which stops
     /// its events.
     TraceInstance { path: PathBuf },
+    /// An MD array over `members`; stopped, its members' superblocks cleared.
+    MdArray {
+        device: PathBuf,
+        members: Vec<PathBuf>,
+    },
+    /// A ZFS pool; destroyed.
+    ZfsPool { name: String },
 }
 
 /// What releasing one resource did, as one line for the user.
@@ -65,9 +70,10 @@ impl std::fmt::Display for Resource {
                 write!(f, "emulated device at {}", mountpoint.display())
             }
             Resource::Sysfs { path, .. } => write!(f, "{}", sysfs_name(path)),
-            Resource::Md { array } => write!(f, "MD array {}", array.display()),
             Resource::Guest { pid, .. } => write!(f, "guest (QEMU pid {pid})"),
             Resource::TraceInstance { path } => write!(f, "trace instance {}", path.display()),
+            Resource::MdArray { device, .. } => write!(f, "MD array {}", device.display()),
+            Resource::ZfsPool { name } => write!(f, "ZFS pool {name}"),
         }
     }
 }
@@ -115,6 +121,16 @@ impl Resource {
                 sys::Unmounted::NotMounted => Released::AlreadyGone(self.to_string()),
             }),
             Resource::Fuse { mountpoint } => release_fuse(mountpoint, self),
+            Resource::MdArray { device, members } => {
+                Ok(match super::md::release(device, members)? {
+                    true => Released::Done(format!("stopped MD array {}", device.display())),
+                    false => Released::AlreadyGone(self.to_string()),
+                })
+            }
+            Resource::ZfsPool { name } => Ok(match super::zfs::release(name)? {
+                true => Released::Done(format!("destroyed ZFS pool {name}")),
+                false => Released::AlreadyGone(self.to_string()),
+            }),
             Resource::Sysfs { path, previous } => {
                 if !path.exists() {
                     return Ok(Released::AlreadyGone(self.to_string()));
@@ -126,29 +142,12 @@ impl Resource {
                     sysfs_name(path)
                 )))
             }
-            Resource::Md { array } => Ok(match stop_md(array)? {
-                true => Released::Done(format!("stopped MD array {}", array.display())),
-                false => Released::AlreadyGone(self.to_string()),
-            }),
             Resource::Guest { pid, marker } => Ok(match kill_guest(*pid, marker)? {
                 true => Released::Done(format!("killed guest (QEMU pid {pid})")),
                 false => Released::AlreadyGone(self.to_string()),
             }),
         }
     }
-}
-
-/// Stops MD array `array` (releasing its members); whether it was running.
-fn stop_md(array: &Path) -> Result<bool, String> {
-    let name = array.file_name().unwrap_or_default().to_string_lossy();
-    if !Path::new(&format!("/sys/block/{name}/md")).exists() {
-        return Ok(false);
-    }
-    sys::run(
-        "mdadm",
-        &sys::args(&["--stop", &array.display().to_string()]),
-    )?;
-    Ok(true)
 }
 
 /// Kills process `pid` if its command line holds `marker` (so a reused pid is left alone) and
@@ -282,14 +281,18 @@ mod tests {
             Resource::Loop {
                 backing: gone.clone(),
             },
-            Resource::Md {
-                array: gone.clone(),
-            },
             Resource::Guest {
                 pid: std::process::id(),
                 marker: gone.clone(),
             },
             Resource::TraceInstance { path: gone.clone() },
+            Resource::MdArray {
+                device: PathBuf::from("/dev/md-iotrial-test-none"),
+                members: vec![gone.clone()],
+            },
+            Resource::ZfsPool {
+                name: "iotrial-test-none".into(),
+            },
         ] {
             let rel = r.release().unwrap_or_else(|e| panic!("{r}: {e}"));
             assert!(matches!(rel, Released::AlreadyGone(_)), "{r}: {rel}");

@@ -1,12 +1,13 @@
-//! A stack as a user describes it (in a study file or on the command line): devices, layout,
-//! filesystem with mkfs arguments, mount options, and the I/O scheduler with its tunables; and
-//! the checks of it that need no host, each naming the key at fault (a study runs them when its
-//! file is read, and every build runs them first).
+//! A stack as a user describes it (in a study file or on the command line): devices, an MD
+//! array over them, layout, filesystem with mkfs arguments (or a ZFS pool), mount options, and
+//! the I/O scheduler with its tunables; the checks of it that need no host, each naming the key
+//! at fault (a study runs them when its file is read, and every build runs them first); and how
+//! much of its devices' write bandwidth its data can use.
 
 use super::device::DeviceSpec;
 use super::md::MdSpec;
 use super::vm_key::VmKey;
-use super::{fs, scheduler};
+use super::{fs, scheduler, zfs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -19,7 +20,7 @@ pub enum LayoutKind {
     Files,
     /// A GPT with one partition per stream in stream order; raw I/O on the partitions.
     Partitions,
-    /// Raw I/O to consecutive offset ranges of one device.
+    /// Raw I/O to consecutive offset ranges of the devices (stream i on device i mod n).
     Regions,
 }
 
@@ -60,17 +61,22 @@ pub struct StackSpec {
     /// Scheduler tunables under /sys/block/X/queue/iosched/, e.g. `read_expire = "500"`.
     #[serde(default)]
     pub tunables: BTreeMap<String, String>,
-    /// An external log device for xfs (`logdev=`), as a device spec.
+    /// An external log device, as a device spec: xfs's `logdev=`, or a ZFS pool's log vdev.
     #[serde(default)]
     pub logdev: Option<String>,
+    /// MD RAID over the stack's devices (`raid10[,chunk=512KiB][,layout=n2]`; levels raid0,
+    /// raid1, raid10, raid5, raid6; see [`MdSpec`]): the devices become one array, built
+    /// without an initial resync, and the filesystem or raw layout goes on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<String>,
+    /// With `fs = "zfs"`: how the pool lays out the devices (`mirror`: pairs, striped;
+    /// `stripe`, the default; `raidz`).
+    #[serde(default)]
+    pub zpool: Option<String>,
     /// A reference stack shown beside the others but never ranked: not marked best, not the
     /// stack others are tested against.
     #[serde(default)]
     pub baseline: bool,
-    /// MD RAID over the stack's devices (`raid10[,chunk=512KiB][,layout=n2]`, see
-    /// [`MdSpec`]); the filesystem or the raw layout goes on the array.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub md: Option<String>,
     /// Where the trial runs: on the host, in a KVM guest with the stack's devices passed to it
     /// (`true`, settings), or (study files) a list expanded into one stack per entry.
     #[serde(default, skip_serializing_if = "VmKey::is_native")]
@@ -115,8 +121,8 @@ impl StackSpec {
         if let Some(fs) = &self.fs {
             fs::check_name(fs).map_err(|m| self.error("fs", m))?;
         }
+        self.check_volume()?;
         fs::check_mount_options(&self.mount).map_err(|m| self.error("mount", m))?;
-        self.md_spec()?;
         match &self.scheduler {
             Some(s) => scheduler::check_name(s).map_err(|m| self.error("scheduler", m)),
             None if !self.tunables.is_empty() => {
@@ -158,6 +164,45 @@ impl StackSpec {
             .transpose()
     }
 
+    /// The `md` and `zpool` keys: known names, and each where it applies.
+    fn check_volume(&self) -> Result<(), StackSpecError> {
+        let zfs = self.fs.as_deref() == Some("zfs");
+        if self.md_spec()?.is_some() && zfs {
+            return Err(self.error(
+                "md",
+                "ZFS makes its own pool of the devices; use zpool, not md",
+            ));
+        }
+        match &self.zpool {
+            Some(_) if !zfs => {
+                Err(self.error("zpool", "zpool lays out a ZFS pool; it needs fs = \"zfs\""))
+            }
+            Some(l) => zfs::check(l, None).map_err(|m| self.error("zpool", m)),
+            None => Ok(()),
+        }
+    }
+
+    /// How the ZFS pool lays the devices out.
+    pub fn zpool_layout(&self) -> &str {
+        self.zpool.as_deref().unwrap_or("stripe")
+    }
+
+    /// How many of its devices' worth of sequential write bandwidth the stack's data can use:
+    /// every device for a raw layout or a striped pool, half of them for RAID10, btrfs raid10
+    /// and ZFS mirror pairs (every byte is written twice), one for a filesystem on one device.
+    pub fn data_devices(&self) -> f64 {
+        let n = self.devices.len().max(1);
+        if let Ok(Some(md)) = self.md_spec() {
+            return md.data_devices(n);
+        }
+        match (self.layout, self.fs.as_deref()) {
+            (LayoutKind::Files, Some("zfs")) => zfs::data_devices(self.zpool_layout(), n),
+            (LayoutKind::Files, Some("btrfs")) => n as f64 / btrfs_copies(&self.mkfs, n),
+            (LayoutKind::Files, _) => 1.0,
+            _ => n as f64,
+        }
+    }
+
     /// Checks the stack on `devices` and its log device: what a `dir:` device allows, what each
     /// layout and filesystem takes, one time scale for every emulated device.
     pub fn check_devices(
@@ -177,45 +222,46 @@ impl StackSpec {
             }
             return self.check_dir(devices, logdev);
         }
-        let devices = match self.md_spec()? {
-            Some(md) if devices.len() < md.min_devices() => {
-                return Err(self.error(
-                    "md",
-                    format!(
-                        "{} takes at least {} devices; {} given",
-                        md.level,
-                        md.min_devices(),
-                        devices.len()
-                    ),
-                ))
-            }
-            // The array is the one device the layout sees.
-            Some(_) => &devices[..1],
-            None => devices,
-        };
         if logdev.is_some_and(|l| !l.needs_root()) {
             return Err(self.error("logdev", "a dir: device cannot be a log device"));
         }
+        if let Some(md) = self.md_spec()? {
+            md.check_members(devices.len())
+                .map_err(|m| self.error("md", m))?;
+        }
+        if self.fs.as_deref() == Some("zfs") {
+            zfs::check(self.zpool_layout(), Some(devices.len()))
+                .map_err(|m| self.error("zpool", m))?;
+        }
+        // An MD array is one device to what goes on it.
+        let volumes = if self.md.is_some() { 1 } else { devices.len() };
         match (self.layout, self.fs.as_deref()) {
             (LayoutKind::Files, None) => Err(self.error(
                 "fs",
                 "the files layout on a block device needs fs (ext4, xfs, btrfs, ...)",
             )),
-            (LayoutKind::Files, Some(fs)) if devices.len() > 1 && fs != "btrfs" => Err(self.error(
-                "devices",
-                format!(
-                    "{fs} takes one device; {} given (only btrfs spans several)",
-                    devices.len()
-                ),
-            )),
-            (LayoutKind::Files, Some(fs)) if logdev.is_some() && fs != "xfs" => Err(self.error(
-                "logdev",
-                format!("an external log device is an xfs feature, not {fs}"),
-            )),
+            (LayoutKind::Files, Some(fs)) if volumes > 1 && fs != "btrfs" && fs != "zfs" => {
+                Err(self.error(
+                    "devices",
+                    format!(
+                        "{fs} takes one device; {} given (btrfs and zfs span several; md = \"raid10\" makes one array of them)",
+                        devices.len()
+                    ),
+                ))
+            }
+            (LayoutKind::Files, Some(fs)) if logdev.is_some() && fs != "xfs" && fs != "zfs" => {
+                Err(self.error(
+                    "logdev",
+                    format!("an external log device is an xfs or zfs feature, not {fs}"),
+                ))
+            }
             (LayoutKind::Files, _) => self.check_time_scales(devices.iter().chain(logdev)),
-            (raw, _) if devices.len() != 1 || logdev.is_some() => Err(self.error(
+            (_, _) if logdev.is_some() => {
+                Err(self.error("logdev", "a raw layout has no filesystem, so no log device"))
+            }
+            (LayoutKind::Partitions, _) if volumes != 1 => Err(self.error(
                 "devices",
-                format!("the {} layout takes exactly one device", raw.name()),
+                "the partitions layout takes exactly one device (regions spread over several)",
             )),
             _ => self.check_time_scales(devices.iter()),
         }
@@ -234,13 +280,14 @@ impl StackSpec {
             ));
         }
         let set = self.fs.is_some()
+            || self.md.is_some()
             || self.layout != LayoutKind::Files
             || !self.mkfs.is_empty()
             || !self.mount.is_empty()
             || self.scheduler.is_some()
             || logdev.is_some();
         if set {
-            return Err(self.error("devices", "a dir: device takes the files layout only, with no fs, mkfs, mount options, scheduler or logdev (iotrial changes only devices it is given)"));
+            return Err(self.error("devices", "a dir: device takes the files layout only, with no fs, md, mkfs, mount options, scheduler or logdev (iotrial changes only devices it is given)"));
         }
         Ok(())
     }
@@ -261,6 +308,23 @@ impl StackSpec {
     }
 }
 
+/// How many times btrfs writes each data byte, from its mkfs arguments (`-d raid10`,
+/// `--data raid1`, ...): its default data profile on several devices is `single`.
+fn btrfs_copies(mkfs: &[String], devices: usize) -> f64 {
+    let profile = mkfs
+        .windows(2)
+        .find(|w| w[0] == "-d" || w[0] == "--data")
+        .map(|w| w[1].to_ascii_lowercase());
+    match profile.as_deref() {
+        Some("raid1" | "raid10" | "dup") => 2.0,
+        Some("raid1c3") => 3.0,
+        Some("raid1c4") => 4.0,
+        Some("raid5") => devices as f64 / (devices as f64 - 1.0).max(1.0),
+        Some("raid6") => devices as f64 / (devices as f64 - 2.0).max(1.0),
+        _ => 1.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,7 +342,7 @@ mod tests {
         assert_eq!(e[1].md.as_deref(), Some("raid10"));
         let bad = StackSpec {
             name: "x".into(),
-            md: Some("raid5".into()),
+            md: Some("raid9".into()),
             ..Default::default()
         };
         assert_eq!(bad.check().unwrap_err().key, "md");
@@ -307,5 +371,124 @@ mod tests {
         };
         let dir = [DeviceSpec::parse("dir:/tmp").unwrap()];
         assert_eq!(guest.check_devices(&dir, None).unwrap_err().key, "vm");
+    }
+
+    fn stack(devices: usize) -> StackSpec {
+        StackSpec {
+            name: "s".into(),
+            devices: vec!["emu:hdd".into(); devices],
+            ..Default::default()
+        }
+    }
+
+    fn on(s: &StackSpec) -> Result<(), StackSpecError> {
+        let devs: Vec<DeviceSpec> = s
+            .devices
+            .iter()
+            .map(|d| DeviceSpec::parse(d).unwrap())
+            .collect();
+        let log = s.logdev.as_deref().map(|l| DeviceSpec::parse(l).unwrap());
+        s.check()?;
+        s.check_devices(&devs, log.as_ref())
+    }
+
+    #[test]
+    fn md_and_zpool_go_where_they_apply() {
+        let xfs_md = StackSpec {
+            fs: Some("xfs".into()),
+            md: Some("raid10".into()),
+            logdev: Some("emu:ssd".into()),
+            ..stack(6)
+        };
+        assert_eq!(on(&xfs_md), Ok(()));
+        let zfs = StackSpec {
+            fs: Some("zfs".into()),
+            zpool: Some("mirror".into()),
+            logdev: Some("emu:ssd".into()),
+            ..stack(6)
+        };
+        assert_eq!(on(&zfs), Ok(()));
+        let bad = |s: StackSpec, key: &str| assert_eq!(on(&s).unwrap_err().key, key, "{s:?}");
+        bad(
+            StackSpec {
+                zpool: Some("mirror".into()),
+                fs: Some("xfs".into()),
+                ..stack(2)
+            },
+            "zpool",
+        );
+        bad(
+            StackSpec {
+                zpool: Some("mirror".into()),
+                ..zfs.clone()
+            }
+            .with_devices(5),
+            "zpool",
+        );
+        bad(
+            StackSpec {
+                md: Some("raid10".into()),
+                ..zfs
+            },
+            "md",
+        );
+        bad(
+            StackSpec {
+                md: Some("raid5".into()),
+                ..xfs_md.clone()
+            }
+            .with_devices(2),
+            "md",
+        );
+        bad(
+            StackSpec {
+                md: None,
+                logdev: None,
+                ..xfs_md
+            },
+            "devices",
+        );
+    }
+
+    #[test]
+    fn data_devices_count_what_the_data_can_use() {
+        let raw = StackSpec {
+            layout: LayoutKind::Regions,
+            ..stack(6)
+        };
+        assert_eq!(raw.data_devices(), 6.0);
+        let btrfs = StackSpec {
+            fs: Some("btrfs".into()),
+            mkfs: vec!["-d".into(), "raid10".into(), "-m".into(), "raid10".into()],
+            ..stack(6)
+        };
+        assert_eq!(btrfs.data_devices(), 3.0);
+        let md = StackSpec {
+            fs: Some("xfs".into()),
+            md: Some("raid10".into()),
+            ..stack(6)
+        };
+        assert_eq!(md.data_devices(), 3.0);
+        let zfs = StackSpec {
+            fs: Some("zfs".into()),
+            zpool: Some("mirror".into()),
+            ..stack(6)
+        };
+        assert_eq!(zfs.data_devices(), 3.0);
+        assert_eq!(
+            StackSpec {
+                fs: Some("xfs".into()),
+                ..stack(1)
+            }
+            .data_devices(),
+            1.0
+        );
+    }
+
+    impl StackSpec {
+        fn with_devices(mut self, n: usize) -> StackSpec {
+            self.devices = vec!["emu:hdd".into(); n];
+            self
+        }
     }
 }

@@ -58,6 +58,23 @@ pub fn have(program: &str) -> bool {
             .any(|d| Path::new(d).join(program).is_file())
 }
 
+/// Whether the running kernel could load module `name` (listed in its modules.dep).
+pub fn kernel_module(name: &str) -> bool {
+    let rel = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::read_to_string(format!("/lib/modules/{rel}/modules.dep"))
+        .map(|t| {
+            t.lines().any(|l| {
+                l.split(':').next().is_some_and(|m| {
+                    m.ends_with(&format!("/{name}.ko")) || m.contains(&format!("/{name}.ko."))
+                })
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// Attaches `file` to a free loop device with direct I/O on (and partition scanning when
 /// `partscan`); returns the device path.
 pub fn attach_loop(file: &Path, partscan: bool) -> Result<PathBuf, String> {

@@ -7,11 +7,18 @@ use super::file::{self, Origin, Study};
 use std::path::Path;
 
 /// Name, path in the source tree, and text of every built-in study.
-const BUILTINS: &[(&str, &str, &str)] = &[(
-    "dvr",
-    "studies/dvr.toml",
-    include_str!("../../studies/dvr.toml"),
-)];
+const BUILTINS: &[(&str, &str, &str)] = &[
+    (
+        "dvr",
+        "studies/dvr.toml",
+        include_str!("../../studies/dvr.toml"),
+    ),
+    (
+        "streaming",
+        "studies/streaming.toml",
+        include_str!("../../studies/streaming.toml"),
+    ),
+];
 
 /// One line of `iotrial list studies`.
 #[derive(Debug, Clone, PartialEq)]

@@ -101,6 +101,8 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         .clone()
         .or(quick.device.clone())
         .or(study.device.clone());
+    let mut named = study.devices.clone();
+    named.extend(quick.devices.clone());
     let mut workloads = Vec::new();
     let mut resolved_params = Vec::new();
     for w in &study.workloads {
@@ -139,6 +141,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
             continue;
         }
         let mut s = s.clone();
+        name_devices(&mut s, &named);
         // A stack that names a directory is a host-filesystem baseline: --device leaves it be.
         let on_dir = !s.devices.is_empty()
             && s.devices
@@ -166,6 +169,8 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         repeats: quick.repeats.unwrap_or(study.repeats),
         out: study.out.clone(),
         device,
+        // Every name is replaced by its spec in the stacks.
+        devices: Default::default(),
         quick: Quick::default(),
         workloads,
         stacks,
@@ -188,6 +193,7 @@ pub fn single_run(
         repeats: 1,
         out: None,
         device: None,
+        devices: Default::default(),
         quick: Quick::default(),
         workloads: vec![super::WorkloadEntry {
             name: kind.to_string(),
@@ -199,6 +205,13 @@ pub fn single_run(
         monitor: monitor.clone(),
     };
     expand(&study, &Options::default())
+}
+
+/// Replaces the names of `named` devices in a stack's devices and log device by their specs.
+fn name_devices(s: &mut StackSpec, named: &std::collections::BTreeMap<String, String>) {
+    let spec = |d: &String| named.get(d).cloned().unwrap_or_else(|| d.clone());
+    s.devices = s.devices.iter().map(spec).collect();
+    s.logdev = s.logdev.as_ref().map(spec);
 }
 
 /// Checks what a stack takes of its devices, now they are known. A device this host cannot

@@ -32,6 +32,10 @@ pub struct Study {
     pub out: Option<String>,
     /// Device spec for stacks that name none.
     pub device: Option<String>,
+    /// Named device specs (`[devices]`): a stack's `devices` and `logdev` may give a name
+    /// instead of a spec.
+    #[serde(default)]
+    pub devices: BTreeMap<String, String>,
     /// What `--quick` changes.
     pub quick: Quick,
     pub workloads: Vec<WorkloadEntry>,
@@ -46,6 +50,9 @@ pub struct Study {
 pub struct Quick {
     /// Replaces the study's default `device`.
     pub device: Option<String>,
+    /// Replaces the specs of named devices.
+    #[serde(default)]
+    pub devices: BTreeMap<String, String>,
     /// Replaces `repeats`.
     pub repeats: Option<u32>,
     /// Parameter overrides applied to every workload after its own `set`.
@@ -54,7 +61,10 @@ pub struct Quick {
 
 impl Quick {
     pub fn is_empty(&self) -> bool {
-        self.device.is_none() && self.repeats.is_none() && self.set.is_empty()
+        self.device.is_none()
+            && self.devices.is_empty()
+            && self.repeats.is_none()
+            && self.set.is_empty()
     }
 }
 
@@ -110,6 +120,8 @@ struct RawStudy {
     device: Option<Spanned<String>>,
     monitor: Option<Spanned<String>>,
     monitor_interval: Option<Spanned<String>>,
+    #[serde(default)]
+    devices: RawDevices,
     quick: Option<RawQuick>,
     #[serde(default)]
     workloads: Vec<RawWorkload>,
@@ -121,6 +133,8 @@ struct RawStudy {
 #[serde(deny_unknown_fields)]
 struct RawQuick {
     device: Option<Spanned<String>>,
+    #[serde(default)]
+    devices: RawDevices,
     repeats: Option<Spanned<i64>>,
     #[serde(default)]
     set: RawSet,
@@ -138,6 +152,7 @@ struct RawWorkload {
 }
 
 type RawSet = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+type RawDevices = BTreeMap<Spanned<String>, Spanned<String>>;
 
 /// Second, lenient pass: only where each stack's keys are.
 #[derive(Deserialize)]
@@ -160,6 +175,7 @@ struct StackSpan {
     tunables: Option<Spanned<toml::Value>>,
     md: Option<Spanned<toml::Value>>,
     vm: Option<Spanned<toml::Value>>,
+    zpool: Option<Spanned<toml::Value>>,
 }
 
 impl StackSpan {
@@ -174,6 +190,7 @@ impl StackSpan {
             "tunables" => &self.tunables,
             "md" => &self.md,
             "vm" => &self.vm,
+            "zpool" => &self.zpool,
             _ => &None,
         };
         value.as_ref().map_or(self.name.span(), |v| v.span())
@@ -233,16 +250,18 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         check_device(&src, d, "device")?;
     }
     let monitor = read_monitor(&src, &raw)?;
-    let quick = read_quick(&src, raw.quick.as_ref())?;
+    let devices = read_devices(&src, &raw.devices, None)?;
+    let quick = read_quick(&src, raw.quick.as_ref(), &devices)?;
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
     let workloads = read_workloads(&src, &raw.workloads, &quick, quick_set)?;
-    check_stacks(&src, &raw.stacks, &spans.stacks)?;
+    check_stacks(&src, &raw.stacks, &spans.stacks, &devices)?;
     Ok(Study {
         name: raw.name.into_inner(),
         description: raw.description,
         repeats,
         out: raw.out,
         device: raw.device.map(Spanned::into_inner),
+        devices,
         quick,
         workloads,
         stacks: raw.stacks,
@@ -272,8 +291,41 @@ fn read_monitor(src: &Src, raw: &RawStudy) -> Result<monitor::Settings, StudyErr
     })
 }
 
+/// A `[devices]` table (`[quick.devices]` when `declared` holds the names it may replace):
+/// valid names, each with a device spec.
+fn read_devices(
+    src: &Src,
+    raw: &RawDevices,
+    declared: Option<&BTreeMap<String, String>>,
+) -> Result<BTreeMap<String, String>, StudyError> {
+    let table = if declared.is_some() {
+        "quick.devices"
+    } else {
+        "devices"
+    };
+    let mut out = BTreeMap::new();
+    for (name, spec) in raw {
+        let key = format!("{table}.{}", name.get_ref());
+        check_name(src, name, &key)?;
+        if declared.is_some_and(|d| !d.contains_key(name.get_ref())) {
+            return Err(src.at(
+                name.span(),
+                Some(key),
+                "[quick.devices] replaces devices named in [devices]; this name is not one of them",
+            ));
+        }
+        check_device(src, spec, &key)?;
+        out.insert(name.get_ref().clone(), spec.get_ref().clone());
+    }
+    Ok(out)
+}
+
 /// The `[quick]` table, checked.
-fn read_quick(src: &Src, raw: Option<&RawQuick>) -> Result<Quick, StudyError> {
+fn read_quick(
+    src: &Src,
+    raw: Option<&RawQuick>,
+    devices: &BTreeMap<String, String>,
+) -> Result<Quick, StudyError> {
     let Some(q) = raw else {
         return Ok(Quick::default());
     };
@@ -286,6 +338,7 @@ fn read_quick(src: &Src, raw: Option<&RawQuick>) -> Result<Quick, StudyError> {
     };
     Ok(Quick {
         device: q.device.as_ref().map(|d| d.get_ref().clone()),
+        devices: read_devices(src, &q.devices, Some(devices))?,
         repeats,
         set: assignments(src, &q.set, "quick.set")?,
     })
@@ -378,9 +431,14 @@ fn check_workload_params(
     check_params(src, wl, &q, &quick_tables, &kind, "with --quick: ")
 }
 
-/// The `[[stacks]]` entries: names unique and valid, devices, and what the stack layer checks
-/// without a device.
-fn check_stacks(src: &Src, stacks: &[StackSpec], spans: &[StackSpan]) -> Result<(), StudyError> {
+/// The `[[stacks]]` entries: names unique and valid, devices (specs, or names of `[devices]`),
+/// and what the stack layer checks without a device.
+fn check_stacks(
+    src: &Src,
+    stacks: &[StackSpec],
+    spans: &[StackSpan],
+    named: &BTreeMap<String, String>,
+) -> Result<(), StudyError> {
     if stacks.is_empty() {
         let end = src.text.len()..src.text.len();
         return Err(src.at(
@@ -393,10 +451,10 @@ fn check_stacks(src: &Src, stacks: &[StackSpec], spans: &[StackSpan]) -> Result<
         let at = |k: &str| format!("stacks[{i}].{k}");
         check_name(src, &sp.name, &at("name"))?;
         for (j, d) in sp.devices.iter().enumerate() {
-            check_device(src, d, &at(&format!("devices[{j}]")))?;
+            check_device_or_name(src, d, &at(&format!("devices[{j}]")), named)?;
         }
         if let Some(d) = &sp.logdev {
-            check_device(src, d, &at("logdev"))?;
+            check_device_or_name(src, d, &at("logdev"), named)?;
         }
         if let Some(prev) = stacks[..i].iter().position(|o| o.name == s.name) {
             return Err(src.at(
@@ -500,6 +558,31 @@ fn check_device(src: &Src, d: &Spanned<String>, key: &str) -> Result<(), StudyEr
         Err(e) if e.why() == Cause::Input => Err(src.at(d.span(), Some(key.into()), e.to_string())),
         _ => Ok(()),
     }
+}
+
+/// A stack's device: a spec ([`check_device`]), or the name of one in `[devices]`.
+fn check_device_or_name(
+    src: &Src,
+    d: &Spanned<String>,
+    key: &str,
+    named: &BTreeMap<String, String>,
+) -> Result<(), StudyError> {
+    if d.get_ref().contains(':') {
+        return check_device(src, d, key);
+    }
+    if named.contains_key(d.get_ref()) {
+        return Ok(());
+    }
+    let known: Vec<&str> = named.keys().map(String::as_str).collect();
+    Err(src.at(
+        d.span(),
+        Some(key.into()),
+        format!(
+            "'{}' is neither a device spec (dir:, image:, block:, emu:) nor a device named in [devices]{}",
+            d.get_ref(),
+            if known.is_empty() { String::new() } else { format!(" ({})", known.join(", ")) }
+        ),
+    ))
 }
 
 /// A `set` table as assignments in the file's order; values may be strings, numbers or

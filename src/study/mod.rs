@@ -10,6 +10,7 @@ pub mod expand;
 pub mod file;
 mod locate;
 pub mod manifest;
+mod reference;
 pub mod results;
 pub mod run;
 pub mod table;

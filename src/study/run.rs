@@ -3,6 +3,7 @@
 //! `--resume` continues it. Ends with the comparison table and the report.
 
 use super::manifest::{resume, Manifest, Status};
+use super::reference;
 use super::results::ResultsDir;
 use super::table::StudyTable;
 use super::{expand, Expansion, Options, Study, StudyError, Trial};
@@ -371,7 +372,16 @@ impl Runner<'_> {
             monitor: &self.monitor,
         };
         let (w, progress) = (t.workload_impl(), self.opts.progress);
-        trial::run(w, &t.params, &setup, &mut self.ledger, self.stop, progress)
+        let root = &self.results.root;
+        let reference = reference::for_trial(&self.manifest.resolved, &self.manifest, root, t);
+        let related = reference.as_ref().and_then(|r| w.refer(&t.params, r));
+        let params = related.as_ref().unwrap_or(&t.params);
+        let mut out = trial::run(w, params, &setup, &mut self.ledger, self.stop, progress)?;
+        if let (Some(r), Some(_)) = (&reference, &related) {
+            let note = reference::note(r, t.stack.data_devices());
+            out.doc.warnings.push(note);
+        }
+        Ok(out)
     }
 
     /// Records a trial that did not run: skipped when the host cannot run it, else failed.

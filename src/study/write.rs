@@ -3,6 +3,7 @@
 
 use super::file::Study;
 use super::Assignments;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 fn quote(s: &str) -> String {
@@ -30,6 +31,16 @@ fn set_table(out: &mut String, header: &str, set: &Assignments) {
     }
 }
 
+fn devices_table(out: &mut String, header: &str, devices: &BTreeMap<String, String>) {
+    if devices.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n[{header}]");
+    for (k, v) in devices {
+        let _ = writeln!(out, "{} = {}", key(k), quote(v));
+    }
+}
+
 impl Study {
     /// The study as a study file; parsing it gives this study back.
     pub fn to_toml(&self) -> String {
@@ -45,6 +56,7 @@ impl Study {
         }
         let _ = writeln!(o, "monitor = {}", quote(&self.monitor.list()));
         let _ = writeln!(o, "monitor_interval = {}", quote(&self.monitor.interval()));
+        devices_table(&mut o, "devices", &self.devices);
         if !self.quick.is_empty() {
             let _ = writeln!(o, "\n[quick]");
             if let Some(d) = &self.quick.device {
@@ -54,6 +66,7 @@ impl Study {
                 let _ = writeln!(o, "repeats = {r}");
             }
             set_table(&mut o, "quick.set", &self.quick.set);
+            devices_table(&mut o, "quick.devices", &self.quick.devices);
         }
         for w in &self.workloads {
             let _ = writeln!(o, "\n[[workloads]]");

@@ -1,15 +1,20 @@
 //! Workloads: one module per kind. A workload owns both halves of its kind: it turns
-//! parameters into an engine [`Plan`] and turns the samples of a run into its [`Outcome`]
+//! parameters into an engine [`Plan`] (its streams and its phases) and turns the samples of a
+//! run into its [`Outcome`]
 //! (per-stream figures and the verdict, in the user's terms, which become result.json's
 //! `streams` and `verdict`). Its part of the report (verdict columns declared once, figures
 //! read back from result.json, charts) is a [`KindReport`] built from [`crate::present`]'s
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
 pub mod dvr;
+pub mod stream;
 
-use crate::engine::{Plan, StreamSamples};
+use crate::engine::{Plan, SampleSet};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::present::{KindReport, Rows};
+use crate::present::{KindReport, Rows, VerdictFigures};
+use crate::result::{ResultError, Trial};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value as Json;
 
 /// What analysis of one trial produced.
@@ -26,11 +31,30 @@ pub trait Outcome: Send {
     fn warnings(&self) -> Vec<String>;
 }
 
+/// Another trial of the same study a trial's figures can be relative to: the same workload on
+/// the study's raw baseline stack (the drives written straight, without a filesystem).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// The reference stack's name.
+    pub stack: String,
+    /// The workload kind of the reference trial.
+    pub kind: String,
+    /// Its verdict, as in its result.json.
+    pub verdict: Json,
+    /// The share of the reference stack's sequential bandwidth this trial's stack can use
+    /// (a RAID10 over the same drives writes everything twice: one half).
+    pub share: f64,
+}
+
 /// Analysis could not be done on the samples given.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
     #[error("no samples for stream role '{0}'")]
     MissingRole(String),
+    #[error("the samples have no phase named {0}")]
+    MissingPhase(String),
+    #[error("reading the samples: {0}")]
+    Samples(#[from] std::io::Error),
     #[error("{0}")]
     Other(String),
 }
@@ -43,14 +67,26 @@ pub trait Workload: Sync {
     fn about(&self) -> &'static str;
     /// Every parameter with its default.
     fn params(&self) -> &'static [ParamSpec];
-    /// The streams to run; rejects impossible parameters.
+    /// The streams and phases to run; rejects impossible parameters.
     fn plan(&self, params: &Params) -> Result<Plan, ParamError>;
     /// Per-stream figures and the verdict from the samples of a run.
     fn analyze(
         &self,
         params: &Params,
-        streams: &[StreamSamples],
+        samples: &SampleSet,
     ) -> Result<Box<dyn Outcome>, AnalysisError>;
+
+    /// Width of timeseries.csv's intervals, seconds: 1 unless the workload harvests at
+    /// another interval.
+    fn interval(&self, _params: &Params) -> f64 {
+        1.0
+    }
+
+    /// The parameters of a trial whose figures are relative to `reference`, when this kind has
+    /// any (stream's `raw_mb_s`); `None` leaves the trial as it is.
+    fn refer(&self, _params: &Params, _reference: &Reference) -> Option<Params> {
+        None
+    }
 
     /// This kind's part of comparisons and of the report: its verdict columns, its figures
     /// read back from result.json, its charts and tables.
@@ -62,9 +98,61 @@ pub trait Workload: Sync {
     }
 }
 
+/// result.json's `streams` from a kind's per-stream figures.
+pub fn streams_json<T: Serialize>(streams: &[T]) -> Vec<Json> {
+    streams
+        .iter()
+        .map(|f| serde_json::to_value(f).expect("stream figures serialize"))
+        .collect()
+}
+
+/// result.json's `verdict` from a kind's verdict.
+pub fn verdict_json<T: Serialize>(verdict: &T) -> Json {
+    serde_json::to_value(verdict).expect("a verdict serializes")
+}
+
+/// A finished trial's verdict figures, read through its kind's verdict type `V`.
+pub fn figures_of<V: DeserializeOwned>(
+    trial: &Trial,
+    figures: impl Fn(&V) -> VerdictFigures,
+) -> Result<VerdictFigures, ResultError> {
+    let v: V = trial.result.verdict_as().map_err(|e| trial.error(e))?;
+    Ok(figures(&v))
+}
+
+/// Checks a kind's declarations against one of its outcomes: every column is the verdict field
+/// of its key (all with a value in this outcome), and the verdict and the streams read back
+/// into the kind's types `V` and `S` as they were.
+#[cfg(test)]
+pub(crate) fn assert_figures_round_trip<V, S>(
+    columns: &[crate::present::FigureSpec],
+    figures: &VerdictFigures,
+    outcome: &dyn Outcome,
+    verdict: &V,
+    streams: &[S],
+) where
+    V: DeserializeOwned + PartialEq + std::fmt::Debug,
+    S: DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let json = outcome.verdict_json();
+    assert_eq!(figures.values.len(), columns.len());
+    for (c, v) in columns.iter().zip(&figures.values) {
+        assert!(v.is_some(), "{} has a value in this run", c.key);
+        assert_eq!(json[c.key].as_f64(), *v, "verdict.{}", c.key);
+    }
+    assert_eq!(json["meets_target"].as_bool(), figures.meets_target);
+    assert_eq!(&serde_json::from_value::<V>(json).unwrap(), verdict);
+    let back: Vec<S> = outcome
+        .streams_json()
+        .into_iter()
+        .map(|s| serde_json::from_value(s).unwrap())
+        .collect();
+    assert_eq!(back, streams);
+}
+
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr]
+    vec![&dvr::Dvr, &stream::Stream]
 }
 
 /// The workload named `name`, or an error listing the known ones.

@@ -6,19 +6,28 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// Key paths documented in docs/result-format.md's key tables (those headed `| key |`):
-/// every `` `a.b` `` in a row's first cell; `a.*` stands for every key under `a`.
-pub fn documented() -> BTreeSet<String> {
+/// Key paths documented in docs/result-format.md's key tables (those headed `| key |`) for
+/// workload kind `kind`: those of every kind, and those under its `### Kind \`kind\``
+/// heading. Every `` `a.b` `` in a row's first cell counts; `a.*` stands for every key under
+/// `a`.
+pub fn documented(kind: &str) -> BTreeSet<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result-format.md");
     let doc = std::fs::read_to_string(path).unwrap();
     let mut in_keys = false;
+    let mut section: Option<String> = None;
     let mut out = BTreeSet::new();
     for line in doc.lines() {
+        if line.starts_with('#') {
+            section = line
+                .strip_prefix("### Kind `")
+                .and_then(|r| r.split_once('`'))
+                .map(|(k, _)| k.to_string());
+        }
         if !line.starts_with('|') {
             in_keys = false;
         } else if line.starts_with("| key |") {
             in_keys = true;
-        } else if in_keys {
+        } else if in_keys && section.as_deref().is_none_or(|s| s == kind) {
             let cell = line
                 .trim_start_matches('|')
                 .split(" | ")
@@ -69,7 +78,7 @@ pub fn is_documented(key: &str, documented: &BTreeSet<String>) -> bool {
 /// (keys of `doc` not documented, documented keys `doc` lacks); documented keys for which
 /// `expected` is false are not required.
 pub fn compare_keys(doc: &Value, expected: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
-    let documented = documented();
+    let documented = documented(doc["kind"].as_str().unwrap_or_default());
     let mut got = BTreeSet::new();
     paths("", doc, &mut got);
     let undocumented = got

@@ -102,3 +102,26 @@ pub fn start_endless_trial(work: &Path, stack_args: &[&str]) -> std::process::Ch
     });
     child
 }
+
+/// The one entry of directory `dir` (a results directory under `--out`).
+pub fn only_entry(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .expect("an entry")
+        .unwrap()
+        .path()
+}
+
+/// Runs `iotrial study STUDY --out OUT` (ledger and temporary files under `work`), expecting
+/// success; its standard output.
+pub fn study_succeeds(work: &Path, study: &Path, out: &Path) -> String {
+    let a = iotrial(work)
+        .arg("study")
+        .arg(study)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}

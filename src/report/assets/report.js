@@ -96,6 +96,10 @@
       opts.axes.push({ scale: "y2", side: 1, label: spec.y2_label, stroke: "#333", grid: { show: false }, size: 60 });
     }
     if (spec.bands && spec.bands.length) {
+      var first = spec.bands[0].x0, last = spec.bands[spec.bands.length - 1].x1;
+      opts.scales.x.range = function (u, min, max) {
+        return [Math.min(min, first), Math.max(max, last)];
+      };
       opts.hooks = { drawClear: [function (u) { shade(u, spec.bands); }] };
       el.setAttribute("data-bands", String(spec.bands.length));
     }

@@ -131,14 +131,11 @@ fn opt(x: Option<f64>, decimals: usize) -> String {
 
 impl Outcome for DvrOutcome {
     fn streams_json(&self) -> Vec<Json> {
-        self.streams
-            .iter()
-            .map(|f| serde_json::to_value(f).expect("stream figures serialize"))
-            .collect()
+        crate::workload::streams_json(&self.streams)
     }
 
     fn verdict_json(&self) -> Json {
-        serde_json::to_value(&self.verdict).expect("a verdict serializes")
+        crate::workload::verdict_json(&self.verdict)
     }
 
     fn stream_rows(&self) -> Rows {

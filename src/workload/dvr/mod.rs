@@ -14,7 +14,7 @@ pub use analysis::{analyze, DvrOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
 use super::{AnalysisError, Outcome, Workload};
-use crate::engine::{Op, Pacing, Pattern, Plan, StreamPlan, StreamSamples};
+use crate::engine::{Op, Pacing, Pattern, Plan, SampleSet, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
 use params::PARAMS;
@@ -24,6 +24,10 @@ pub struct Dvr;
 
 /// Alignment O_DIRECT needs of sizes and offsets.
 const DIRECT_ALIGN: u64 = 4096;
+
+/// dvr's one phase: every stream under seed 000's sampling protocol. samples.csv files written
+/// before phases existed are read as this phase.
+pub const PHASE: &str = "run";
 
 /// Stream names in layout order: the first half of the players, every recorder, the rest of
 /// the players (seed 000: playback0, record0..7, playback1 — reads at both ends of the disk).
@@ -115,22 +119,23 @@ impl Workload for Dvr {
                 samples: p.u64("samples") as usize,
             })
             .collect();
-        Ok(Plan {
+        Ok(Plan::sampled(
+            PHASE,
             streams,
-            direct: p.bool("direct"),
-            seed: p.u64("seed"),
-        })
+            p.bool("direct"),
+            p.u64("seed"),
+        ))
     }
 
-    fn analyze(
-        &self,
-        p: &Params,
-        streams: &[StreamSamples],
-    ) -> Result<Box<dyn Outcome>, AnalysisError> {
+    fn analyze(&self, p: &Params, samples: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {
+        let phase = samples
+            .phase_index(PHASE)
+            .ok_or_else(|| AnalysisError::MissingPhase(PHASE.into()))?;
+        let streams = samples.load_phase(phase)?;
         if streams.is_empty() {
             return Err(AnalysisError::Other("no streams to analyse".into()));
         }
-        Ok(Box::new(analyze(p, streams)))
+        Ok(Box::new(analyze(p, &streams)))
     }
 
     fn report(&self) -> &'static dyn KindReport {
@@ -141,8 +146,7 @@ impl Workload for Dvr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Sample;
-    use std::sync::Arc;
+    use crate::engine::{Sample, StreamSamples};
 
     fn serial(name: &str, role: &str, op: Op, bytes: u64, lat_ms: &[f64]) -> StreamSamples {
         let mut t = 0u64;
@@ -157,6 +161,7 @@ mod tests {
                     latency_ns: lat,
                     lag_ns: 0,
                     errno: 0,
+                    phase: 0,
                 };
                 t += lat;
                 s
@@ -221,22 +226,14 @@ mod tests {
         let r0 = serial("record0", "record", Op::Write, 1_000_000, &[250.0; 40]);
         let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
         let out = analyze(&params(&[]), &[p0, r0]);
-        let verdict = out.verdict_json();
         let figures = out.verdict.figures();
-        assert_eq!(figures.values.len(), COLUMNS.len());
-        for (c, v) in COLUMNS.iter().zip(&figures.values) {
-            assert!(v.is_some(), "{} has a value in this run", c.key);
-            assert_eq!(verdict[c.key].as_f64(), *v, "verdict.{}", c.key);
-        }
-        assert_eq!(verdict["meets_target"].as_bool(), figures.meets_target);
-        let back: Verdict = serde_json::from_value(verdict).unwrap();
-        assert_eq!(back, out.verdict);
-        let streams: Vec<StreamFigures> = out
-            .streams_json()
-            .into_iter()
-            .map(|s| serde_json::from_value(s).unwrap())
-            .collect();
-        assert_eq!(streams, out.streams);
+        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+            COLUMNS,
+            &figures,
+            &out,
+            &out.verdict,
+            &out.streams,
+        );
     }
 
     #[test]
@@ -279,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_offsets_it_always_gave() {
-        use crate::engine::{self, BackendKind, EngineOptions, Placement, Protocol};
+        use crate::engine::{self, BackendKind, EngineOptions, Placement};
         // One record stream, so only its first I/O comes before sampling begins.
         let p = params(&[
             ("recorders", "1"),
@@ -304,9 +301,9 @@ mod tests {
         let opts = EngineOptions {
             direct: false,
             backend: BackendKind::Psync,
-            time_limit: None,
+            time_scale: 1.0,
         };
-        let out = engine::run(&plan, &placements, opts, Arc::new(Protocol::new(1)), |_| {});
+        let out = engine::run(&plan, &placements, opts, |_| {});
         let offsets: Vec<u64> = out.unwrap().streams[0]
             .samples
             .iter()

@@ -11,8 +11,10 @@ use crate::params::Params;
 use crate::present::chart::{
     Block, Chart, Section, Series, Style, Table, ACCENT, DOWNSAMPLED_NOTE,
 };
-use crate::present::{monitor, num, FigureSpec, KindReport, MonitorColumn, VerdictFigures};
-use crate::result::{csv, ResultError, StackTrials, Trial};
+use crate::present::{
+    monitor, num, num_opt, FigureSpec, KindReport, MonitorColumn, VerdictFigures,
+};
+use crate::result::{self, ResultError, StackTrials, Trial};
 use crate::units::trim_float;
 use serde_json::Value as Json;
 
@@ -42,8 +44,14 @@ impl DvrResult {
     }
 }
 
-fn opt(x: Option<f64>) -> String {
-    x.map(num).unwrap_or_else(|| "-".into())
+/// The samples of a trial's one phase, times since its sampling began.
+fn samples_of(t: &Trial) -> Result<Vec<StreamSamples>, ResultError> {
+    let path = t.file("samples.csv");
+    let set = result::read_samples(&path, Some(&t.result))?;
+    let phase = set
+        .phase_index(super::PHASE)
+        .ok_or_else(|| ResultError::format(&path, format!("no phase {}", super::PHASE)))?;
+    set.load_phase(phase).map_err(|e| ResultError::io(&path, e))
 }
 
 fn ms(ns: u64) -> f64 {
@@ -226,9 +234,9 @@ fn stream_table(streams: &[StreamFigures]) -> Table {
                 num(st.lat_ms.mean),
                 num(st.lat_ms.p99),
                 num(st.lat_ms.max),
-                opt(st.window_peak_ms),
-                opt(st.mbit_guaranteed),
-                opt(st.preroll_s),
+                num_opt(st.window_peak_ms),
+                num_opt(st.mbit_guaranteed),
+                num_opt(st.preroll_s),
             ]
         })
         .collect();
@@ -368,8 +376,7 @@ impl KindReport for DvrReport {
     }
 
     fn figures(&self, trial: &Trial) -> Result<VerdictFigures, ResultError> {
-        let v: Verdict = trial.result.verdict_as().map_err(|e| trial.error(e))?;
-        Ok(v.figures())
+        crate::workload::figures_of(trial, Verdict::figures)
     }
 
     fn monitor_columns(&self) -> &'static [MonitorColumn] {
@@ -381,10 +388,8 @@ impl KindReport for DvrReport {
             .iter()
             .map(|st| DvrResult::read(st.trials[0]))
             .collect::<Result<_, _>>()?;
-        let samples: Vec<Result<Vec<StreamSamples>, ResultError>> = stacks
-            .iter()
-            .map(|st| csv::read_samples(&st.trials[0].file("samples.csv")))
-            .collect();
+        let samples: Vec<Result<Vec<StreamSamples>, ResultError>> =
+            stacks.iter().map(|st| samples_of(st.trials[0])).collect();
         let mut out: Vec<Section> = stacks
             .iter()
             .zip(&shown)

@@ -1,0 +1,313 @@
+//! A workload's plan: its streams (each owns one region of the target, laid out by the stack in
+//! plan order) and its phases, run one after the other. A *stream phase* runs some of the
+//! streams until its stop condition; an *action phase* is done by the stack between them
+//! (sync, drop caches, unmount, mount, fsck, wait for the device to go idle). The plan is pure
+//! data: the engine runs stream phases, the stack does actions, the trial walks the list.
+
+use super::StreamPlan;
+
+/// What a workload asks of the stack and the engine: its streams in layout order, its phases in
+/// run order, whether it wants O_DIRECT, and the seed of its random offsets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub streams: Vec<StreamPlan>,
+    pub phases: Vec<Phase>,
+    /// O_DIRECT wanted (the stack falls back to buffered I/O, with a warning, where the
+    /// filesystem refuses it).
+    pub direct: bool,
+    /// Seed of the offset generators (each stream derives its own): the same seed gives every
+    /// stack the same offsets.
+    pub seed: u64,
+    /// Buffered writes: the most dirty page cache the stack's own writeback device may hold
+    /// (a strict per-device limit the stack sets); `None`: the host's limits.
+    pub dirty_limit: Option<u64>,
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    /// Unique within the plan; tags samples, time series and monitor rows.
+    pub name: String,
+    pub step: Step,
+}
+
+/// What a phase does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The streams at these indices of [`Plan::streams`] run until `stop`.
+    Streams { streams: Vec<usize>, stop: Stop },
+    /// The stack does `Action`.
+    Action(Action),
+}
+
+/// When a stream phase ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// Seed 000's protocol: every stream starts; once each has completed one I/O, sampling
+    /// begins; each stream records its next N I/Os (its [`StreamPlan::samples`]) and keeps
+    /// issuing until every stream has N; then all stop together.
+    AllHaveN,
+    /// Every I/O is sampled; all streams stop once this many seconds (of the device model's
+    /// time) have passed since the phase's streams started.
+    Duration(f64),
+    /// Every I/O is sampled; each stream stops once it has moved this many bytes (whole I/Os,
+    /// so up to one I/O more).
+    Bytes(u64),
+    /// Every I/O is sampled; each stream stops after this many operations.
+    Ops(u64),
+    /// Every I/O is sampled; each stream stops when its own list of operations ends: one pass
+    /// over its region for the sequential and append patterns.
+    OpsEnd,
+}
+
+impl Stop {
+    /// Whether every I/O of the phase is sampled from its first (all but [`Stop::AllHaveN`]).
+    pub fn samples_everything(self) -> bool {
+        !matches!(self, Stop::AllHaveN)
+    }
+
+    /// How result.json and the report say it: `all have N`, `duration 60 s`, ...
+    pub fn describe(self) -> String {
+        match self {
+            Stop::AllHaveN => "every stream has its N samples".into(),
+            Stop::Duration(s) => format!("{} s passed", crate::units::trim_float(s)),
+            Stop::Bytes(b) => format!("{} per stream", crate::units::Size(b)),
+            Stop::Ops(n) => format!("{n} operations per stream"),
+            Stop::OpsEnd => "each stream's operations ended".into(),
+        }
+    }
+}
+
+/// An action phase: done by the stack, not by the workload's streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Write the stack's dirty data out (syncfs of the filesystem, fsync of raw devices).
+    Sync,
+    /// Sync, then drop the page cache, dentries and inodes (root).
+    DropCaches,
+    /// Unmount the stack's filesystem.
+    Unmount,
+    /// Mount it again, with the options it was built with.
+    Mount,
+    /// Run the filesystem's checker read-only on the unmounted filesystem.
+    Fsck,
+    /// Wait until an emulated device reports its background work done (SMR cleaning).
+    Idle,
+}
+
+impl Action {
+    /// Every action, in declaration order.
+    pub const ALL: [Action; 6] = [
+        Action::Sync,
+        Action::DropCaches,
+        Action::Unmount,
+        Action::Mount,
+        Action::Fsck,
+        Action::Idle,
+    ];
+
+    /// The action's name: the phase kind in result.json and the timeline.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Sync => "sync",
+            Action::DropCaches => "drop_caches",
+            Action::Unmount => "unmount",
+            Action::Mount => "mount",
+            Action::Fsck => "fsck",
+            Action::Idle => "idle",
+        }
+    }
+}
+
+/// The kind of a stream phase in result.json and the timeline.
+pub const STREAM_KIND: &str = "stream";
+
+impl Step {
+    /// `stream` for a stream phase, the action's name otherwise.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Streams { .. } => STREAM_KIND,
+            Step::Action(a) => a.name(),
+        }
+    }
+}
+
+/// A plan that cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan has no phases")]
+    NoPhases,
+    #[error("phase {0}: the name is used by an earlier phase")]
+    DuplicatePhase(String),
+    #[error("phase {0} runs no stream")]
+    EmptyPhase(String),
+    #[error("phase {phase} names stream {index}, but the plan has {streams} streams")]
+    UnknownStream {
+        phase: String,
+        index: usize,
+        streams: usize,
+    },
+    #[error("phase {phase}: stream {stream} has a random pattern, so its operations never end; give the phase a duration, byte or operation count")]
+    NeverEnds { phase: String, stream: String },
+    #[error("phase {phase}: {message}")]
+    BadStop { phase: String, message: String },
+}
+
+impl Plan {
+    /// A plan of seed 000's shape: one stream phase named `phase` running every stream until
+    /// every stream has its samples.
+    pub fn sampled(phase: &str, streams: Vec<StreamPlan>, direct: bool, seed: u64) -> Plan {
+        let all = (0..streams.len()).collect();
+        Plan {
+            phases: vec![Phase {
+                name: phase.to_string(),
+                step: Step::Streams {
+                    streams: all,
+                    stop: Stop::AllHaveN,
+                },
+            }],
+            streams,
+            direct,
+            seed,
+            dirty_limit: None,
+        }
+    }
+
+    /// Checks that every phase can run and end.
+    pub fn check(&self) -> Result<(), PlanError> {
+        if self.phases.is_empty() {
+            return Err(PlanError::NoPhases);
+        }
+        for (i, p) in self.phases.iter().enumerate() {
+            if self.phases[..i].iter().any(|q| q.name == p.name) {
+                return Err(PlanError::DuplicatePhase(p.name.clone()));
+            }
+            if let Step::Streams { streams, stop } = &p.step {
+                self.check_stream_phase(&p.name, streams, *stop)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_stream_phase(
+        &self,
+        phase: &str,
+        streams: &[usize],
+        stop: Stop,
+    ) -> Result<(), PlanError> {
+        if streams.is_empty() {
+            return Err(PlanError::EmptyPhase(phase.to_string()));
+        }
+        let bad = |message: &str| {
+            Err(PlanError::BadStop {
+                phase: phase.to_string(),
+                message: message.to_string(),
+            })
+        };
+        match stop {
+            Stop::Duration(s) if !(s > 0.0 && s.is_finite()) => {
+                return bad("the duration must be greater than 0")
+            }
+            Stop::Bytes(0) | Stop::Ops(0) => return bad("the count must be greater than 0"),
+            _ => {}
+        }
+        for &i in streams {
+            let Some(s) = self.streams.get(i) else {
+                return Err(PlanError::UnknownStream {
+                    phase: phase.to_string(),
+                    index: i,
+                    streams: self.streams.len(),
+                });
+            };
+            if stop == Stop::OpsEnd && s.pattern == super::Pattern::Random {
+                return Err(PlanError::NeverEnds {
+                    phase: phase.to_string(),
+                    stream: s.name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Op, Pacing, Pattern};
+
+    fn stream(name: &str, pattern: Pattern) -> StreamPlan {
+        StreamPlan {
+            name: name.into(),
+            role: "w".into(),
+            op: Op::Write,
+            region_len: 1 << 20,
+            io_size: 4096,
+            pattern,
+            pacing: Pacing::Max,
+            samples: 4,
+        }
+    }
+
+    fn phase(name: &str, step: Step) -> Phase {
+        Phase {
+            name: name.into(),
+            step,
+        }
+    }
+
+    #[test]
+    fn a_sampled_plan_is_one_phase_of_every_stream() {
+        let p = Plan::sampled("run", vec![stream("a", Pattern::Random)], true, 1);
+        assert_eq!(p.check(), Ok(()));
+        assert_eq!(p.phases.len(), 1);
+        assert_eq!(p.phases[0].step.kind(), "stream");
+    }
+
+    #[test]
+    fn plans_that_cannot_run_or_end_are_refused() {
+        let mut p = Plan::sampled("fill", vec![stream("a", Pattern::Random)], false, 1);
+        p.phases[0].step = Step::Streams {
+            streams: vec![0],
+            stop: Stop::OpsEnd,
+        };
+        assert!(matches!(p.check(), Err(PlanError::NeverEnds { .. })));
+        p.streams[0].pattern = Pattern::Sequential;
+        assert_eq!(p.check(), Ok(()));
+        p.phases.push(phase("fill", Step::Action(Action::Sync)));
+        assert_eq!(p.check(), Err(PlanError::DuplicatePhase("fill".into())));
+        p.phases[1] = phase(
+            "more",
+            Step::Streams {
+                streams: vec![3],
+                stop: Stop::Duration(1.0),
+            },
+        );
+        assert!(matches!(
+            p.check(),
+            Err(PlanError::UnknownStream { index: 3, .. })
+        ));
+        p.phases[1].step = Step::Streams {
+            streams: vec![0],
+            stop: Stop::Duration(0.0),
+        };
+        assert!(p.check().unwrap_err().to_string().contains("duration"));
+        p.phases[1].step = Step::Streams {
+            streams: vec![],
+            stop: Stop::Bytes(1),
+        };
+        assert_eq!(p.check(), Err(PlanError::EmptyPhase("more".into())));
+        p.phases.clear();
+        assert_eq!(p.check(), Err(PlanError::NoPhases));
+    }
+
+    #[test]
+    fn actions_have_their_names_as_kinds() {
+        let names: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
+        assert_eq!(
+            names,
+            ["sync", "drop_caches", "unmount", "mount", "fsck", "idle"]
+        );
+        assert_eq!(Step::Action(Action::Unmount).kind(), "unmount");
+        assert_eq!(Stop::Duration(60.0).describe(), "60 s passed");
+    }
+}

@@ -1,0 +1,199 @@
+//! Running a plan's stream phases: an [`Engine`] holds what lasts from one phase to the next
+//! (each stream's cursor, the recorder, the time origin) and runs one stream phase at a time,
+//! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
+//! the device probe and tests use.
+
+use super::record::{Keep, Recorder};
+use super::stream::{self, Cursor, Ended, Job};
+use super::{open_target, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
+use super::{PhaseRecord, StreamInfo, StreamSamples};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// How one stream phase went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseOutcome {
+    /// The phase ended before its stop condition (a stop request).
+    pub incomplete: bool,
+    /// When sampling began, ns since the origin (measured time), if it did.
+    pub sampling_start_ns: Option<u64>,
+    /// Samples taken in the phase.
+    pub samples: u64,
+}
+
+/// A plan being run on placed targets, phase by phase.
+pub struct Engine<'a> {
+    plan: &'a Plan,
+    placements: &'a [Placement],
+    opts: EngineOptions,
+    origin: Instant,
+    cursors: Vec<Cursor>,
+    recorder: Recorder,
+}
+
+impl<'a> Engine<'a> {
+    /// An engine for `plan` on `placements` (one per stream), measuring time from `origin`,
+    /// keeping samples as `keep` says (times multiplied by the time scale).
+    pub fn new(
+        plan: &'a Plan,
+        placements: &'a [Placement],
+        opts: EngineOptions,
+        origin: Instant,
+        keep: Keep,
+    ) -> Result<Engine<'a>, EngineError> {
+        plan.check()?;
+        if plan.streams.len() != placements.len() {
+            return Err(EngineError::Mismatch {
+                streams: plan.streams.len(),
+                placements: placements.len(),
+            });
+        }
+        let info = plan
+            .streams
+            .iter()
+            .map(|s| StreamInfo::new(&s.name, &s.role, s.op))
+            .collect();
+        Ok(Engine {
+            plan,
+            placements,
+            opts,
+            origin,
+            cursors: (0..plan.streams.len())
+                .map(|i| Cursor::new(plan.seed, i))
+                .collect(),
+            recorder: Recorder::new(info, keep, opts.time_scale)?,
+        })
+    }
+
+    /// Runs stream phase `phase` of the plan until its stop condition, calling `tick` about
+    /// every 20 ms meanwhile (to draw progress or request a stop).
+    pub fn run_phase(
+        &mut self,
+        phase: usize,
+        mut tick: impl FnMut(&Protocol),
+    ) -> Result<PhaseOutcome, EngineError> {
+        let p = &self.plan.phases[phase];
+        let Step::Streams { streams, stop } = &p.step else {
+            return Err(EngineError::NotStreams(p.name.clone()));
+        };
+        let stop = *stop;
+        let protocol = Arc::new(Protocol::starting(
+            streams.len(),
+            self.origin,
+            stop.samples_everything(),
+        ));
+        let jobs = self.jobs(streams, stop, phase as u16)?;
+        let barrier = Arc::new(Barrier::new(jobs.len() + 1));
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let (protocol, barrier) = (protocol.clone(), barrier.clone());
+                std::thread::Builder::new()
+                    .name(job.plan.name.clone())
+                    .spawn(move || stream::run(job, &protocol, &barrier))
+                    .expect("spawn stream thread")
+            })
+            .collect();
+        let wall = match stop {
+            Stop::Duration(s) => Some(s / self.opts.time_scale),
+            _ => None,
+        };
+        // Sampling (of everything) and the deadline start now, as the streams are let go: set
+        // before the barrier, so no stream's first I/O can come before them.
+        protocol.release(wall);
+        barrier.wait();
+        while !handles.iter().all(|h| h.is_finished()) {
+            tick(&protocol);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ended: Vec<Ended> = handles
+            .into_iter()
+            .map(|h| h.join().expect("stream thread panicked"))
+            .collect();
+        let short = stop == Stop::AllHaveN
+            && ended
+                .iter()
+                .zip(streams)
+                .any(|(e, &i)| e.samples < self.plan.streams[i].samples);
+        let samples = ended.iter().map(|e| e.samples as u64).sum();
+        for (e, &i) in ended.into_iter().zip(streams) {
+            self.cursors[i] = e.cursor;
+            self.recorder.put(i, e.sink);
+        }
+        Ok(PhaseOutcome {
+            incomplete: protocol.stopped() || short,
+            sampling_start_ns: protocol.sampling().then(|| protocol.t0_ns()),
+            samples,
+        })
+    }
+
+    /// The jobs of one phase: targets opened, cursors and sinks taken.
+    fn jobs(&mut self, streams: &[usize], stop: Stop, phase: u16) -> Result<Vec<Job>, EngineError> {
+        let mut files = Vec::with_capacity(streams.len());
+        for &i in streams {
+            let (s, p) = (&self.plan.streams[i], &self.placements[i]);
+            let f =
+                open_target(&p.path, s.op, self.opts.direct).map_err(|e| EngineError::Open {
+                    stream: s.name.clone(),
+                    path: p.path.clone(),
+                    source: e,
+                })?;
+            files.push(f);
+        }
+        Ok(streams
+            .iter()
+            .zip(files)
+            .enumerate()
+            .map(|(k, (&i, f))| Job {
+                index: k,
+                plan: self.plan.streams[i].clone(),
+                placement: self.placements[i].clone(),
+                backend: self.opts.backend.open(f.into()),
+                cursor: self.cursors[i].clone(),
+                sink: self.recorder.take(i, phase),
+                stop,
+            })
+            .collect())
+    }
+
+    /// Ends the run: every sample, with the phases as they ran.
+    pub fn finish(self, phases: Vec<PhaseRecord>) -> Result<super::SampleSet, EngineError> {
+        Ok(self.recorder.finish(phases)?)
+    }
+}
+
+/// What [`run`] produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Each stream's samples, times since sampling began.
+    pub streams: Vec<StreamSamples>,
+    /// True when the run ended before every stream had its samples (a stop request).
+    pub incomplete: bool,
+    /// Whether sampling began at all.
+    pub sampling_started: bool,
+}
+
+/// Runs the first phase of `plan` (a stream phase) on `placements`, samples in memory, calling
+/// `tick` about every 20 ms; times are since sampling began.
+pub fn run(
+    plan: &Plan,
+    placements: &[Placement],
+    opts: EngineOptions,
+    tick: impl FnMut(&Protocol),
+) -> Result<RunOutput, EngineError> {
+    let origin = Instant::now();
+    let mut engine = Engine::new(plan, placements, opts, origin, Keep::Memory)?;
+    let out = engine.run_phase(0, tick)?;
+    let start = out.sampling_start_ns.unwrap_or(0) as f64 * opts.time_scale / 1e9;
+    let record = PhaseRecord {
+        sampling_start_s: Some(start),
+        samples: out.samples,
+        ..PhaseRecord::stream(&plan.phases[0].name)
+    };
+    let set = engine.finish(vec![record])?;
+    Ok(RunOutput {
+        streams: set.load_phase(0)?,
+        incomplete: out.incomplete,
+        sampling_started: out.sampling_start_ns.is_some(),
+    })
+}

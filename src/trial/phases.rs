@@ -1,0 +1,104 @@
+//! Walking a plan's phases on a built stack: stream phases run on the engine, action phases are
+//! done by the stack, each marked on the trial's [`Timeline`] as it begins and ends, so samples,
+//! time series and monitor rows all carry their phase. Ends with every sample and the phases as
+//! they ran (result.json's `phases`).
+
+use super::TrialError;
+use crate::engine::{
+    BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
+};
+use crate::stack::action_phase;
+use crate::stack::provision::Built;
+use crate::timeline::Timeline;
+use indicatif::ProgressBar;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What a walk needs besides the plan and the stack.
+pub struct Walk<'a> {
+    pub timeline: &'a Timeline,
+    /// Where the samples are spilled.
+    pub spill: PathBuf,
+    pub stop: &'a AtomicBool,
+    pub progress: &'a ProgressBar,
+}
+
+/// Runs every phase of `plan` on `built` in order.
+pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialError> {
+    let scale = built.time_scale;
+    let opts = EngineOptions {
+        direct: built.direct_ok,
+        backend: BackendKind::Psync,
+        time_scale: scale,
+    };
+    let keep = Keep::Spill(w.spill.clone());
+    let mut engine = Engine::new(plan, &built.placements, opts, w.timeline.origin(), keep)?;
+    let mut records = Vec::with_capacity(plan.phases.len());
+    for (i, phase) in plan.phases.iter().enumerate() {
+        if w.stop.load(Ordering::Relaxed) {
+            return Err(TrialError::Interrupted);
+        }
+        w.timeline.begin(&phase.name, phase.step.kind());
+        let (sampling_ns, samples, stop) = match &phase.step {
+            Step::Streams { stop, streams } => {
+                show(w.progress, &phase.name, plan, streams, *stop, scale);
+                let out = engine.run_phase(i, |p| {
+                    if w.stop.load(Ordering::Relaxed) {
+                        p.request_stop();
+                    }
+                    w.progress.set_position(progress_of(*stop, p, w.timeline));
+                })?;
+                if out.incomplete {
+                    return Err(TrialError::Interrupted);
+                }
+                (out.sampling_start_ns, out.samples, Some(stop.describe()))
+            }
+            Step::Action(a) => {
+                w.progress
+                    .set_message(format!("{} ({})", phase.name, a.name()));
+                action_phase::perform(*a, built)?;
+                (None, 0, None)
+            }
+        };
+        w.timeline.end();
+        let span = w.timeline.phases().pop().expect("the phase just marked");
+        records.push(PhaseRecord {
+            name: span.name,
+            kind: span.kind,
+            start_s: span.start_s * scale,
+            end_s: span.end_s.map(|e| e * scale),
+            sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
+            stop,
+            samples,
+        });
+    }
+    w.progress.finish_and_clear();
+    Ok(engine.finish(records)?)
+}
+
+/// Sets the progress bar up for a stream phase: samples for all-have-N, tenths of a second for
+/// a duration, operations for the other stop conditions.
+fn show(pb: &ProgressBar, name: &str, plan: &Plan, streams: &[usize], stop: Stop, scale: f64) {
+    let ops = |per: &dyn Fn(usize) -> u64| streams.iter().map(|&i| per(i)).sum::<u64>();
+    let (len, unit) = match stop {
+        Stop::AllHaveN => (ops(&|i| plan.streams[i].samples as u64), "samples"),
+        Stop::Duration(s) => ((s / scale * 10.0).ceil() as u64, "tenths of a second"),
+        Stop::Bytes(b) => (ops(&|i| b.div_ceil(plan.streams[i].io_size)), "I/Os"),
+        Stop::Ops(n) => (n * streams.len() as u64, "I/Os"),
+        Stop::OpsEnd => (0, "I/Os"),
+    };
+    pb.reset();
+    pb.set_length(len);
+    pb.set_message(format!("{name}: {unit}"));
+}
+
+/// Where the bar stands in a stream phase.
+fn progress_of(stop: Stop, p: &crate::engine::Protocol, t: &Timeline) -> u64 {
+    match stop {
+        Stop::Duration(_) => {
+            let started = t.phases().last().map_or(0.0, |s| s.start_s);
+            ((t.now_s() - started) * 10.0).max(0.0) as u64
+        }
+        _ => p.total_collected() as u64,
+    }
+}

@@ -1,0 +1,174 @@
+//! The `stream` workload of seed 001: W writers (and R readers) streaming large sequential I/Os
+//! in parallel, each to its own file (appending, as `dd` does) or raw region, through the page
+//! cache by default, for a duration or a byte count; then a sync phase. Throughput is harvested
+//! per interval (seed 001: "at intervals I would killall -USR1 dd"). Verdict: the aggregate's
+//! settled throughput by a steady-state rule, when it settled, the total including the final
+//! sync, how bursty it was, how fair to the streams, and the fraction of the raw drives'
+//! capability. Its parameters ([`params`]), figures ([`figures`]), analysis ([`analysis`]) and
+//! part of the report ([`report`]) are submodules.
+
+pub mod analysis;
+pub mod figures;
+pub mod params;
+pub mod report;
+
+pub use analysis::{analyze, StreamOutcome};
+pub use figures::{StreamFigures, Verdict, COLUMNS};
+
+use super::{AnalysisError, Outcome, Reference, Workload};
+use crate::engine::{Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
+use crate::params::{ParamError, ParamSpec, Params, Value};
+use crate::present::KindReport;
+use params::PARAMS;
+
+/// The `stream` workload.
+pub struct Stream;
+
+/// The streaming phase's name.
+pub const PHASE: &str = "stream";
+/// The final sync phase's name.
+pub const SYNC_PHASE: &str = "sync";
+
+/// Alignment O_DIRECT needs of sizes.
+const DIRECT_ALIGN: u64 = 4096;
+
+/// Checks parameters that no plan can run with.
+fn check(p: &Params) -> Result<(), ParamError> {
+    let (w, r, io) = (p.u64("writers"), p.u64("readers"), p.u64("io_size"));
+    if w + r == 0 || w + r > 1024 {
+        return Err(ParamError::invalid(
+            "writers",
+            "writers + readers must be between 1 and 1024",
+        ));
+    }
+    if io == 0 || (p.bool("direct") && io % DIRECT_ALIGN != 0) {
+        return Err(ParamError::invalid(
+            "io_size",
+            format!("must be greater than 0, and a multiple of {DIRECT_ALIGN} with direct=true"),
+        ));
+    }
+    let fs = p.u64("file_size");
+    if fs != 0 && fs < io {
+        return Err(ParamError::invalid(
+            "file_size",
+            format!("must be 0 (a share of the target) or at least io_size ({io} bytes)"),
+        ));
+    }
+    if p.f64("interval") < 0.01 {
+        return Err(ParamError::invalid("interval", "must be at least 10ms"));
+    }
+    if p.u64("bytes") == 0 && p.f64("duration") < p.f64("interval") {
+        return Err(ParamError::invalid(
+            "duration",
+            "must be at least one interval (or set bytes)",
+        ));
+    }
+    if p.f64("settle_window") < 2.0 * p.f64("interval") {
+        return Err(ParamError::invalid(
+            "settle_window",
+            "must span at least two intervals",
+        ));
+    }
+    if !(0.0..=100.0).contains(&p.f64("settle_tolerance")) || p.f64("raw_mb_s") < 0.0 {
+        return Err(ParamError::invalid(
+            "settle_tolerance",
+            "must be a percentage between 0 and 100 (and raw_mb_s 0 or more)",
+        ));
+    }
+    Ok(())
+}
+
+/// Streams in layout order: writers, then readers.
+fn streams(p: &Params) -> Vec<StreamPlan> {
+    let each = |name: String, role: &str, op, pattern| StreamPlan {
+        name,
+        role: role.to_string(),
+        op,
+        region_len: p.u64("file_size"),
+        io_size: p.u64("io_size"),
+        pattern,
+        pacing: Pacing::Max,
+        samples: 0,
+    };
+    let writers = (0..p.u64("writers"))
+        .map(|i| each(format!("writer{i}"), "writer", Op::Write, Pattern::Append));
+    let readers = (0..p.u64("readers")).map(|i| {
+        each(
+            format!("reader{i}"),
+            "reader",
+            Op::Read,
+            Pattern::Sequential,
+        )
+    });
+    writers.chain(readers).collect()
+}
+
+impl Workload for Stream {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+
+    fn about(&self) -> &'static str {
+        "streaming: writers (and readers) move large sequential I/Os in parallel for a time, harvested per interval; settled MB/s (seed 001)"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
+        check(p)?;
+        let streams = streams(p);
+        let stop = match p.u64("bytes") {
+            0 => Stop::Duration(p.f64("duration")),
+            b => Stop::Bytes(b),
+        };
+        let mut phases = vec![Phase {
+            name: PHASE.into(),
+            step: Step::Streams {
+                streams: (0..streams.len()).collect(),
+                stop,
+            },
+        }];
+        if p.bool("end_sync") {
+            phases.push(Phase {
+                name: SYNC_PHASE.into(),
+                step: Step::Action(Action::Sync),
+            });
+        }
+        let dirty = p.u64("dirty_limit");
+        Ok(Plan {
+            streams,
+            phases,
+            direct: p.bool("direct"),
+            seed: p.u64("seed"),
+            dirty_limit: (dirty > 0).then_some(dirty),
+        })
+    }
+
+    fn analyze(&self, p: &Params, samples: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {
+        Ok(Box::new(analyze(p, samples)?))
+    }
+
+    fn interval(&self, p: &Params) -> f64 {
+        p.f64("interval")
+    }
+
+    fn refer(&self, p: &Params, reference: &Reference) -> Option<Params> {
+        if p.f64("raw_mb_s") > 0.0 || reference.kind != self.name() {
+            return None;
+        }
+        let v = serde_json::from_value::<Verdict>(reference.verdict.clone()).ok()?;
+        let level = v.sustained()?;
+        let mut p = p.clone();
+        p.set("raw_mb_s", Value::Float(level * reference.share));
+        Some(p)
+    }
+
+    fn report(&self) -> &'static dyn KindReport {
+        &report::StreamReport
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! Tests of stream's plan, analysis and verdict on hand-made samples.
+
+use super::*;
+use crate::engine::{PhaseRecord, Sample, StreamSamples};
+use serde_json::json;
+
+fn params(over: &[(&str, &str)]) -> Params {
+    let o: Vec<(String, String)> = over
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Stream.resolve(&o).unwrap()
+}
+
+/// A writer that completes one 1 MB write every `1 / per_s[k]` seconds during second k of the
+/// streaming phase, which starts sampling at `zero_s`.
+fn writer(name: &str, zero_s: f64, per_s: &[u64]) -> StreamSamples {
+    let zero = (zero_s * 1e9) as u64;
+    let mut samples = Vec::new();
+    let mut offset = 0;
+    for (k, &n) in per_s.iter().enumerate() {
+        for j in 0..n {
+            let done = zero + k as u64 * 1_000_000_000 + (j + 1) * 1_000_000_000 / (n + 1);
+            samples.push(Sample {
+                offset,
+                bytes: 1_000_000,
+                issue_ns: done - 1_000,
+                latency_ns: 1_000,
+                ..Default::default()
+            });
+            offset += 1_000_000;
+        }
+    }
+    StreamSamples {
+        name: name.into(),
+        role: "writer".into(),
+        op: Op::Write,
+        samples,
+    }
+}
+
+/// The phases of a trial whose streaming phase samples from `zero_s` to `end_s`, then syncs
+/// until `sync_end_s`.
+fn phases(zero_s: f64, end_s: f64, sync_end_s: f64) -> Vec<PhaseRecord> {
+    vec![
+        PhaseRecord {
+            start_s: zero_s - 0.001,
+            end_s: Some(end_s),
+            sampling_start_s: Some(zero_s),
+            ..PhaseRecord::stream(PHASE)
+        },
+        PhaseRecord {
+            kind: "sync".into(),
+            start_s: end_s,
+            end_s: Some(sync_end_s),
+            ..PhaseRecord::stream(SYNC_PHASE)
+        },
+    ]
+}
+
+/// Two seconds of page cache (1000 MB/s per writer), then 100 MB/s per writer.
+fn buffered(seconds: usize) -> Vec<u64> {
+    let mut v = vec![1000, 1000];
+    v.resize(seconds, 100);
+    v
+}
+
+#[test]
+fn the_plan_streams_then_syncs() {
+    let plan = Stream.plan(&params(&[])).unwrap();
+    assert_eq!(plan.check(), Ok(()));
+    assert_eq!(plan.streams.len(), 8);
+    assert_eq!(plan.streams[7].name, "writer7");
+    assert!(plan
+        .streams
+        .iter()
+        .all(|s| s.pattern == Pattern::Append && s.region_len == 0));
+    assert!(!plan.direct);
+    let kinds: Vec<&str> = plan.phases.iter().map(|p| p.step.kind()).collect();
+    assert_eq!(kinds, ["stream", "sync"]);
+    assert!(matches!(
+        plan.phases[0].step,
+        Step::Streams { stop: Stop::Duration(d), .. } if d == 60.0
+    ));
+    let p = params(&[("bytes", "1GiB"), ("end_sync", "false"), ("readers", "2")]);
+    let plan = Stream.plan(&p).unwrap();
+    assert_eq!(plan.phases.len(), 1);
+    assert!(
+        matches!(plan.phases[0].step, Step::Streams { stop: Stop::Bytes(b), .. } if b == 1 << 30)
+    );
+    assert_eq!(
+        (plan.streams[8].name.as_str(), plan.streams[8].op),
+        ("reader0", Op::Read)
+    );
+    assert_eq!(plan.streams[8].pattern, Pattern::Sequential);
+}
+
+#[test]
+fn impossible_parameters_are_refused() {
+    for (k, v, needle) in [
+        ("writers", "0", "writers"),
+        ("io_size", "1000", "io_size"),
+        ("file_size", "4KiB", "file_size"),
+        ("interval", "1ms", "interval"),
+        ("duration", "500ms", "duration"),
+        ("settle_window", "1s", "settle_window"),
+    ] {
+        let mut over = vec![(k, v)];
+        if k == "io_size" {
+            over.push(("direct", "true"));
+        }
+        let e = Stream.plan(&params(&over)).unwrap_err().to_string();
+        assert!(e.contains(needle), "{k}={v}: {e}");
+    }
+}
+
+#[test]
+fn seed_001_verdict_settles_after_the_page_cache_and_counts_the_sync() {
+    // Two writers for 20 s: 2000 MB/s for 2 s, then 200 MB/s; the streaming phase samples from
+    // 0.5 s and ends at 20.5 s; the sync takes 4 s more.
+    let w = |n| writer(n, 0.5, &buffered(20));
+    let set = SampleSet::in_memory(vec![w("writer0"), w("writer1")], phases(0.5, 20.5, 24.5));
+    let out = analyze(&params(&[("writers", "2")]), &set).unwrap();
+    let v = &out.verdict;
+    assert!(v.settled);
+    assert_eq!(
+        v.intervals, 19,
+        "the last second ends after the last completion"
+    );
+    assert_eq!(v.settle_s, Some(2.0));
+    assert!((v.settled_mb_s.unwrap() - 200.0).abs() < 1e-9);
+    assert_eq!(v.burstiness, Some(0.0));
+    assert_eq!(v.stream_fairness_jain, Some(1.0));
+    let bytes = 2.0 * (2.0 * 1000.0 + 18.0 * 100.0);
+    assert!((v.total_mb_s.unwrap() - bytes / 24.0).abs() < 1e-6, "{v:?}");
+    assert_eq!(v.sync_s, Some(4.0));
+    assert_eq!((v.raw_mb_s, v.raw_fraction), (None, None));
+    assert!(out.streams.iter().all(|s| !s.wrapped && s.ios == 3800));
+    assert_eq!(out.streams[0].settled_mb_s, Some(100.0));
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert!(
+        out.verdict_line()
+            .starts_with("settled at 200 MB/s after 2.00 s; 317 MB/s with the final sync"),
+        "{}",
+        out.verdict_line()
+    );
+}
+
+#[test]
+fn a_rising_aggregate_never_settles_and_reports_its_mean() {
+    let rising: Vec<u64> = (1..=12).map(|k| 10 * k).collect();
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &rising)],
+        phases(0.0, 12.0, 12.0),
+    );
+    let out = analyze(&params(&[("writers", "1"), ("settle_window", "4s")]), &set).unwrap();
+    let v = &out.verdict;
+    assert!(!v.settled && v.settled_mb_s.is_none() && v.settle_s.is_none());
+    let mean = (1..12).map(|k| 10.0 * k as f64).sum::<f64>() / 11.0;
+    assert!((v.mean_mb_s.unwrap() - mean).abs() < 1e-9, "{v:?}");
+    assert!(
+        out.warnings[0].contains("never settled"),
+        "{:?}",
+        out.warnings
+    );
+    assert!(out.verdict_line().starts_with("never settled (mean"));
+}
+
+#[test]
+fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        phases(0.0, 12.0, 13.0),
+    );
+    let p = params(&[("writers", "1"), ("raw_mb_s", "200")]);
+    let v = analyze(&p, &set).unwrap().verdict;
+    assert!((v.raw_fraction.unwrap() - 0.25).abs() < 1e-9);
+    // A study's raw stack settled at 660 MB/s; a RAID10 over the same drives can use half.
+    let reference = Reference {
+        stack: "raw".into(),
+        kind: "stream".into(),
+        verdict: json!({"settled_mb_s": 660.0, "settled": true, "settle_s": 3.0, "mean_mb_s": 650.0,
+            "total_mb_s": 600.0, "sync_s": 1.0, "burstiness": 0.1, "stream_fairness_jain": 1.0,
+            "raw_mb_s": null, "raw_fraction": null, "intervals": 60}),
+        share: 0.5,
+    };
+    let q = Stream.refer(&params(&[]), &reference).unwrap();
+    assert_eq!(q.f64("raw_mb_s"), 330.0);
+    assert!(
+        Stream.refer(&p, &reference).is_none(),
+        "an explicit raw_mb_s stays"
+    );
+    let dvr = Reference {
+        kind: "dvr".into(),
+        ..reference
+    };
+    assert!(Stream.refer(&params(&[]), &dvr).is_none());
+}
+
+#[test]
+fn without_phase_times_total_is_unknown_and_said() {
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        vec![PhaseRecord::stream(PHASE)],
+    );
+    let out = analyze(&params(&[("writers", "1")]), &set).unwrap();
+    assert_eq!(out.verdict.total_mb_s, None);
+    assert!(
+        out.warnings.iter().any(|w| w.contains("final sync")),
+        "{:?}",
+        out.warnings
+    );
+    let no_sync = analyze(&params(&[("writers", "1"), ("end_sync", "false")]), &set).unwrap();
+    assert!(no_sync.verdict.total_mb_s.is_some());
+}
+
+#[test]
+fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        phases(0.0, 12.0, 13.0),
+    );
+    let out = analyze(&params(&[("writers", "1"), ("raw_mb_s", "100")]), &set).unwrap();
+    let figures = out.verdict.figures();
+    crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+        COLUMNS,
+        &figures,
+        &out,
+        &out.verdict,
+        &out.streams,
+    );
+}
+
+#[test]
+fn a_stream_that_reaches_the_end_of_its_file_is_said_to_wrap() {
+    let mut w = writer("writer0", 0.0, &[50; 12]);
+    w.samples[100].offset = 0;
+    let set = SampleSet::in_memory(vec![w], phases(0.0, 12.0, 13.0));
+    let out = analyze(&params(&[("writers", "1")]), &set).unwrap();
+    assert!(out.streams[0].wrapped);
+    assert!(
+        out.warnings.iter().any(|x| x.contains("started over")),
+        "{:?}",
+        out.warnings
+    );
+}
