@@ -797,7 +797,10 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
     let streams = result::read_samples(samples, doc.as_ref()).map_err(usage)?;
-    let outcome = w.analyze(&params, &streams).map_err(usage)?;
+    let seen = workload::Seen {
+        monitor: doc.as_ref().map(|d| &d.monitor),
+    };
+    let outcome = w.analyze(&params, &streams, &seen).map_err(usage)?;
     if as_json {
         let doc = Analysis {
             format_version: result::FORMAT_VERSION,

@@ -19,7 +19,7 @@ use crate::stack::resource::Resource;
 use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::timeline::Timeline;
 use crate::utc::utc_iso;
-use crate::workload::{AnalysisError, Outcome, Workload};
+use crate::workload::{AnalysisError, Outcome, Seen, Workload};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -228,7 +228,10 @@ fn run_built(
             crate::units::trim_float(built.time_scale)
         ));
     }
-    let outcome = workload.analyze(params, &samples)?;
+    let seen = Seen {
+        monitor: Some(&monitor),
+    };
+    let outcome = workload.analyze(params, &samples, &seen)?;
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
@@ -297,7 +300,10 @@ fn run_in_guest(
     };
     let mut doc = doc?;
     let samples = samples.expect("read with the document")?;
-    let outcome = workload.analyze(params, &samples)?;
+    let seen = Seen {
+        monitor: Some(&doc.monitor),
+    };
+    let outcome = workload.analyze(params, &samples, &seen)?;
     doc.stack["vm"] = g.vm;
     doc.stack["host_devices"] = json!(g.host_devices);
     if !emulated.is_empty() {
@@ -473,6 +479,7 @@ mod tests {
             &self,
             _: &Params,
             samples: &SampleSet,
+            _: &Seen,
         ) -> Result<Box<dyn Outcome>, AnalysisError> {
             Ok(Box::new(TinyOutcome(samples.load()?[0].samples.len())))
         }

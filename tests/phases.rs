@@ -75,7 +75,12 @@ impl Workload for Phased {
             dirty_limit: None,
         })
     }
-    fn analyze(&self, _: &Params, s: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {
+    fn analyze(
+        &self,
+        _: &Params,
+        s: &SampleSet,
+        _: &iotrial::workload::Seen,
+    ) -> Result<Box<dyn Outcome>, AnalysisError> {
         let per_phase = (0..s.phases.len())
             .map(|p| {
                 s.load_phase(p)

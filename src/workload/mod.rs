@@ -59,6 +59,23 @@ pub enum AnalysisError {
     Other(String),
 }
 
+/// What watched a run from outside its workload, for the verdicts that report it (the CPU the
+/// kernel's threads spent while a stream phase ran).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seen<'a> {
+    /// The monitors' summary; `None` when they did not run (or when `iotrial analyze` has no
+    /// result.json beside the samples).
+    pub monitor: Option<&'a crate::result::monitor::MonitorSummary>,
+}
+
+impl Seen<'_> {
+    /// Mean CPU of the kernel's threads during phase `phase`, % of one core, when the threads
+    /// monitor watched it.
+    pub fn kernel_cpu_pct_in(&self, phase: &str) -> Option<f64> {
+        self.monitor?.threads.as_ref()?.kernel_cpu_pct_in(phase)
+    }
+}
+
 /// A kind of workload.
 pub trait Workload: Sync {
     /// The kind's name (`dvr`).
@@ -69,11 +86,13 @@ pub trait Workload: Sync {
     fn params(&self) -> &'static [ParamSpec];
     /// The streams and phases to run; rejects impossible parameters.
     fn plan(&self, params: &Params) -> Result<Plan, ParamError>;
-    /// Per-stream figures and the verdict from the samples of a run.
+    /// Per-stream figures and the verdict from the samples of a run, and from what watched it
+    /// (`seen`: the monitors' summary, when they ran).
     fn analyze(
         &self,
         params: &Params,
         samples: &SampleSet,
+        seen: &Seen,
     ) -> Result<Box<dyn Outcome>, AnalysisError>;
 
     /// Width of timeseries.csv's intervals, seconds: 1 unless the workload harvests at

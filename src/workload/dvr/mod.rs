@@ -13,7 +13,7 @@ pub mod report;
 pub use analysis::{analyze, DvrOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{AnalysisError, Outcome, Workload};
+use super::{AnalysisError, Outcome, Seen, Workload};
 use crate::engine::{Op, Pacing, Pattern, Plan, SampleSet, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
@@ -127,7 +127,12 @@ impl Workload for Dvr {
         ))
     }
 
-    fn analyze(&self, p: &Params, samples: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {
+    fn analyze(
+        &self,
+        p: &Params,
+        samples: &SampleSet,
+        _: &Seen,
+    ) -> Result<Box<dyn Outcome>, AnalysisError> {
         let phase = samples
             .phase_index(PHASE)
             .ok_or_else(|| AnalysisError::MissingPhase(PHASE.into()))?;

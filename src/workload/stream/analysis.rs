@@ -9,7 +9,7 @@ use crate::analysis::{fairness, stats, steady};
 use crate::engine::{PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, Rows};
-use crate::workload::{AnalysisError, Outcome};
+use crate::workload::{AnalysisError, Outcome, Seen};
 use serde_json::Value as Json;
 
 /// Everything stream's analysis found.
@@ -150,7 +150,7 @@ fn stream_figures(
 }
 
 /// stream's analysis of a trial's samples.
-pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisError> {
+pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<StreamOutcome, AnalysisError> {
     let (phase, sync) = phases(set)?;
     let interval = p.f64("interval");
     let h = harvest_all(set, phase, interval)?;
@@ -181,6 +181,7 @@ pub fn analyze(p: &Params, set: &SampleSet) -> Result<StreamOutcome, AnalysisErr
         raw_mb_s: (raw > 0.0).then_some(raw),
         raw_fraction: None,
         intervals: full,
+        kernel_cpu_pct: seen.kernel_cpu_pct_in(PHASE),
     };
     verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
     caveats(p, &verdict, &streams, window, &mut warnings);

@@ -90,6 +90,11 @@ pub struct Verdict {
     pub raw_fraction: Option<f64>,
     /// Full intervals harvested.
     pub intervals: usize,
+    /// Mean CPU of the kernel's threads while the streams ran, % of one core (the filesystem,
+    /// RAID, flusher and loop threads' cost: seed 001's `md10_raid10` at 66%); null when the
+    /// threads monitor did not run.
+    #[serde(default)]
+    pub kernel_cpu_pct: Option<f64>,
 }
 
 /// stream's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -131,6 +136,12 @@ pub static COLUMNS: &[FigureSpec] = &[
         unit: "Jain",
         better: Better::Higher,
     },
+    FigureSpec {
+        key: "kernel_cpu_pct",
+        label: "kernel CPU",
+        unit: "% of a core",
+        better: Better::Lower,
+    },
 ];
 
 impl Verdict {
@@ -150,6 +161,7 @@ impl Verdict {
                 self.settle_s,
                 self.burstiness,
                 self.stream_fairness_jain,
+                self.kernel_cpu_pct,
             ],
             meets_target: None,
         }

@@ -15,7 +15,7 @@ pub mod report;
 pub use analysis::{analyze, StreamOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{AnalysisError, Outcome, Reference, Workload};
+use super::{AnalysisError, Outcome, Reference, Seen, Workload};
 use crate::engine::{Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params, Value};
 use crate::present::KindReport;
@@ -146,8 +146,13 @@ impl Workload for Stream {
         })
     }
 
-    fn analyze(&self, p: &Params, samples: &SampleSet) -> Result<Box<dyn Outcome>, AnalysisError> {
-        Ok(Box::new(analyze(p, samples)?))
+    fn analyze(
+        &self,
+        p: &Params,
+        samples: &SampleSet,
+        seen: &Seen,
+    ) -> Result<Box<dyn Outcome>, AnalysisError> {
+        Ok(Box::new(analyze(p, samples, seen)?))
     }
 
     fn interval(&self, p: &Params) -> f64 {

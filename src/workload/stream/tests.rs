@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::{PhaseRecord, Sample, StreamSamples};
+use crate::workload::Seen;
 use serde_json::json;
 
 fn params(over: &[(&str, &str)]) -> Params {
@@ -120,7 +121,7 @@ fn seed_001_verdict_settles_after_the_page_cache_and_counts_the_sync() {
     // 0.5 s and ends at 20.5 s; the sync takes 4 s more.
     let w = |n| writer(n, 0.5, &buffered(20));
     let set = SampleSet::in_memory(vec![w("writer0"), w("writer1")], phases(0.5, 20.5, 24.5));
-    let out = analyze(&params(&[("writers", "2")]), &set).unwrap();
+    let out = analyze(&params(&[("writers", "2")]), &set, &Seen::default()).unwrap();
     let v = &out.verdict;
     assert!(v.settled);
     assert_eq!(
@@ -153,7 +154,12 @@ fn a_rising_aggregate_never_settles_and_reports_its_mean() {
         vec![writer("writer0", 0.0, &rising)],
         phases(0.0, 12.0, 12.0),
     );
-    let out = analyze(&params(&[("writers", "1"), ("settle_window", "4s")]), &set).unwrap();
+    let out = analyze(
+        &params(&[("writers", "1"), ("settle_window", "4s")]),
+        &set,
+        &Seen::default(),
+    )
+    .unwrap();
     let v = &out.verdict;
     assert!(!v.settled && v.settled_mb_s.is_none() && v.settle_s.is_none());
     let mean = (1..12).map(|k| 10.0 * k as f64).sum::<f64>() / 11.0;
@@ -173,7 +179,7 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
         phases(0.0, 12.0, 13.0),
     );
     let p = params(&[("writers", "1"), ("raw_mb_s", "200")]);
-    let v = analyze(&p, &set).unwrap().verdict;
+    let v = analyze(&p, &set, &Seen::default()).unwrap().verdict;
     assert!((v.raw_fraction.unwrap() - 0.25).abs() < 1e-9);
     // A study's raw stack settled at 660 MB/s; a RAID10 over the same drives can use half.
     let reference = Reference {
@@ -203,14 +209,19 @@ fn without_phase_times_total_is_unknown_and_said() {
         vec![writer("writer0", 0.0, &[50; 12])],
         vec![PhaseRecord::stream(PHASE)],
     );
-    let out = analyze(&params(&[("writers", "1")]), &set).unwrap();
+    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
     assert_eq!(out.verdict.total_mb_s, None);
     assert!(
         out.warnings.iter().any(|w| w.contains("final sync")),
         "{:?}",
         out.warnings
     );
-    let no_sync = analyze(&params(&[("writers", "1"), ("end_sync", "false")]), &set).unwrap();
+    let no_sync = analyze(
+        &params(&[("writers", "1"), ("end_sync", "false")]),
+        &set,
+        &Seen::default(),
+    )
+    .unwrap();
     assert!(no_sync.verdict.total_mb_s.is_some());
 }
 
@@ -220,7 +231,16 @@ fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
         vec![writer("writer0", 0.0, &[50; 12])],
         phases(0.0, 12.0, 13.0),
     );
-    let out = analyze(&params(&[("writers", "1"), ("raw_mb_s", "100")]), &set).unwrap();
+    let monitor = monitored(25.0, 5.0);
+    let seen = Seen {
+        monitor: Some(&monitor),
+    };
+    let out = analyze(
+        &params(&[("writers", "1"), ("raw_mb_s", "100")]),
+        &set,
+        &seen,
+    )
+    .unwrap();
     let figures = out.verdict.figures();
     crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
         COLUMNS,
@@ -236,11 +256,57 @@ fn a_stream_that_reaches_the_end_of_its_file_is_said_to_wrap() {
     let mut w = writer("writer0", 0.0, &[50; 12]);
     w.samples[100].offset = 0;
     let set = SampleSet::in_memory(vec![w], phases(0.0, 12.0, 13.0));
-    let out = analyze(&params(&[("writers", "1")]), &set).unwrap();
+    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
     assert!(out.streams[0].wrapped);
     assert!(
         out.warnings.iter().any(|x| x.contains("started over")),
         "{:?}",
         out.warnings
     );
+}
+
+/// What the threads monitor saw of a trial: `streaming` and `sync` % of a core in its phases.
+fn monitored(streaming: f64, sync: f64) -> crate::result::monitor::MonitorSummary {
+    use crate::result::monitor::{MonitorSummary, OwnCpu, PhaseCpu, ThreadSummary};
+    let phase = |name: &str, pct: f64| PhaseCpu {
+        phase: Some(name.into()),
+        seconds: 6.0,
+        kernel_cpu_pct_mean: pct,
+        own_cpu_pct_mean: 3.0,
+    };
+    MonitorSummary {
+        threads: Some(ThreadSummary {
+            kernel_cpu_pct_mean: 40.0,
+            kernel_cpu_pct_peak: 90.0,
+            own_cpu_pct_mean: OwnCpu::default(),
+            groups: vec![],
+            phases: vec![
+                phase(super::PHASE, streaming),
+                phase(super::SYNC_PHASE, sync),
+            ],
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn kernel_cpu_comes_from_the_monitors_during_the_streaming_phase() {
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        phases(0.0, 12.0, 13.0),
+    );
+    let monitor = monitored(66.0, 12.0);
+    let seen = Seen {
+        monitor: Some(&monitor),
+    };
+    let v = analyze(&params(&[("writers", "1")]), &set, &seen)
+        .unwrap()
+        .verdict;
+    assert_eq!(
+        v.kernel_cpu_pct,
+        Some(66.0),
+        "the streaming phase's, not the sync's"
+    );
+    let none = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
+    assert_eq!(none.verdict.kernel_cpu_pct, None);
 }
