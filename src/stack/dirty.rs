@@ -53,10 +53,24 @@ pub fn cap(
     if bdis.is_empty() {
         warnings.push("dirty_limit: found no writeback device of the stack's own to limit; the host's limits apply".into());
     }
+    if let Some(b) = bdis.iter().find(|b| !can_limit(b)) {
+        warnings.push(format!(
+            "dirty_limit: this kernel has no per-device strict_limit and max_bytes ({} lacks them; they came with Linux 6.2), so the host's dirty limits apply and a buffered run may take longer to settle",
+            b.display()
+        ));
+        return Ok(None);
+    }
     for b in &bdis {
         limit(b, bytes, ledger, actions)?;
     }
     Ok(Some(json!({"bytes": bytes, "bdi": bdis})))
+}
+
+/// Whether the kernel lets `bdi` have a strict limit in bytes of its own.
+fn can_limit(bdi: &Path) -> bool {
+    ["strict_limit", "max_bytes", "max_ratio_fine"]
+        .iter()
+        .all(|a| bdi.join(a).exists())
 }
 
 /// The bdi directory of device number `dev`, when the kernel has one by that number.
