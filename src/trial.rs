@@ -273,6 +273,13 @@ fn run_in_guest(
 ) -> Result<TrialOutput, TrialError> {
     workload.plan(params)?.check()?;
     let mark = ledger.len();
+    let mut warnings = Vec::new();
+    let dir = match setup.monitor.monitors.is_empty() {
+        true => None,
+        false => monitor::Dir::create(ledger)
+            .map_err(|e| warnings.push(format!("the host's monitors did not start: {e}")))
+            .ok(),
+    };
     let t = crate::vm::GuestTrial {
         workload: setup.workload,
         kind: workload.name(),
@@ -282,6 +289,7 @@ fn run_in_guest(
         build: &setup.build,
         settings: vm,
         monitor: setup.monitor,
+        host_monitor_dir: dir.as_ref().map(|d| d.path()),
     };
     let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
         let files = guest_files(&g)?;
@@ -293,7 +301,9 @@ fn run_in_guest(
         Ok((doc, samples, files, g))
     });
     let emulated = ledger.server_stats();
-    let errors = ledger.release_to(mark);
+    let mut errors = ledger.release_to(mark + usize::from(dir.is_some()));
+    let monitor_files = dir.filter(|_| got.is_ok()).and_then(|d| d.keep(ledger));
+    errors.extend(ledger.release_to(mark));
     let (doc, samples, files, g) = match got {
         Err(crate::vm::VmError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
@@ -310,6 +320,13 @@ fn run_in_guest(
         doc.stack["emulated"] = json!(emulated);
     }
     doc.verdict[result::HOST_CPU_PCT] = json!(g.host_cpu_pct);
+    // result.json's `monitor` is the host's (QEMU's threads among the host's); the guest's own
+    // is kept beside the virtual machine.
+    if let Some(host) = g.host_monitor {
+        let guest = std::mem::replace(&mut doc.monitor, host.summary);
+        doc.stack["vm"]["guest_monitor"] = json!(guest);
+        warnings.extend(host.warnings);
+    }
     doc.target.spec = setup
         .devices
         .iter()
@@ -317,6 +334,7 @@ fn run_in_guest(
         .collect::<Vec<_>>()
         .join(" ");
     doc.warnings.extend(g.warnings);
+    doc.warnings.extend(warnings);
     doc.warnings
         .extend(errors.into_iter().map(|e| format!("cleanup: {e}")));
     Ok(TrialOutput {
@@ -325,7 +343,7 @@ fn run_in_guest(
         samples,
         interval_s: workload.interval(params),
         files,
-        monitor_files: None,
+        monitor_files,
     })
 }
 

@@ -103,6 +103,22 @@ fn a_trial_in_a_guest_has_a_verdict_stack_vm_and_host_cpu() {
         vm["guest_diskstats"]["vda"]["writes"].as_u64().unwrap() > 0,
         "{vm}"
     );
+    // The host's monitors watched the loop device passed to the guest and QEMU's threads,
+    // through the guest's boot and its trial; the guest's own monitors are the guest's.
+    let host = &doc["monitor"];
+    assert!(
+        host["devices"][0]["totals"]["written_kB"].as_f64().unwrap() > 0.0,
+        "{host}"
+    );
+    let phases: Vec<&str> = host["threads"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["phase"].as_str())
+        .collect();
+    assert_eq!(phases, ["boot", "trial"], "{host}");
+    let guest = &vm["guest_monitor"];
+    assert!(guest["devices"].is_array(), "{vm}");
     // The guest built the filesystem on its own disk; the host passed its loop device.
     assert!(doc["stack"]["mkfs"]["command"]
         .as_str()

@@ -1,23 +1,26 @@
 //! One trial in a guest, from the host: check the host, get the image, attach the stack's
-//! devices, start QEMU (in the ledger), wait for the guest to boot, ask it for the trial,
-//! measure QEMU's CPU while the trial runs, receive the trial's files, and describe the
-//! virtual machine for the stack as built. The guest is killed on every way out.
+//! devices, start the host's monitors, start QEMU (in the ledger), wait for the guest to boot,
+//! ask it for the trial, measure QEMU's CPU while the trial runs, receive the trial's files, and
+//! describe the virtual machine for the stack as built. The guest is killed on every way out.
 
 use super::channel::{self, Channel, Msg, Received, Request};
 use super::qemu::{self, Machine};
 use super::{cpu, host, image, modules, VmError};
 use crate::stack::actions::Actions;
+use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, Attached, BuildOptions};
 use crate::stack::resource::Resource;
 use crate::stack::vm_key::{Aio, VmSettings};
 use crate::stack::{DeviceSpec, StackSpec};
+use crate::timeline::Timeline;
 use serde_json::{json, Value as Json};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the host asks of a guest.
@@ -32,6 +35,9 @@ pub struct GuestTrial<'a> {
     pub settings: &'a VmSettings,
     /// The monitors the guest runs on its side.
     pub monitor: &'a crate::monitor::Settings,
+    /// Where the host's own monitors write while the guest runs (the devices passed to it,
+    /// every host thread, QEMU's included), when they run.
+    pub host_monitor_dir: Option<&'a Path>,
 }
 
 /// What came back: the trial's files (in `dir`, which the ledger removes), the virtual
@@ -47,6 +53,8 @@ pub struct GuestRun {
     /// QEMU's CPU while the trial ran in the guest, percent of one host core.
     pub host_cpu_pct: f64,
     pub warnings: Vec<String>,
+    /// What the host's monitors recorded (phases `boot` and `trial` on the host's timeline).
+    pub host_monitor: Option<crate::monitor::Recorded>,
 }
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
@@ -77,11 +85,26 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         disks: attached.iter().map(|a| a.path.clone()).collect(),
         modules: request.modules.clone(),
     };
+    let timeline = Arc::new(Timeline::start());
+    let monitors = t.host_monitor_dir.map(|dir| {
+        let devices = watched(&attached);
+        let watch = crate::monitor::Watch {
+            settings: t.monitor,
+            devices: &devices,
+            timeline: &timeline,
+            dir,
+        };
+        crate::monitor::start(&watch, ledger)
+    });
+    timeline.begin("boot", "vm");
     let mut guest = Guest::start(&machine, ledger, t.settings.boot_timeout_s, stop)?;
     let (hello, boot_s) = guest.boot()?;
+    timeline.begin("trial", "vm");
     guest.send(&Msg::Run(Box::new(request)))?;
     let out = guest.collect(&work.join("trial"))?;
+    timeline.end();
     guest.finish();
+    let host_monitor = monitors.map(|m| m.stop(ledger));
     let mut warnings: Vec<String> = accel_warning.into_iter().collect();
     if !image.missing_tools.is_empty() {
         warnings.push(format!(
@@ -113,12 +136,28 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         vm,
         host_devices: attached.iter().map(|a| a.described.clone()).collect(),
         host_cpu_pct: out.cpu_pct,
+        host_monitor,
         warnings,
     })
 }
 
 fn aio_name(a: Aio) -> &'static str {
     a.name()
+}
+
+/// The host's devices passed to the guest, for the host's monitors: each a data device (the
+/// last the log device when the stack has one), with the disk holding its image.
+fn watched(attached: &[Attached]) -> StackDevices {
+    let mut devices = StackDevices::default();
+    for a in attached {
+        devices.add(StackDevice {
+            name: kernel_name(&a.path),
+            path: a.path.clone(),
+            role: DeviceRole::Data,
+            emulated: None,
+        });
+    }
+    devices
 }
 
 /// The request for the guest: the stack with the guest's disks in place of the host's.
