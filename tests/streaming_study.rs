@@ -1,5 +1,5 @@
-//! Seed 001's study: the built-in `streaming` study lists the seed's stacks in the seed's order
-//! and shows the MD and ZFS commands it would run; a small study of the same shape runs for
+//! Seed 001's study: the built-in `streaming` study lists the seed's stacks in the seed's order,
+//! the MD ones also in a guest, and shows the MD and ZFS commands it would run; a small study of the same shape runs for
 //! real on emulated drives (root): the raw stack, btrfs RAID10, xfs with its log on an emulated
 //! SSD, MD and ZFS stacks skipped with the kernel feature they lack named, and the other stacks'
 //! raw fraction relative to the raw stack.
@@ -35,10 +35,19 @@ fn the_built_in_study_has_the_seeds_stacks_in_its_order() {
             "zfs-mirrors-ssdlog",
             "zfs-mirrors",
             "xfs-md10-ssdlog",
+            "xfs-md10-ssdlog-vm",
             "xfs-md10",
+            "xfs-md10-vm",
+            "md10-raw",
+            "md10-raw-vm",
             "xfs-1drive",
             "xfs-1drive-ssdlog"
         ]
+    );
+    // The MD stacks run in a guest too, where this host's kernel lacks MD.
+    assert!(
+        out.contains("# stack xfs-md10-vm") && out.contains("guest"),
+        "{out}"
     );
     assert!(
         out.contains("--level=10 --raid-devices=6 --assume-clean"),
