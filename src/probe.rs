@@ -162,6 +162,7 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         pattern,
         pacing: Pacing::Max,
         samples: n,
+        io: Default::default(),
     };
     let plan = Plan::sampled("probe", vec![stream], true, seed);
     let placement = [Placement {
@@ -304,6 +305,7 @@ fn probe_built(
         pattern: Pattern::Random,
         pacing: Pacing::Max,
         samples: 1,
+        io: Default::default(),
     };
     let tiny = Plan::sampled("probe", vec![stream], true, opts.seed);
     let mut actions = Actions::new(false);

@@ -16,8 +16,9 @@ pub mod sample;
 pub mod set;
 mod spill;
 mod stream;
+mod uring;
 
-pub use backend_kind::BackendKind;
+pub use backend_kind::{BackendKind, Opened};
 pub use plan::{Action, Phase, Plan, PlanError, Step, Stop};
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
@@ -64,6 +65,21 @@ pub struct StreamPlan {
     /// Samples to collect under [`Stop::AllHaveN`] (N of seed 000's protocol); other stop
     /// conditions sample every I/O.
     pub samples: usize,
+    /// Queue depth, backend and where in its region the stream starts.
+    pub io: StreamIo,
+}
+
+/// How a stream issues its I/O beyond its op, size and pattern (fio's `iodepth`, `ioengine`,
+/// `offset`); the default is one psync I/O at a time over the whole region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamIo {
+    /// I/Os in flight at once (0 or 1: one at a time).
+    pub depth: u32,
+    /// The stream's backend; `None`: the engine's ([`EngineOptions::backend`]).
+    pub backend: Option<BackendKind>,
+    /// Bytes at the start of the stream's region it leaves alone: its I/O starts this far in
+    /// (fio's `offset`).
+    pub skip: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.

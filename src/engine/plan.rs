@@ -55,6 +55,10 @@ pub enum Stop {
     Bytes(u64),
     /// Every I/O is sampled; each stream stops after this many operations.
     Ops(u64),
+    /// Every I/O is sampled; each stream stops once it has moved this many bytes, and all
+    /// stop once this many seconds have passed, whichever comes first (fio's `size` with a
+    /// `runtime`).
+    BytesWithin(u64, f64),
     /// Every I/O is sampled; each stream stops when its own list of operations ends: one pass
     /// over its region for the sequential and append patterns.
     OpsEnd,
@@ -73,6 +77,11 @@ impl Stop {
             Stop::Duration(s) => format!("{} s passed", crate::units::trim_float(s)),
             Stop::Bytes(b) => format!("{} per stream", crate::units::Size(b)),
             Stop::Ops(n) => format!("{n} operations per stream"),
+            Stop::BytesWithin(b, s) => format!(
+                "{} per stream or {} s passed",
+                crate::units::Size(b),
+                crate::units::trim_float(s)
+            ),
             Stop::OpsEnd => "each stream's operations ended".into(),
         }
     }
@@ -205,10 +214,12 @@ impl Plan {
             })
         };
         match stop {
-            Stop::Duration(s) if !(s > 0.0 && s.is_finite()) => {
+            Stop::Duration(s) | Stop::BytesWithin(_, s) if !(s > 0.0 && s.is_finite()) => {
                 return bad("the duration must be greater than 0")
             }
-            Stop::Bytes(0) | Stop::Ops(0) => return bad("the count must be greater than 0"),
+            Stop::Bytes(0) | Stop::Ops(0) | Stop::BytesWithin(0, _) => {
+                return bad("the count must be greater than 0")
+            }
             _ => {}
         }
         for &i in streams {
@@ -245,6 +256,7 @@ mod tests {
             pattern,
             pacing: Pacing::Max,
             samples: 4,
+            io: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! the device probe and tests use.
 
 use super::record::{Keep, Recorder};
-use super::stream::{self, Cursor, Ended, Job};
+use super::stream::{self, slot_buffers, Cursor, Ended, Job};
 use super::{open_target, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
 use super::{PhaseRecord, StreamInfo, StreamSamples};
 use std::sync::{Arc, Barrier};
@@ -29,6 +29,7 @@ pub struct Engine<'a> {
     origin: Instant,
     cursors: Vec<Cursor>,
     recorder: Recorder,
+    warnings: Vec<String>,
 }
 
 impl<'a> Engine<'a> {
@@ -62,6 +63,7 @@ impl<'a> Engine<'a> {
                 .map(|i| Cursor::new(plan.seed, i))
                 .collect(),
             recorder: Recorder::new(info, keep, opts.time_scale)?,
+            warnings: Vec::new(),
         })
     }
 
@@ -95,7 +97,7 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let wall = match stop {
-            Stop::Duration(s) => Some(s / self.opts.time_scale),
+            Stop::Duration(s) | Stop::BytesWithin(_, s) => Some(s / self.opts.time_scale),
             _ => None,
         };
         // Sampling (of everything) and the deadline start now, as the streams are let go: set
@@ -127,10 +129,11 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// The jobs of one phase: targets opened, cursors and sinks taken.
+    /// The jobs of one phase: targets opened with each stream's backend, slot buffers made
+    /// and registered, cursors and sinks taken. What the kernel refused is kept as warnings.
     fn jobs(&mut self, streams: &[usize], stop: Stop, phase: u16) -> Result<Vec<Job>, EngineError> {
-        let mut files = Vec::with_capacity(streams.len());
-        for &i in streams {
+        let mut jobs = Vec::with_capacity(streams.len());
+        for (k, &i) in streams.iter().enumerate() {
             let (s, p) = (&self.plan.streams[i], &self.placements[i]);
             let f =
                 open_target(&p.path, s.op, self.opts.direct).map_err(|e| EngineError::Open {
@@ -138,22 +141,36 @@ impl<'a> Engine<'a> {
                     path: p.path.clone(),
                     source: e,
                 })?;
-            files.push(f);
-        }
-        Ok(streams
-            .iter()
-            .zip(files)
-            .enumerate()
-            .map(|(k, (&i, f))| Job {
+            let kind = s.io.backend.unwrap_or(self.opts.backend);
+            let mut opened = kind.open(f.into(), s.io.depth.max(1) as usize);
+            let depth = opened.backend.queue_depth();
+            let cursor = self.cursors[i].clone();
+            let bufs = slot_buffers(&cursor, s.io_size as usize, depth);
+            opened.warnings.extend(opened.backend.register(&bufs));
+            for w in opened.warnings {
+                let w = format!("{}: {w}", s.name);
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
+            }
+            jobs.push(Job {
                 index: k,
-                plan: self.plan.streams[i].clone(),
-                placement: self.placements[i].clone(),
-                backend: self.opts.backend.open(f.into()),
-                cursor: self.cursors[i].clone(),
+                plan: s.clone(),
+                placement: p.clone(),
+                backend: opened.backend,
+                bufs,
+                cursor,
                 sink: self.recorder.take(i, phase),
                 stop,
-            })
-            .collect())
+            });
+        }
+        Ok(jobs)
+    }
+
+    /// What the kernel refused while the streams' backends were opened (io_uring features),
+    /// each once, naming the stream.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Ends the run: every sample, with the phases as they ran.

@@ -1,9 +1,11 @@
-//! The body of one stream thread in one phase: issue I/O in a loop, time it, and record samples
-//! until the phase's stop condition. Everything here is the hot path: the I/O buffer and the
-//! sample chunks are allocated before the loop, and there are no locks and no logging inside it
-//! (a full chunk of samples is handed to the recorder once per [`super::record::CHUNK`]).
+//! The body of one stream thread in one phase: keep up to the backend's queue depth of I/Os in
+//! flight, time each from its issue to its completion, and record samples until the phase's
+//! stop condition; then wait for what is still in flight. Everything here is the hot path: the
+//! slot buffers and the sample chunks are allocated before the loop, and there are no locks and
+//! no logging inside it (a full chunk of samples is handed to the recorder once per
+//! [`super::record::CHUNK`]).
 
-use super::backend::Backend;
+use super::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
 use super::record::StreamSink;
@@ -58,6 +60,8 @@ pub struct Job {
     pub plan: StreamPlan,
     pub placement: Placement,
     pub backend: Box<dyn Backend>,
+    /// One I/O buffer per slot of the backend's queue, registered with it.
+    pub bufs: Vec<AlignedBuf>,
     pub cursor: Cursor,
     pub sink: StreamSink,
     pub stop: Stop,
@@ -71,6 +75,18 @@ pub struct Ended {
     pub samples: usize,
 }
 
+/// The slot buffers of a stream doing `io`-byte I/Os at queue depth `depth`, filled with the
+/// stream's pseudo-random bytes.
+pub fn slot_buffers(cursor: &Cursor, io: usize, depth: usize) -> Vec<AlignedBuf> {
+    (0..depth.max(1))
+        .map(|k| {
+            let mut b = AlignedBuf::new(io);
+            b.fill_random(cursor.seed ^ 0xA5A5 ^ ((k as u64) << 32));
+            b
+        })
+        .collect()
+}
+
 /// How far a stream has gone in a phase with a budget of its own.
 struct Budget {
     stop: Stop,
@@ -82,106 +98,176 @@ impl Budget {
     #[inline]
     fn spent(&self) -> bool {
         match self.stop {
-            Stop::Bytes(b) => self.bytes >= b,
+            Stop::Bytes(b) | Stop::BytesWithin(b, _) => self.bytes >= b,
             Stop::Ops(n) => self.ops >= n,
             _ => false,
         }
     }
 }
 
-/// Runs one stream until its phase's stop condition or a stop request.
-pub fn run(mut job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
-    let want = match job.stop {
-        Stop::AllHaveN => job.plan.samples,
+/// An I/O in flight on a slot.
+#[derive(Clone, Copy, Default)]
+struct Flight {
+    offset: u64,
+    issue: u64,
+    lag: u64,
+    sampled: bool,
+}
+
+/// The state of one stream's run through a phase.
+struct Run<'a> {
+    protocol: &'a Protocol,
+    want: usize,
+    taken: usize,
+    active: bool,
+    io: usize,
+    flights: Vec<Flight>,
+    free: Vec<usize>,
+}
+
+impl Run<'_> {
+    /// Records a completion: frees its slot and samples it when it was issued while sampling.
+    #[inline]
+    fn complete(&mut self, c: Completion, sink: &mut StreamSink, index: usize) {
+        let done = self.protocol.now_ns();
+        let f = self.flights[c.slot];
+        self.free.push(c.slot);
+        if !self.active {
+            self.active = true;
+            self.protocol.mark_active(done);
+        }
+        if !(f.sampled && self.taken < self.want) {
+            return;
+        }
+        let (bytes, errno) = match c.result {
+            Ok(n) => (n, if n as usize == self.io { 0 } else { 5 }),
+            Err(e) => (0, e),
+        };
+        sink.push(Sample {
+            offset: f.offset,
+            bytes,
+            issue_ns: f.issue,
+            latency_ns: done - f.issue,
+            lag_ns: f.lag,
+            errno,
+            phase: 0,
+        });
+        self.taken += 1;
+        self.protocol.collected[index].store(self.taken, Ordering::Relaxed);
+        if self.taken == self.want {
+            self.protocol.mark_done();
+        }
+    }
+}
+
+/// Runs one stream until its phase's stop condition or a stop request, then waits for the
+/// I/Os still in flight.
+pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
+    let Job {
+        index,
+        plan,
+        placement,
+        mut backend,
+        mut bufs,
+        mut cursor,
+        mut sink,
+        stop,
+    } = job;
+    let want = match stop {
+        Stop::AllHaveN => plan.samples,
         _ => usize::MAX,
     };
-    let io = job.plan.io_size as usize;
-    let mut buf = AlignedBuf::new(io);
-    buf.fill_random(job.cursor.seed ^ 0xA5A5);
-    let slots = (job.placement.len / job.plan.io_size).max(1);
-    let one_pass = job.stop == Stop::OpsEnd;
-    let interval_ns = match job.plan.pacing {
+    let io = plan.io_size as usize;
+    let depth = backend.queue_depth().min(bufs.len()).max(1);
+    let start = placement.offset + plan.io.skip.min(placement.len);
+    let slots = (placement.len.saturating_sub(plan.io.skip) / plan.io_size).max(1);
+    let one_pass = stop == Stop::OpsEnd;
+    let interval_ns = match plan.pacing {
         Pacing::Rate(r) if r > 0.0 => Some((1e9 / r) as u64),
         _ => None,
     };
     let mut intended = 0u64;
-    let mut active = false;
-    let mut taken = 0usize;
     let mut budget = Budget {
-        stop: job.stop,
+        stop,
         bytes: 0,
         ops: 0,
     };
-    let counter = &protocol.collected[job.index];
+    let mut run = Run {
+        protocol,
+        want,
+        taken: 0,
+        active: false,
+        io,
+        flights: vec![Flight::default(); depth],
+        free: (0..depth).rev().collect(),
+    };
 
     barrier.wait();
     if interval_ns.is_some() {
         intended = protocol.now_ns();
     }
+    let mut ending = false;
     loop {
-        if protocol.stopped() || budget.spent() {
-            break;
-        }
-        if want != usize::MAX && protocol.all_done() {
-            break;
-        }
-        let Some(slot) = job.cursor.advance(job.plan.pattern, slots, one_pass) else {
-            break;
-        };
-        let offset = job.placement.offset + slot * job.plan.io_size;
-        let mut lag = 0;
-        if interval_ns.is_some() {
-            let now = protocol.now_ns();
-            if now < intended {
-                std::thread::sleep(Duration::from_nanos(intended - now));
+        while !ending {
+            let Some(&slot) = run.free.last() else { break };
+            if protocol.stopped() || budget.spent() || (want != usize::MAX && protocol.all_done()) {
+                ending = true;
+                break;
             }
-            lag = protocol.now_ns().saturating_sub(intended);
-        }
-        let sampling = protocol.sampling();
-        let issue = protocol.now_ns();
-        if protocol.past_deadline(issue) {
-            break;
-        }
-        job.backend.submit(0, job.plan.op, offset, &mut buf, io);
-        let c = job.backend.wait();
-        let done = protocol.now_ns();
-        if let Some(iv) = interval_ns {
-            intended += iv;
-        }
-        if !active {
-            active = true;
-            protocol.mark_active(done);
-        }
-        let (bytes, errno) = match c.result {
-            Ok(n) => (n, if n as usize == io { 0 } else { 5 }),
-            Err(e) => (0, e),
-        };
-        // Attempted bytes, so a failing device cannot keep a byte budget from ending.
-        budget.bytes += io as u64;
-        budget.ops += 1;
-        if sampling && taken < want {
-            job.sink.push(Sample {
+            let mut lag = 0;
+            if let Some(iv) = interval_ns {
+                let now = protocol.now_ns();
+                if now < intended {
+                    if run.free.len() < depth {
+                        // I/Os in flight: take their completions while waiting.
+                        if let Some(c) = backend.wait_for(intended - now) {
+                            run.complete(c, &mut sink, index);
+                        }
+                        continue;
+                    }
+                    std::thread::sleep(Duration::from_nanos(intended - now));
+                }
+                lag = protocol.now_ns().saturating_sub(intended);
+                intended += iv;
+            }
+            let Some(s) = cursor.advance(plan.pattern, slots, one_pass) else {
+                ending = true;
+                break;
+            };
+            let offset = start + s * plan.io_size;
+            let sampled = protocol.sampling();
+            let issue = protocol.now_ns();
+            if protocol.past_deadline(issue) {
+                ending = true;
+                break;
+            }
+            run.free.pop();
+            run.flights[slot] = Flight {
                 offset,
-                bytes,
-                issue_ns: issue,
-                latency_ns: done - issue,
-                lag_ns: lag,
-                errno,
-                phase: 0,
-            });
-            taken += 1;
-            counter.store(taken, Ordering::Relaxed);
-            if taken == want {
-                protocol.mark_done();
-            }
+                issue,
+                lag,
+                sampled,
+            };
+            backend.submit(slot, plan.op, offset, &mut bufs[slot], io);
+            // Attempted bytes, so a failing device cannot keep a byte budget from ending.
+            budget.bytes += io as u64;
+            budget.ops += 1;
         }
+        if run.free.len() == depth {
+            break;
+        }
+        let c = backend.wait();
+        run.complete(c, &mut sink, index);
     }
     if want == usize::MAX {
         protocol.mark_done();
     }
+    // The ring goes before the buffers it may have registered.
+    drop(backend);
+    drop(bufs);
     Ended {
-        cursor: job.cursor,
-        sink: job.sink,
-        samples: taken,
+        cursor,
+        sink,
+        samples: run.taken,
     }
 }

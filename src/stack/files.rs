@@ -259,6 +259,7 @@ mod tests {
             pattern: Pattern::Random,
             pacing: Pacing::Max,
             samples: 1,
+            io: Default::default(),
         };
         let streams = vec![s("playback0", Op::Read), s("record0", Op::Write)];
         Plan::sampled("run", streams, true, 1)

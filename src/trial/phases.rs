@@ -23,8 +23,9 @@ pub struct Walk<'a> {
     pub progress: &'a ProgressBar,
 }
 
-/// Runs every phase of `plan` on `built` in order.
-pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialError> {
+/// Runs every phase of `plan` on `built` in order; with the samples, what the kernel refused
+/// the streams' backends (warnings).
+pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<String>), TrialError> {
     let scale = built.time_scale;
     let opts = EngineOptions {
         direct: built.direct_ok,
@@ -73,7 +74,8 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
         });
     }
     w.progress.finish_and_clear();
-    Ok(engine.finish(records)?)
+    let warnings = engine.warnings().to_vec();
+    Ok((engine.finish(records)?, warnings))
 }
 
 /// Sets the progress bar up for a stream phase: samples for all-have-N, tenths of a second for
@@ -83,7 +85,9 @@ fn show(pb: &ProgressBar, name: &str, plan: &Plan, streams: &[usize], stop: Stop
     let (len, unit) = match stop {
         Stop::AllHaveN => (ops(&|i| plan.streams[i].samples as u64), "samples"),
         Stop::Duration(s) => ((s / scale * 10.0).ceil() as u64, "tenths of a second"),
-        Stop::Bytes(b) => (ops(&|i| b.div_ceil(plan.streams[i].io_size)), "I/Os"),
+        Stop::Bytes(b) | Stop::BytesWithin(b, _) => {
+            (ops(&|i| b.div_ceil(plan.streams[i].io_size)), "I/Os")
+        }
         Stop::Ops(n) => (n * streams.len() as u64, "I/Os"),
         Stop::OpsEnd => (0, "I/Os"),
     };
