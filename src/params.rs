@@ -19,6 +19,10 @@ pub enum Kind {
     Count,
     /// `true` / `false` (also `yes`/`no`, `1`/`0`).
     Bool,
+    /// One of a fixed list of words (fio's `rw=randread`).
+    Choice(&'static [&'static str]),
+    /// Free text.
+    Text,
 }
 
 impl Kind {
@@ -30,6 +34,8 @@ impl Kind {
             Kind::Float => "number",
             Kind::Count => "count",
             Kind::Bool => "true/false",
+            Kind::Choice(_) => "word",
+            Kind::Text => "text",
         }
     }
 }
@@ -71,13 +77,15 @@ impl ParamSpec {
 }
 
 /// A typed parameter value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Size(u64),
     Duration(f64),
     Float(f64),
     Count(u64),
     Bool(bool),
+    /// A [`Kind::Choice`] or [`Kind::Text`] value.
+    Text(String),
 }
 
 impl fmt::Display for Value {
@@ -88,17 +96,19 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", units::trim_float(x)),
             Value::Count(n) => write!(f, "{n}"),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::Text(ref t) => f.write_str(t),
         }
     }
 }
 
 impl Value {
     /// The value as JSON in base units (bytes, seconds).
-    pub fn to_json(self) -> Json {
+    pub fn to_json(&self) -> Json {
         match self {
             Value::Size(b) | Value::Count(b) => json!(b),
             Value::Duration(x) | Value::Float(x) => json!(x),
             Value::Bool(b) => json!(b),
+            Value::Text(t) => json!(t),
         }
     }
 }
@@ -152,6 +162,12 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
             "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("'{t}' is not true or false")),
         },
+        Kind::Choice(words) => words
+            .iter()
+            .find(|w| **w == t)
+            .map(|w| Value::Text((*w).to_string()))
+            .ok_or_else(|| format!("'{t}' is not one of {}", words.join(", "))),
+        Kind::Text => Ok(Value::Text(t.to_string())),
     }
 }
 
@@ -225,36 +241,44 @@ impl Params {
         &self.entries
     }
 
-    fn get(&self, name: &str) -> Value {
+    fn get(&self, name: &str) -> &Value {
         self.entries
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v)
             .unwrap_or_else(|| panic!("parameter {name} is not declared"))
+    }
+
+    /// A choice or text parameter.
+    pub fn text(&self, name: &str) -> &str {
+        match self.get(name) {
+            Value::Text(t) => t,
+            other => panic!("parameter {name} is {other:?}, not text"),
+        }
     }
 
     /// A size or count parameter.
     pub fn u64(&self, name: &str) -> u64 {
-        match self.get(name) {
+        match *self.get(name) {
             Value::Size(v) | Value::Count(v) => v,
-            other => panic!("parameter {name} is {other:?}, not an integer"),
+            ref other => panic!("parameter {name} is {other:?}, not an integer"),
         }
     }
 
     /// A duration (seconds) or float parameter.
     pub fn f64(&self, name: &str) -> f64 {
-        match self.get(name) {
+        match *self.get(name) {
             Value::Duration(v) | Value::Float(v) => v,
             Value::Size(v) | Value::Count(v) => v as f64,
-            Value::Bool(_) => panic!("parameter {name} is a bool"),
+            Value::Bool(_) | Value::Text(_) => panic!("parameter {name} is not a number"),
         }
     }
 
     /// A boolean parameter.
     pub fn bool(&self, name: &str) -> bool {
-        match self.get(name) {
+        match *self.get(name) {
             Value::Bool(b) => b,
-            other => panic!("parameter {name} is {other:?}, not a bool"),
+            ref other => panic!("parameter {name} is {other:?}, not a bool"),
         }
     }
 
@@ -283,6 +307,7 @@ impl Params {
                 let text = match v {
                     Json::Bool(b) => b.to_string(),
                     Json::Number(n) => n.to_string(),
+                    Json::String(t) => t.clone(),
                     _ => continue,
                 };
                 out.push((s.name.to_string(), text));

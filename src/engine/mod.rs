@@ -80,6 +80,9 @@ pub struct StreamIo {
     /// Bytes at the start of the stream's region it leaves alone: its I/O starts this far in
     /// (fio's `offset`).
     pub skip: u64,
+    /// A byte budget of its own: the stream stops once it has moved this many bytes, whatever
+    /// the phase's stop condition (fio's `size`); 0: none.
+    pub bytes: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.

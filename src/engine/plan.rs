@@ -55,12 +55,10 @@ pub enum Stop {
     Bytes(u64),
     /// Every I/O is sampled; each stream stops after this many operations.
     Ops(u64),
-    /// Every I/O is sampled; each stream stops once it has moved this many bytes, and all
-    /// stop once this many seconds have passed, whichever comes first (fio's `size` with a
-    /// `runtime`).
-    BytesWithin(u64, f64),
+
     /// Every I/O is sampled; each stream stops when its own list of operations ends: one pass
-    /// over its region for the sequential and append patterns.
+    /// over its region for the sequential and append patterns, its own byte budget
+    /// ([`super::StreamIo::bytes`]) when it has one.
     OpsEnd,
 }
 
@@ -77,11 +75,7 @@ impl Stop {
             Stop::Duration(s) => format!("{} s passed", crate::units::trim_float(s)),
             Stop::Bytes(b) => format!("{} per stream", crate::units::Size(b)),
             Stop::Ops(n) => format!("{n} operations per stream"),
-            Stop::BytesWithin(b, s) => format!(
-                "{} per stream or {} s passed",
-                crate::units::Size(b),
-                crate::units::trim_float(s)
-            ),
+
             Stop::OpsEnd => "each stream's operations ended".into(),
         }
     }
@@ -214,12 +208,10 @@ impl Plan {
             })
         };
         match stop {
-            Stop::Duration(s) | Stop::BytesWithin(_, s) if !(s > 0.0 && s.is_finite()) => {
+            Stop::Duration(s) if !(s > 0.0 && s.is_finite()) => {
                 return bad("the duration must be greater than 0")
             }
-            Stop::Bytes(0) | Stop::Ops(0) | Stop::BytesWithin(0, _) => {
-                return bad("the count must be greater than 0")
-            }
+            Stop::Bytes(0) | Stop::Ops(0) => return bad("the count must be greater than 0"),
             _ => {}
         }
         for &i in streams {
@@ -230,7 +222,7 @@ impl Plan {
                     streams: self.streams.len(),
                 });
             };
-            if stop == Stop::OpsEnd && s.pattern == super::Pattern::Random {
+            if stop == Stop::OpsEnd && s.pattern == super::Pattern::Random && s.io.bytes == 0 {
                 return Err(PlanError::NeverEnds {
                     phase: phase.to_string(),
                     stream: s.name.clone(),

@@ -97,7 +97,7 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let wall = match stop {
-            Stop::Duration(s) | Stop::BytesWithin(_, s) => Some(s / self.opts.time_scale),
+            Stop::Duration(s) => Some(s / self.opts.time_scale),
             _ => None,
         };
         // Sampling (of everything) and the deadline start now, as the streams are let go: set

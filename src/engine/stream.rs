@@ -90,6 +90,8 @@ pub fn slot_buffers(cursor: &Cursor, io: usize, depth: usize) -> Vec<AlignedBuf>
 /// How far a stream has gone in a phase with a budget of its own.
 struct Budget {
     stop: Stop,
+    /// The stream's own byte budget, 0 for none.
+    own: u64,
     bytes: u64,
     ops: u64,
 }
@@ -97,8 +99,11 @@ struct Budget {
 impl Budget {
     #[inline]
     fn spent(&self) -> bool {
+        if self.own > 0 && self.bytes >= self.own {
+            return true;
+        }
         match self.stop {
-            Stop::Bytes(b) | Stop::BytesWithin(b, _) => self.bytes >= b,
+            Stop::Bytes(b) => self.bytes >= b,
             Stop::Ops(n) => self.ops >= n,
             _ => false,
         }
@@ -189,6 +194,7 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
     let mut intended = 0u64;
     let mut budget = Budget {
         stop,
+        own: plan.io.bytes,
         bytes: 0,
         ops: 0,
     };

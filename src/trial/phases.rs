@@ -85,9 +85,7 @@ fn show(pb: &ProgressBar, name: &str, plan: &Plan, streams: &[usize], stop: Stop
     let (len, unit) = match stop {
         Stop::AllHaveN => (ops(&|i| plan.streams[i].samples as u64), "samples"),
         Stop::Duration(s) => ((s / scale * 10.0).ceil() as u64, "tenths of a second"),
-        Stop::Bytes(b) | Stop::BytesWithin(b, _) => {
-            (ops(&|i| b.div_ceil(plan.streams[i].io_size)), "I/Os")
-        }
+        Stop::Bytes(b) => (ops(&|i| b.div_ceil(plan.streams[i].io_size)), "I/Os"),
         Stop::Ops(n) => (n * streams.len() as u64, "I/Os"),
         Stop::OpsEnd => (0, "I/Os"),
     };
