@@ -163,6 +163,7 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         pacing: Pacing::Max,
         samples: n,
         io: Default::default(),
+        source: None,
     };
     let plan = Plan::sampled("probe", vec![stream], true, seed);
     let placement = [Placement {
@@ -228,8 +229,8 @@ fn figure(
 ) -> ProbeFigure {
     let wall_mbs = io_bytes as f64 / wall_s_per_io / 1e6;
     let max_mbs = match op {
-        Op::Read => HOST_BOUND_MBS.0,
         Op::Write => HOST_BOUND_MBS.1,
+        _ => HOST_BOUND_MBS.0,
     };
     let diff_pct = expected
         .filter(|e| e.is_finite() && *e > 0.0)
@@ -306,6 +307,7 @@ fn probe_built(
         pacing: Pacing::Max,
         samples: 1,
         io: Default::default(),
+        source: None,
     };
     let tiny = Plan::sampled("probe", vec![stream], true, opts.seed);
     let mut actions = Actions::new(false);

@@ -492,6 +492,7 @@ mod tests {
                 pacing: Pacing::Max,
                 samples: p.u64("ios") as usize,
                 io: Default::default(),
+                source: None,
             };
             Ok(Plan::sampled("run", vec![stream], false, 3))
         }

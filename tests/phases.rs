@@ -67,6 +67,7 @@ impl Workload for Phased {
             pacing: Pacing::Max,
             samples: 0,
             io: Default::default(),
+            source: None,
         };
         Ok(Plan {
             streams: vec![stream("w0"), stream("w1")],

@@ -6,6 +6,7 @@
 pub mod backend;
 mod backend_kind;
 pub mod buffer;
+pub mod fsops;
 pub mod plan;
 pub mod protocol;
 pub mod psync;
@@ -14,6 +15,8 @@ pub mod rng;
 mod run;
 pub mod sample;
 pub mod set;
+pub mod source;
+mod source_run;
 mod spill;
 mod stream;
 mod uring;
@@ -25,6 +28,7 @@ pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
 pub use set::{PhaseRecord, SampleSet, StreamInfo};
+pub use source::{OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;
 
@@ -65,6 +69,9 @@ pub struct StreamPlan {
     /// Samples to collect under [`Stop::AllHaveN`] (N of seed 000's protocol); other stop
     /// conditions sample every I/O.
     pub samples: usize,
+    /// Operations the workload generates itself (file-system operations, a trace); `None`:
+    /// block I/O of `op`, `io_size` and `pattern`, which otherwise only describe the stream.
+    pub source: Option<Source>,
     /// Queue depth, backend and where in its region the stream starts.
     pub io: StreamIo,
 }
@@ -83,6 +90,11 @@ pub struct StreamIo {
     /// A byte budget of its own: the stream stops once it has moved this many bytes, whatever
     /// the phase's stop condition (fio's `size`); 0: none.
     pub bytes: u64,
+    /// Reads and writes mixed at random, this percentage of them reads (fio's `rw=randrw`
+    /// with `rwmixread`); `None`: every I/O is the stream's op.
+    pub mix: Option<u8>,
+    /// An fsync of the target after every this many writes (fio's `fsync`); 0: never.
+    pub fsync_every: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -119,9 +131,33 @@ pub enum EngineError {
     Plan(#[from] PlanError),
     #[error("phase {0} is an action phase, which the stack does, not the engine")]
     NotStreams(String),
+    #[error("stream {stream}: cannot start its operations in {path}: {source}")]
+    Source {
+        stream: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The samples could not be written to or read from their spill files.
     #[error("samples: {0}")]
     Record(#[from] std::io::Error),
+}
+
+/// Opens a block stream's target for what it does: read and write when it mixes them.
+pub fn open_stream(
+    s: &StreamPlan,
+    path: &std::path::Path,
+    direct: bool,
+) -> std::io::Result<std::fs::File> {
+    if s.io.mix.is_none() {
+        return open_target(path, s.op, direct);
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(true);
+    if direct {
+        o.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
+    }
+    o.open(path)
 }
 
 /// Opens a stream's target with O_DIRECT (when asked) for the stream's op.
@@ -129,8 +165,8 @@ pub fn open_target(path: &std::path::Path, op: Op, direct: bool) -> std::io::Res
     use std::os::unix::fs::OpenOptionsExt;
     let mut o = std::fs::OpenOptions::new();
     match op {
-        Op::Read => o.read(true),
         Op::Write => o.write(true),
+        _ => o.read(true),
     };
     if direct {
         o.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);

@@ -3,9 +3,11 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::record::{Keep, Recorder};
+use super::record::{Keep, Recorder, StreamSink};
+use super::source::{OpSource, SourceCtx};
+use super::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, slot_buffers, Cursor, Ended, Job};
-use super::{open_target, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
+use super::{open_stream, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
 use super::{PhaseRecord, StreamInfo, StreamSamples};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -28,8 +30,31 @@ pub struct Engine<'a> {
     opts: EngineOptions,
     origin: Instant,
     cursors: Vec<Cursor>,
+    /// Each source stream's source, made at the first phase it runs in.
+    sources: Vec<Option<Box<dyn OpSource>>>,
     recorder: Recorder,
     warnings: Vec<String>,
+}
+
+/// One stream's work in a phase: block I/O, or its own source's operations.
+enum Work {
+    Block(Job),
+    Source(SourceJob),
+}
+
+/// What a stream's thread handed back.
+enum Back {
+    Block(Ended),
+    Source(SourceEnded),
+}
+
+impl Back {
+    fn samples(&self) -> usize {
+        match self {
+            Back::Block(e) => e.samples,
+            Back::Source(e) => e.samples,
+        }
+    }
 }
 
 impl<'a> Engine<'a> {
@@ -62,6 +87,7 @@ impl<'a> Engine<'a> {
             cursors: (0..plan.streams.len())
                 .map(|i| Cursor::new(plan.seed, i))
                 .collect(),
+            sources: (0..plan.streams.len()).map(|_| None).collect(),
             recorder: Recorder::new(info, keep, opts.time_scale)?,
             warnings: Vec::new(),
         })
@@ -88,11 +114,20 @@ impl<'a> Engine<'a> {
         let barrier = Arc::new(Barrier::new(jobs.len() + 1));
         let handles: Vec<_> = jobs
             .into_iter()
-            .map(|job| {
+            .map(|work| {
                 let (protocol, barrier) = (protocol.clone(), barrier.clone());
+                let name = match &work {
+                    Work::Block(j) => j.plan.name.clone(),
+                    Work::Source(j) => j.plan.name.clone(),
+                };
                 std::thread::Builder::new()
-                    .name(job.plan.name.clone())
-                    .spawn(move || stream::run(job, &protocol, &barrier))
+                    .name(name)
+                    .spawn(move || match work {
+                        Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
+                        Work::Source(job) => {
+                            Back::Source(source_run::run(job, &protocol, &barrier))
+                        }
+                    })
                     .expect("spawn stream thread")
             })
             .collect();
@@ -108,7 +143,7 @@ impl<'a> Engine<'a> {
             tick(&protocol);
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ended: Vec<Ended> = handles
+        let ended: Vec<Back> = handles
             .into_iter()
             .map(|h| h.join().expect("stream thread panicked"))
             .collect();
@@ -116,11 +151,19 @@ impl<'a> Engine<'a> {
             && ended
                 .iter()
                 .zip(streams)
-                .any(|(e, &i)| e.samples < self.plan.streams[i].samples);
-        let samples = ended.iter().map(|e| e.samples as u64).sum();
+                .any(|(e, &i)| e.samples() < self.plan.streams[i].samples);
+        let samples = ended.iter().map(|e| e.samples() as u64).sum();
         for (e, &i) in ended.into_iter().zip(streams) {
-            self.cursors[i] = e.cursor;
-            self.recorder.put(i, e.sink);
+            match e {
+                Back::Block(e) => {
+                    self.cursors[i] = e.cursor;
+                    self.recorder.put(i, e.sink);
+                }
+                Back::Source(e) => {
+                    self.sources[i] = Some(e.source);
+                    self.recorder.put(i, e.sink);
+                }
+            }
         }
         Ok(PhaseOutcome {
             incomplete: protocol.stopped() || short,
@@ -129,18 +172,50 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// The jobs of one phase: targets opened with each stream's backend, slot buffers made
-    /// and registered, cursors and sinks taken. What the kernel refused is kept as warnings.
-    fn jobs(&mut self, streams: &[usize], stop: Stop, phase: u16) -> Result<Vec<Job>, EngineError> {
-        let mut jobs = Vec::with_capacity(streams.len());
+    /// The work of one phase: targets opened with each stream's backend (slot buffers made and
+    /// registered) or sources made, cursors and sinks taken. What the kernel refused is kept
+    /// as warnings.
+    fn jobs(
+        &mut self,
+        streams: &[usize],
+        stop: Stop,
+        phase: u16,
+    ) -> Result<Vec<Work>, EngineError> {
+        let mut work = Vec::with_capacity(streams.len());
         for (k, &i) in streams.iter().enumerate() {
             let (s, p) = (&self.plan.streams[i], &self.placements[i]);
-            let f =
-                open_target(&p.path, s.op, self.opts.direct).map_err(|e| EngineError::Open {
-                    stream: s.name.clone(),
-                    path: p.path.clone(),
-                    source: e,
-                })?;
+            let sink = |r: &mut Recorder| -> StreamSink { r.take(i, phase) };
+            if let Some(src) = &s.source {
+                let source = match self.sources[i].take() {
+                    Some(made) => made,
+                    None => {
+                        let ctx = SourceCtx {
+                            placement: p,
+                            direct: self.opts.direct,
+                            seed: self.cursors[i].seed(),
+                            index: i,
+                        };
+                        (src.make)(&ctx).map_err(|e| EngineError::Source {
+                            stream: s.name.clone(),
+                            path: p.path.clone(),
+                            source: e,
+                        })?
+                    }
+                };
+                work.push(Work::Source(SourceJob {
+                    index: k,
+                    plan: s.clone(),
+                    source,
+                    sink: sink(&mut self.recorder),
+                    stop,
+                }));
+                continue;
+            }
+            let f = open_stream(s, &p.path, self.opts.direct).map_err(|e| EngineError::Open {
+                stream: s.name.clone(),
+                path: p.path.clone(),
+                source: e,
+            })?;
             let kind = s.io.backend.unwrap_or(self.opts.backend);
             let mut opened = kind.open(f.into(), s.io.depth.max(1) as usize);
             let depth = opened.backend.queue_depth();
@@ -153,18 +228,18 @@ impl<'a> Engine<'a> {
                     self.warnings.push(w);
                 }
             }
-            jobs.push(Job {
+            work.push(Work::Block(Job {
                 index: k,
                 plan: s.clone(),
                 placement: p.clone(),
                 backend: opened.backend,
                 bufs,
                 cursor,
-                sink: self.recorder.take(i, phase),
+                sink: sink(&mut self.recorder),
                 stop,
-            });
+            }));
         }
-        Ok(jobs)
+        Ok(work)
     }
 
     /// What the kernel refused while the streams' backends were opened (io_uring features),

@@ -10,7 +10,7 @@ use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
 use super::record::StreamSink;
 use super::rng::SplitMix64;
-use super::sample::Sample;
+use super::sample::{Op, Sample};
 use super::{Pacing, Pattern, Placement, Stop, StreamPlan};
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
@@ -27,6 +27,11 @@ pub struct Cursor {
 }
 
 impl Cursor {
+    /// The stream's seed: its offsets, its buffer's bytes and its source derive from it.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// The cursor of stream `index` of a plan seeded with `seed`.
     pub fn new(plan_seed: u64, index: usize) -> Cursor {
         let seed = plan_seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -113,6 +118,9 @@ impl Budget {
 /// An I/O in flight on a slot.
 #[derive(Clone, Copy, Default)]
 struct Flight {
+    op: Op,
+    /// Bytes asked for (0 for an fsync).
+    len: u64,
     offset: u64,
     issue: u64,
     lag: u64,
@@ -125,7 +133,6 @@ struct Run<'a> {
     want: usize,
     taken: usize,
     active: bool,
-    io: usize,
     flights: Vec<Flight>,
     free: Vec<usize>,
 }
@@ -145,10 +152,11 @@ impl Run<'_> {
             return;
         }
         let (bytes, errno) = match c.result {
-            Ok(n) => (n, if n as usize == self.io { 0 } else { 5 }),
+            Ok(n) => (n, if n == f.len { 0 } else { 5 }),
             Err(e) => (0, e),
         };
         sink.push(Sample {
+            op: f.op,
             offset: f.offset,
             bytes,
             issue_ns: f.issue,
@@ -203,7 +211,6 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         want,
         taken: 0,
         active: false,
-        io,
         flights: vec![Flight::default(); depth],
         free: (0..depth).rev().collect(),
     };
@@ -212,6 +219,8 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
     if interval_ns.is_some() {
         intended = protocol.now_ns();
     }
+    let mut mixer = SplitMix64::new(cursor.seed ^ 0x0B1E_55ED_F00D);
+    let (mut writes, mut fsync_due) = (0u64, false);
     let mut ending = false;
     loop {
         while !ending {
@@ -219,6 +228,21 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
             if protocol.stopped() || budget.spent() || (want != usize::MAX && protocol.all_done()) {
                 ending = true;
                 break;
+            }
+            if fsync_due {
+                // Unpaced, between the writes it follows and those after it.
+                fsync_due = false;
+                run.free.pop();
+                run.flights[slot] = Flight {
+                    op: Op::Fsync,
+                    len: 0,
+                    offset: 0,
+                    issue: protocol.now_ns(),
+                    lag: 0,
+                    sampled: protocol.sampling(),
+                };
+                backend.submit(slot, Op::Fsync, 0, &mut bufs[slot], 0);
+                continue;
             }
             let mut lag = 0;
             if let Some(iv) = interval_ns {
@@ -241,6 +265,11 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
                 break;
             };
             let offset = start + s * plan.io_size;
+            let op = match plan.io.mix {
+                Some(reads) if mixer.below(100) < u64::from(reads) => Op::Read,
+                Some(_) => Op::Write,
+                None => plan.op,
+            };
             let sampled = protocol.sampling();
             let issue = protocol.now_ns();
             if protocol.past_deadline(issue) {
@@ -249,15 +278,21 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
             }
             run.free.pop();
             run.flights[slot] = Flight {
+                op,
+                len: io as u64,
                 offset,
                 issue,
                 lag,
                 sampled,
             };
-            backend.submit(slot, plan.op, offset, &mut bufs[slot], io);
+            backend.submit(slot, op, offset, &mut bufs[slot], io);
             // Attempted bytes, so a failing device cannot keep a byte budget from ending.
             budget.bytes += io as u64;
             budget.ops += 1;
+            if op == Op::Write && plan.io.fsync_every > 0 {
+                writes += 1;
+                fsync_due = writes % plan.io.fsync_every == 0;
+            }
         }
         if run.free.len() == depth {
             break;

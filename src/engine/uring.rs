@@ -80,6 +80,10 @@ impl Uring {
                     (Op::Write, false) => {
                         opcode::Write::new($fd, ptr, len32).offset(offset).build()
                     }
+                    (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
+                    // Other file-system ops come from a stream's own source, never through a
+                    // backend: a no-op that completes at once.
+                    _ => opcode::Nop::new().build(),
                 }
             };
         }

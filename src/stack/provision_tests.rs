@@ -17,6 +17,7 @@ fn plan() -> Plan {
         pacing: Pacing::Max,
         samples: 0,
         io: Default::default(),
+        source: None,
     };
     Plan::sampled("stream", vec![s], false, 1)
 }

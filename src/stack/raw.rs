@@ -240,6 +240,7 @@ mod tests {
                 pacing: Pacing::Max,
                 samples: 0,
                 io: Default::default(),
+                source: None,
             })
             .collect();
         Plan::sampled("run", streams, false, 1)

@@ -118,6 +118,7 @@ impl Workload for Dvr {
                 pacing: Pacing::Max,
                 samples: p.u64("samples") as usize,
                 io: Default::default(),
+                source: None,
             })
             .collect();
         Ok(Plan::sampled(
@@ -161,6 +162,7 @@ mod tests {
             .map(|&l| {
                 let lat = (l * 1e6) as u64;
                 let s = Sample {
+                    op,
                     offset: 0,
                     bytes,
                     issue_ns: t,

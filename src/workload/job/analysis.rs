@@ -46,12 +46,11 @@ impl Acc {
     }
 
     #[inline]
-    fn add(&mut self, s: &Sample, op: Op, zero: u64) {
+    fn add(&mut self, s: &Sample, zero: u64) {
         self.end_ns = self.end_ns.max(s.done_ns().saturating_sub(zero));
-        match op {
+        match s.op {
             Op::Read => self.reads += 1,
             Op::Write => self.writes += 1,
-            #[allow(unreachable_patterns)]
             _ => {
                 self.fsyncs += 1;
                 return;
@@ -111,12 +110,6 @@ impl Acc {
     }
 }
 
-/// The op a sample did.
-#[inline]
-fn op_of(_s: &Sample, stream_op: Op) -> Op {
-    stream_op
-}
-
 /// What analysis of a job trial produced.
 #[derive(Debug, Clone)]
 pub struct JobOutcome {
@@ -148,7 +141,7 @@ pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, Anal
             let mut acc = Acc::new();
             samples.each(at, &mut |s| {
                 if s.phase == p {
-                    acc.add(s, op_of(s, info.op), zero);
+                    acc.add(s, zero);
                 }
             })?;
             streams.push(StreamFigures {

@@ -80,12 +80,6 @@ fn check(g: &Group) -> Result<(), ParamError> {
             "time_based needs a runtime greater than 0".into(),
         );
     }
-    if matches!(p.text("rw"), "rw" | "readwrite" | "randrw") {
-        return bad("rw", "mixed reads and writes are not supported yet".into());
-    }
-    if p.u64("fsync") > 0 {
-        return bad("fsync", "fsync is not supported yet".into());
-    }
     Ok(())
 }
 
@@ -93,10 +87,13 @@ fn check(g: &Group) -> Result<(), ParamError> {
 fn group_streams(g: &Group) -> Vec<StreamPlan> {
     let p = &g.params;
     let rw = p.text("rw");
-    let op = if rw.ends_with("read") {
-        Op::Read
-    } else {
-        Op::Write
+    let mix = matches!(rw, "rw" | "readwrite" | "randrw").then(|| p.u64("rwmixread") as u8);
+    // A mixed job reads: its file is filled before the run.
+    let op = match mix {
+        Some(0) => Op::Write,
+        Some(_) => Op::Read,
+        None if rw.ends_with("read") => Op::Read,
+        None => Op::Write,
     };
     let pattern = if rw.starts_with("rand") {
         Pattern::Random
@@ -126,11 +123,14 @@ fn group_streams(g: &Group) -> Vec<StreamPlan> {
                 pattern,
                 pacing,
                 samples: 0,
+                source: None,
                 io: StreamIo {
                     depth: p.u64("iodepth") as u32,
                     backend: Some(backend),
                     skip,
                     bytes: if p.bool("time_based") { 0 } else { size },
+                    mix,
+                    fsync_every: p.u64("fsync"),
                 },
             }
         })

@@ -151,3 +151,43 @@ fn headline_figures_as_fio_reports_them() {
         out.verdict_line()
     );
 }
+
+#[test]
+fn a_mixed_job_reads_writes_and_fsyncs_as_told() {
+    use crate::engine::{self, EngineOptions, Placement};
+    let p = params(&[
+        ("rw", "randrw"),
+        ("rwmixread", "70"),
+        ("fsync", "4"),
+        ("bs", "4KiB"),
+        ("size", "4MiB"),
+        ("ioengine", "io_uring"),
+        ("iodepth", "4"),
+    ]);
+    let plan = Job.plan(&p).unwrap();
+    assert_eq!(plan.streams[0].io.mix, Some(70));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.0");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(4 << 20)
+        .unwrap();
+    let placements = [Placement {
+        path,
+        offset: 0,
+        len: 4 << 20,
+    }];
+    let opts = EngineOptions {
+        direct: false,
+        backend: BackendKind::Psync,
+        time_scale: 1.0,
+    };
+    let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
+    let s = &out.streams[0].samples;
+    let count = |op| s.iter().filter(|x| x.op == op).count();
+    let (r, w, f) = (count(Op::Read), count(Op::Write), count(Op::Fsync));
+    assert_eq!(r + w, 1024, "size / bs");
+    assert!((600..840).contains(&r), "about 70% reads: {r}");
+    assert_eq!(f, w / 4, "an fsync after every 4 writes");
+    assert!(s.iter().all(|x| x.errno == 0));
+}

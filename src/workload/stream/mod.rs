@@ -90,6 +90,7 @@ fn streams(p: &Params) -> Vec<StreamPlan> {
         pacing: Pacing::Max,
         samples: 0,
         io: Default::default(),
+        source: None,
     };
     let writers = (0..p.u64("writers"))
         .map(|i| each(format!("writer{i}"), "writer", Op::Write, Pattern::Append));
