@@ -11,6 +11,8 @@ use std::fmt;
 pub enum Kind {
     /// Bytes; accepts `4096`, `1MiB`, `1M`.
     Size,
+    /// Bytes as fio reads them: every suffix a power of 1024 (`4k` = 4096, `1m`, `8g`).
+    FioSize,
     /// Seconds; accepts `5s`, `250ms`.
     Duration,
     /// A real number.
@@ -30,6 +32,7 @@ impl Kind {
     pub const fn unit(self) -> &'static str {
         match self {
             Kind::Size => "bytes",
+            Kind::FioSize => "bytes (4k = 4096)",
             Kind::Duration => "seconds",
             Kind::Float => "number",
             Kind::Count => "count",
@@ -143,6 +146,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
     let t = text.trim();
     match kind {
         Kind::Size => units::parse_size(t).map(Value::Size).map_err(|e| e.0),
+        Kind::FioSize => units::parse_fio_size(t).map(Value::Size).map_err(|e| e.0),
         Kind::Duration => units::parse_duration(t)
             .map(Value::Duration)
             .map_err(|e| e.0),
