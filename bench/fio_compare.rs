@@ -7,8 +7,8 @@
 //! every I/O (spilled, then written to samples.csv). Prints IOPS and MB/s of each (median of
 //! the rounds), the ratio iotrial / fio, and CPU time per I/O: the processes' own (getrusage of
 //! the child, which for iotrial includes building the stack and writing samples.csv) and the
-//! workers' during the run (fio's usr+sys per job; iotrial's own threads over its `run` phase
-//! from its threads monitor). Results: bench/README.md.
+//! workers' during the run (fio's usr+sys per job; the CPU time of iotrial's stream threads in
+//! its `run` phase, result.json's `phases[].cpu_s`). Results: bench/README.md.
 //!
 //! fio runs its jobs as threads (`--thread`), as iotrial runs its streams: forked, each fio job
 //! calls setsid, and with the kernel's autogroup scheduling every session gets an equal share
@@ -143,7 +143,13 @@ struct Run {
 fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
     let before = children_cpu_s();
     let out = Command::new(fio)
-        .args(["--name=job", "--thread", "--direct=1", "--time_based", "--offset=1m"])
+        .args([
+            "--name=job",
+            "--thread",
+            "--direct=1",
+            "--time_based",
+            "--offset=1m",
+        ])
         .arg(format!("--runtime={runtime}"))
         .arg(format!("--filename={dev}"))
         .args(c.fio)
@@ -180,7 +186,7 @@ fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
 fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
     let before = children_cpu_s();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_iotrial"));
-    cmd.args(["run", "job", "--json", "--monitor", "threads", "--target"])
+    cmd.args(["run", "job", "--json", "--monitor", "none", "--target"])
         .arg(format!("block:{dev}"))
         .arg("--out")
         .arg(out);
@@ -204,11 +210,11 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
         .iter()
         .map(|s| s["ios"].as_f64().unwrap())
         .sum();
-    let run = doc["monitor"]["threads"]["phases"]
+    let work = doc["phases"]
         .as_array()
-        .and_then(|p| p.iter().find(|p| p["phase"] == "run"))
-        .expect("the threads monitor's run phase");
-    let work = run["own_cpu_pct_mean"].as_f64().unwrap() / 100.0 * run["seconds"].as_f64().unwrap();
+        .and_then(|p| p.iter().find(|p| p["name"] == "run"))
+        .and_then(|p| p["cpu_s"].as_f64())
+        .expect("the run phase's CPU time");
     Run {
         iops: v["iops"].as_f64().unwrap(),
         mb_s: v["mb_s"].as_f64().unwrap(),

@@ -22,6 +22,10 @@ pub trait Backend: Send {
     /// Waits for one submitted I/O to finish.
     fn wait(&mut self) -> Completion;
 
+    /// Called once by the stream's own thread before its first I/O (an io_uring ring is
+    /// enabled there, its one issuer).
+    fn start(&mut self) {}
+
     /// Registers the stream's slot buffers (one per slot, in slot order) once, before the
     /// first I/O, for a backend that can skip mapping them per I/O; a warning when the
     /// kernel refused (the backend then works without).

@@ -21,6 +21,15 @@ pub struct PhaseOutcome {
     pub sampling_start_ns: Option<u64>,
     /// Samples taken in the phase.
     pub samples: u64,
+    /// CPU time (user + system) the phase's stream threads used, s (real time, whatever the
+    /// time scale).
+    pub cpu_s: f64,
+}
+
+/// CPU time the calling thread has used since it started, ns.
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// A plan being run on placed targets, phase by phase.
@@ -122,11 +131,14 @@ impl<'a> Engine<'a> {
                 };
                 std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || match work {
-                        Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
-                        Work::Source(job) => {
-                            Back::Source(source_run::run(job, &protocol, &barrier))
-                        }
+                    .spawn(move || {
+                        let back = match work {
+                            Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
+                            Work::Source(job) => {
+                                Back::Source(source_run::run(job, &protocol, &barrier))
+                            }
+                        };
+                        (back, thread_cpu_ns())
                     })
                     .expect("spawn stream thread")
             })
@@ -143,10 +155,10 @@ impl<'a> Engine<'a> {
             tick(&protocol);
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ended: Vec<Back> = handles
+        let (ended, cpu): (Vec<Back>, Vec<u64>) = handles
             .into_iter()
             .map(|h| h.join().expect("stream thread panicked"))
-            .collect();
+            .unzip();
         let short = stop == Stop::AllHaveN
             && ended
                 .iter()
@@ -169,6 +181,7 @@ impl<'a> Engine<'a> {
             incomplete: protocol.stopped() || short,
             sampling_start_ns: protocol.sampling().then(|| protocol.t0_ns()),
             samples,
+            cpu_s: cpu.iter().sum::<u64>() as f64 / 1e9,
         })
     }
 
@@ -280,6 +293,7 @@ pub fn run(
     let record = PhaseRecord {
         sampling_start_s: Some(start),
         samples: out.samples,
+        cpu_s: Some(out.cpu_s),
         ..PhaseRecord::stream(&plan.phases[0].name)
     };
     let set = engine.finish(vec![record])?;

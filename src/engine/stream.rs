@@ -215,6 +215,7 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         free: (0..depth).rev().collect(),
     };
 
+    backend.start();
     barrier.wait();
     if interval_ns.is_some() {
         intended = protocol.now_ns();

@@ -22,6 +22,8 @@ pub struct Uring {
     fixed_bufs: bool,
     /// Submissions queued and not yet handed to the kernel.
     queued: u32,
+    /// Made disabled, for the stream's thread to enable as its single issuer.
+    disabled: bool,
 }
 
 impl Uring {
@@ -30,10 +32,23 @@ impl Uring {
     pub fn open(fd: OwnedFd, depth: usize) -> io::Result<(Uring, Vec<String>)> {
         let depth = depth.max(1);
         let entries = (depth as u32).next_power_of_two();
-        let ring = IoUring::builder()
-            .setup_coop_taskrun()
+        // One issuer whose completions are reaped only when it waits (no interrupting task
+        // work), enabled by the stream's own thread in `start`; older kernels get less.
+        let (ring, disabled) = match IoUring::builder()
+            .setup_r_disabled()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
             .build(entries)
-            .or_else(|_| IoUring::new(entries))?;
+        {
+            Ok(r) => (r, true),
+            Err(_) => (
+                IoUring::builder()
+                    .setup_coop_taskrun()
+                    .build(entries)
+                    .or_else(|_| IoUring::new(entries))?,
+                false,
+            ),
+        };
         let mut warnings = Vec::new();
         let fixed_file = match ring.submitter().register_files(&[fd.as_raw_fd()]) {
             Ok(()) => true,
@@ -52,6 +67,7 @@ impl Uring {
                 fixed_file,
                 fixed_bufs: false,
                 queued: 0,
+                disabled,
             },
             warnings,
         ))
@@ -118,6 +134,14 @@ impl Uring {
 impl Backend for Uring {
     fn queue_depth(&self) -> usize {
         self.depth
+    }
+
+    fn start(&mut self) {
+        if std::mem::take(&mut self.disabled) {
+            // Cannot fail for a ring this process made disabled; if it did, every I/O would
+            // fail and say so in its sample.
+            let _ = self.ring.submitter().register_enable_rings();
+        }
     }
 
     fn register(&mut self, bufs: &[AlignedBuf]) -> Option<String> {
@@ -205,6 +229,7 @@ mod tests {
         };
         let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
         let _ = u.register(&bufs);
+        u.start();
         for (slot, b) in bufs.iter_mut().enumerate() {
             u.submit(slot, Op::Read, slot as u64 * 4096, b, 4096);
         }

@@ -40,7 +40,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
             return Err(TrialError::Interrupted);
         }
         w.timeline.begin(&phase.name, phase.step.kind());
-        let (sampling_ns, samples, stop) = match &phase.step {
+        let (sampling_ns, samples, stop, cpu_s) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
                 let out = engine.run_phase(i, |p| {
@@ -52,13 +52,18 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                 if out.incomplete {
                     return Err(TrialError::Interrupted);
                 }
-                (out.sampling_start_ns, out.samples, Some(stop.describe()))
+                (
+                    out.sampling_start_ns,
+                    out.samples,
+                    Some(stop.describe()),
+                    Some(out.cpu_s),
+                )
             }
             Step::Action(a) => {
                 w.progress
                     .set_message(format!("{} ({})", phase.name, a.name()));
                 action_phase::perform(*a, built)?;
-                (None, 0, None)
+                (None, 0, None, None)
             }
         };
         w.timeline.end();
@@ -71,6 +76,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
             sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
             stop,
             samples,
+            cpu_s,
         });
     }
     w.progress.finish_and_clear();
