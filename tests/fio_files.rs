@@ -117,3 +117,40 @@ fn a_job_file_runs_and_its_exported_job_reads_back_as_the_same_streams() {
     };
     assert_eq!(shape(&back), shape(&original));
 }
+
+#[test]
+fn a_study_runs_a_job_file_named_relative_to_it() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        work.path().join("tiny.fio"),
+        "[tiny]\nrw=randwrite\nbs=64k\nsize=512k\n",
+    )
+    .unwrap();
+    let study = work.path().join("s.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"s\"\n[[workloads]]\nkind = \"fio:tiny.fio\"\n[[stacks]]\nname = \"a\"\ndevices = [\"dir:{}\"]\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = work.path().join("out");
+    iotrial()
+        .current_dir(work.path().join("data"))
+        .args(["study"])
+        .arg(&study)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let root = std::fs::read_dir(&out).unwrap().next().unwrap().unwrap().path();
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("trials/a/tiny/r1/result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((&doc["kind"], &doc["workload"]), (&"job".into(), &"tiny".into()));
+    assert_eq!(doc["verdict"]["groups"][0]["ios"], 8);
+}
