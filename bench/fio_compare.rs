@@ -19,6 +19,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use common::figures::{median, total_ios};
 use common::{missing, which, Need};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -204,12 +205,7 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("result.json");
     let v = &doc["verdict"];
-    let ios: f64 = doc["streams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["ios"].as_f64().unwrap())
-        .sum();
+    let ios = total_ios(&doc);
     let work = doc["phases"]
         .as_array()
         .and_then(|p| p.iter().find(|p| p["name"] == "run"))
@@ -221,16 +217,6 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
         proc_us: cpu / ios * 1e6,
         work_us: work / ios * 1e6,
         ios,
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

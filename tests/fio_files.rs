@@ -2,7 +2,10 @@
 //! an option iotrial does not model fails with exit 2 naming the option and its line, a small
 //! job file runs, and the fio job exported from its trial reads back as the same streams.
 
+mod common;
+
 use assert_cmd::Command;
+use common::figures::results_root;
 use iotrial::workload;
 use predicates::str::contains;
 use std::path::Path;
@@ -85,11 +88,7 @@ fn a_job_file_runs_and_its_exported_job_reads_back_as_the_same_streams() {
         (&groups[1]["ioengine"], &groups[1]["ios"]),
         (&"io_uring".into(), &16.into())
     );
-    let results = std::fs::read_dir(out.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.is_dir())
-        .unwrap();
+    let results = results_root(out.path());
     let w = iotrial()
         .args(["export-fio"])
         .arg(&results)
@@ -146,11 +145,13 @@ fn a_study_runs_a_job_file_named_relative_to_it() {
         .arg(&out)
         .assert()
         .success();
-    let root = std::fs::read_dir(&out).unwrap().next().unwrap().unwrap().path();
-    let doc: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(root.join("trials/a/tiny/r1/result.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!((&doc["kind"], &doc["workload"]), (&"job".into(), &"tiny".into()));
+    let root = results_root(&out);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("trials/a/tiny/r1/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&doc["kind"], &doc["workload"]),
+        (&"job".into(), &"tiny".into())
+    );
     assert_eq!(doc["verdict"]["groups"][0]["ios"], 8);
 }

@@ -110,7 +110,9 @@ fn plan_of(doc: &TrialResult) -> Result<Plan, String> {
 pub fn fio_text(doc: &TrialResult, path: &Path) -> Result<String, String> {
     let plan = plan_of(doc)?;
     let layout = doc.target.layout.as_str();
-    if layout == "partitions" || doc.target.spec.contains(' ') {
+    // A filesystem is one directory however many devices it spans; raw regions over several
+    // devices (space-separated specs) are not one fio target.
+    if layout == "partitions" || (layout != "files" && doc.target.spec.contains(' ')) {
         return Err(format!(
             "a trial on the {layout} layout over `{}` cannot be written as one fio target; export trials of the regions or files layout on one device",
             doc.target.spec
@@ -140,8 +142,8 @@ pub fn fio_text(doc: &TrialResult, path: &Path) -> Result<String, String> {
     );
     let _ = writeln!(
         t,
-        "; workload {} (kind {}) on stack `{}` ({}, layout {}); phase `{}`.",
-        doc.workload, doc.kind, doc.target.spec, doc.target.spec, layout, plan.phases[idx].name
+        "; workload {} (kind {}) on `{}` (layout {}); phase `{}`.",
+        doc.workload, doc.kind, doc.target.spec, layout, plan.phases[idx].name
     );
     let target = if layout == "files" {
         "IOTRIAL_DIR"

@@ -390,14 +390,25 @@ fn read_workload(
     // `fio:PATH`: a fio job file, run as the job workload with the file's parameters first.
     let (kind, fio_set, default_name) = match w.kind.get_ref().strip_prefix(crate::fio::PREFIX) {
         Some(p) => {
-            let path = src.dir.as_ref().map_or_else(|| PathBuf::from(p), |d| d.join(p));
+            let path = src
+                .dir
+                .as_ref()
+                .map_or_else(|| PathBuf::from(p), |d| d.join(p));
             let f = crate::fio::parse_file(&path).map_err(|e| refused(e.to_string()))?;
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
-            ("job".to_string(), f.overrides, stem.unwrap_or_else(|| "job".into()))
+            (
+                "job".to_string(),
+                f.overrides,
+                stem.unwrap_or_else(|| "job".into()),
+            )
         }
         None => {
             workload::find(w.kind.get_ref()).map_err(|e| refused(e.to_string()))?;
-            (w.kind.get_ref().clone(), Vec::new(), w.kind.get_ref().clone())
+            (
+                w.kind.get_ref().clone(),
+                Vec::new(),
+                w.kind.get_ref().clone(),
+            )
         }
     };
     let name = match &w.name {
