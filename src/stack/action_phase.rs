@@ -65,7 +65,11 @@ fn fsck(built: &Built, ctx: &ActionCtx) -> Result<Json, StackError> {
     extra.extend(ctx.checker_args.iter().cloned());
     let (prog, args) = checker::command(&m.fs, &m.device, &extra)?;
     let output = ctx.dir.join(checker_output(ctx.phase));
+    let before = reads_of(&m.device);
     let run = checker::run(&prog, &args, &output, ctx.stop)?;
+    let read = before
+        .zip(reads_of(&m.device))
+        .map(|(a, b)| (b.0 - a.0, b.1 - a.1));
     let mut out = json!({
         "command": run.command,
         "exit": run.exit,
@@ -77,12 +81,27 @@ fn fsck(built: &Built, ctx: &ActionCtx) -> Result<Json, StackError> {
         "peak_rss_bytes": run.peak_rss_bytes,
         "output": checker_output(ctx.phase),
         "time_scale": built.time_scale,
+        "read_requests": read.map(|r| r.0),
+        "read_bytes": read.map(|r| r.1),
     });
     if m.fs.starts_with("ext") {
         let text = std::fs::read_to_string(&output).unwrap_or_default();
         out["passes"] = json!(checker::e2fsck_passes(&text));
     }
     Ok(out)
+}
+
+/// Read requests completed and bytes read by block device `dev` so far (its
+/// `/sys/class/block/NAME/stat`), when the kernel has them.
+fn reads_of(dev: &Path) -> Option<(u64, u64)> {
+    let real = std::fs::canonicalize(dev).ok()?;
+    let name = real.file_name()?.to_str()?;
+    let stat = std::fs::read_to_string(format!("/sys/class/block/{name}/stat")).ok()?;
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    Some((*f.first()?, *f.get(2)? * 512))
 }
 
 /// Whether something is mounted at `mp` (its device differs from its parent's).
@@ -116,6 +135,14 @@ fn sync_targets(built: &Built) -> (Option<PathBuf>, Vec<PathBuf>) {
 /// syncfs of the filesystem holding the stack's files, or fsync of every raw device at once
 /// (as the kernel's flushers write every device at once when the whole host syncs).
 fn sync(built: &Built) -> Result<(), StackError> {
+    // Once the stack's filesystem is unmounted, the unmount has written everything out.
+    if built
+        .mounted
+        .as_ref()
+        .is_some_and(|m| !is_mounted(&m.mountpoint))
+    {
+        return Ok(());
+    }
     let (dir, devices) = sync_targets(built);
     if let Some(d) = dir {
         let f = std::fs::File::open(&d)

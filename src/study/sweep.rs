@@ -136,10 +136,7 @@ pub fn workloads(name: &str, set: &Assignments) -> Result<Vec<(String, Assignmen
 
 /// The devices a stack's `devices` (and log device) sweep to, each with the name suffix of
 /// its value: `[("", devices)]` when nothing is swept.
-pub fn devices(
-    devices: &[String],
-    logdev: Option<&str>,
-) -> Result<Vec<SweptDevices>, String> {
+pub fn devices(devices: &[String], logdev: Option<&str>) -> Result<Vec<SweptDevices>, String> {
     let mut text: Vec<&str> = devices.iter().map(String::as_str).collect();
     text.extend(logdev);
     let choices = together(&text)?;
