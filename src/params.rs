@@ -23,7 +23,7 @@ pub enum Kind {
     Bool,
     /// One of a fixed list of words (fio's `rw=randread`).
     Choice(&'static [&'static str]),
-    /// Free text.
+    /// Free text (a policy's name, extra arguments of a tool).
     Text,
 }
 
@@ -33,11 +33,11 @@ impl Kind {
         match self {
             Kind::Size => "bytes",
             Kind::FioSize => "bytes (4k = 4096)",
+            Kind::Choice(_) => "word",
             Kind::Duration => "seconds",
             Kind::Float => "number",
             Kind::Count => "count",
             Kind::Bool => "true/false",
-            Kind::Choice(_) => "word",
             Kind::Text => "text",
         }
     }
@@ -87,7 +87,6 @@ pub enum Value {
     Float(f64),
     Count(u64),
     Bool(bool),
-    /// A [`Kind::Choice`] or [`Kind::Text`] value.
     Text(String),
 }
 
@@ -147,6 +146,11 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
     match kind {
         Kind::Size => units::parse_size(t).map(Value::Size).map_err(|e| e.0),
         Kind::FioSize => units::parse_fio_size(t).map(Value::Size).map_err(|e| e.0),
+        Kind::Choice(words) => words
+            .iter()
+            .find(|w| **w == t)
+            .map(|w| Value::Text((*w).to_string()))
+            .ok_or_else(|| format!("'{t}' is not one of {}", words.join(", "))),
         Kind::Duration => units::parse_duration(t)
             .map(Value::Duration)
             .map_err(|e| e.0),
@@ -166,11 +170,6 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
             "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("'{t}' is not true or false")),
         },
-        Kind::Choice(words) => words
-            .iter()
-            .find(|w| **w == t)
-            .map(|w| Value::Text((*w).to_string()))
-            .ok_or_else(|| format!("'{t}' is not one of {}", words.join(", "))),
         Kind::Text => Ok(Value::Text(t.to_string())),
     }
 }
@@ -245,44 +244,44 @@ impl Params {
         &self.entries
     }
 
-    fn get(&self, name: &str) -> &Value {
+    fn get(&self, name: &str) -> Value {
         self.entries
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
+            .map(|(_, v)| v.clone())
             .unwrap_or_else(|| panic!("parameter {name} is not declared"))
     }
 
-    /// A choice or text parameter.
-    pub fn text(&self, name: &str) -> &str {
+    /// A size or count parameter.
+    pub fn u64(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Value::Size(v) | Value::Count(v) => v,
+            other => panic!("parameter {name} is {other:?}, not an integer"),
+        }
+    }
+
+    /// A duration (seconds) or float parameter.
+    pub fn f64(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Value::Duration(v) | Value::Float(v) => v,
+            Value::Size(v) | Value::Count(v) => v as f64,
+            other => panic!("parameter {name} is {other:?}, not a number"),
+        }
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> String {
         match self.get(name) {
             Value::Text(t) => t,
             other => panic!("parameter {name} is {other:?}, not text"),
         }
     }
 
-    /// A size or count parameter.
-    pub fn u64(&self, name: &str) -> u64 {
-        match *self.get(name) {
-            Value::Size(v) | Value::Count(v) => v,
-            ref other => panic!("parameter {name} is {other:?}, not an integer"),
-        }
-    }
-
-    /// A duration (seconds) or float parameter.
-    pub fn f64(&self, name: &str) -> f64 {
-        match *self.get(name) {
-            Value::Duration(v) | Value::Float(v) => v,
-            Value::Size(v) | Value::Count(v) => v as f64,
-            Value::Bool(_) | Value::Text(_) => panic!("parameter {name} is not a number"),
-        }
-    }
-
     /// A boolean parameter.
     pub fn bool(&self, name: &str) -> bool {
-        match *self.get(name) {
+        match self.get(name) {
             Value::Bool(b) => b,
-            ref other => panic!("parameter {name} is {other:?}, not a bool"),
+            other => panic!("parameter {name} is {other:?}, not a bool"),
         }
     }
 

@@ -49,6 +49,9 @@ pub struct PhaseRecord {
     /// whatever the time scale: the engine's cost per operation is this over `samples`.
     #[serde(default)]
     pub cpu_s: Option<f64>,
+    /// Action phases: what the action measured (an `fsck` phase's checker run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<serde_json::Value>,
 }
 
 impl PhaseRecord {
@@ -63,6 +66,7 @@ impl PhaseRecord {
             stop: None,
             samples: 0,
             cpu_s: None,
+            measured: None,
         }
     }
 

@@ -18,6 +18,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "studies/streaming.toml",
         include_str!("../../studies/streaming.toml"),
     ),
+    (
+        "fsck-scaling",
+        "studies/fsck-scaling.toml",
+        include_str!("../../studies/fsck-scaling.toml"),
+    ),
 ];
 
 /// One line of `iotrial list studies`.

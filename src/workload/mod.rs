@@ -7,6 +7,7 @@
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
 pub mod dvr;
+pub mod fsck;
 pub mod job;
 pub mod stream;
 
@@ -172,7 +173,7 @@ pub(crate) fn assert_figures_round_trip<V, S>(
 
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr, &stream::Stream, &job::Job]
+    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck, &job::Job]
 }
 
 /// The workload named `name`, or an error listing the known ones.

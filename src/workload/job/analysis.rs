@@ -164,8 +164,8 @@ pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, Anal
         }
         group_figures.push(GroupFigures {
             name: g.name.clone(),
-            rw: gp.text("rw").to_string(),
-            ioengine: gp.text("ioengine").to_string(),
+            rw: gp.text("rw"),
+            ioengine: gp.text("ioengine"),
             iodepth: gp.u64("iodepth"),
             numjobs: gp.u64("numjobs"),
             bs: gp.u64("bs"),

@@ -87,7 +87,8 @@ fn check(g: &Group) -> Result<(), ParamError> {
 fn group_streams(g: &Group) -> Vec<StreamPlan> {
     let p = &g.params;
     let rw = p.text("rw");
-    let mix = matches!(rw, "rw" | "readwrite" | "randrw").then(|| p.u64("rwmixread") as u8);
+    let mix =
+        matches!(rw.as_str(), "rw" | "readwrite" | "randrw").then(|| p.u64("rwmixread") as u8);
     // A mixed job reads: its file is filled before the run.
     let op = match mix {
         Some(0) => Op::Write,
@@ -106,7 +107,7 @@ fn group_streams(g: &Group) -> Vec<StreamPlan> {
         (0, n) => Pacing::Rate(n as f64),
         (b, _) => Pacing::Rate(b as f64 / bs as f64),
     };
-    let backend = match p.text("ioengine") {
+    let backend = match p.text("ioengine").as_str() {
         "io_uring" => BackendKind::IoUring,
         _ => BackendKind::Psync,
     };
@@ -186,6 +187,7 @@ impl Workload for Job {
             direct: first.bool("direct"),
             seed: first.u64("randseed"),
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
 

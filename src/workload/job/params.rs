@@ -57,10 +57,11 @@ pub struct Group {
 /// The job groups of `p`: the groups of its `groups` parameter, each resolved over the
 /// top-level parameters, or the top-level parameters as the one group.
 pub fn groups(p: &Params) -> Result<Vec<Group>, ParamError> {
-    let text = p.text(GROUPS).trim();
+    let text = p.text(GROUPS);
+    let text = text.trim();
     if text.is_empty() {
         return Ok(vec![Group {
-            name: p.text("name").to_string(),
+            name: p.text("name"),
             params: p.clone(),
         }]);
     }
