@@ -3,7 +3,9 @@
 //! device over a 4 GiB image, and runs job files from examples/ with each tool in turn, over
 //! several rounds, each in a fresh directory of that filesystem (fio's files in one, iotrial's
 //! `dir:` target in another; both lay their read files out before the timed part). Prints
-//! each tool's IOPS (sum over jobs; median of the rounds) and the ratio iotrial / fio.
+//! each tool's IOPS (sum over jobs; median of the rounds), the ratio iotrial / fio of those
+//! medians, and the median of each round's own ratio (the two runs of a round are back to back,
+//! so a change of the machine's load between rounds cancels).
 //! Results: bench/README.md. `FIO_FILES_ROUNDS` (3) changes the rounds.
 
 #[path = "../tests/common/mod.rs"]
@@ -86,8 +88,8 @@ fn main() {
         "ext4 on {} (4 GiB image), {rounds} rounds per file and tool",
         lo.path()
     );
-    println!("| job file | fio IOPS | iotrial IOPS | ratio | per round |");
-    println!("|---|---|---|---|---|");
+    println!("| job file | fio IOPS | iotrial IOPS | ratio of medians | median of round ratios | per round |");
+    println!("|---|---|---|---|---|---|");
     for name in FILES {
         let file = examples.join(name);
         let (mut f, mut i) = (Vec::new(), Vec::new());
