@@ -109,15 +109,13 @@ fn main() {
                 let _ = std::fs::remove_dir_all(d);
             }
         }
-        let per: Vec<String> = f
-            .iter()
-            .zip(&i)
-            .map(|(a, b)| format!("{:.3}", b / a))
-            .collect();
+        let ratios: Vec<f64> = f.iter().zip(&i).map(|(a, b)| b / a).collect();
+        let per: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
         let (mf, mi) = (median(f), median(i));
         println!(
-            "| {name} | {mf:.0} | {mi:.0} | **{:.3}** | {} |",
+            "| {name} | {mf:.0} | {mi:.0} | {:.3} | **{:.3}** | {} |",
             mi / mf,
+            median(ratios),
             per.join(", ")
         );
     }
