@@ -203,6 +203,7 @@ fn run_built(
         spill,
         stop,
         progress: &pb,
+        ledger,
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));

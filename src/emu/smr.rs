@@ -101,6 +101,11 @@ pub struct Stl {
     bands_cleaned_fg: u64,
     cleaning_ns: u64,
     cleaning_fg_ns: u64,
+    /// Band bytes rewritten by cleaning.
+    rewritten_bytes: u64,
+    /// When the last background cleaning ended: cleaning goes on from there without a new
+    /// idle wait while no request came in between.
+    cleaning_until: u64,
     cached_bytes: u64,
     in_place_bytes: u64,
 }
@@ -152,6 +157,8 @@ impl Stl {
             bands_cleaned_fg: 0,
             cleaning_ns: 0,
             cleaning_fg_ns: 0,
+            rewritten_bytes: 0,
+            cleaning_until: u64::MAX,
             cached_bytes: 0,
             in_place_bytes: 0,
         })
@@ -209,6 +216,7 @@ impl Stl {
             self.occupancy -= logged;
             self.bands_cleaned += 1;
             self.cleaning_ns += e - t;
+            self.rewritten_bytes += len;
             return Some(e);
         }
         None
@@ -277,7 +285,11 @@ impl Translation for Stl {
     }
 
     fn idle(&mut self, mech: &mut Mechanics, since: u64, now: u64) -> u64 {
-        let mut t = since + self.idle_ns;
+        // Cleaning that nothing interrupted goes on without a new idle wait.
+        let mut t = match since == self.cleaning_until {
+            true => since,
+            false => since + self.idle_ns,
+        };
         let mut cleaned = false;
         while t < now {
             match self.clean_one(mech, t) {
@@ -289,10 +301,15 @@ impl Translation for Stl {
             }
         }
         if cleaned {
+            self.cleaning_until = t;
             t
         } else {
             since
         }
+    }
+
+    fn pending(&self) -> bool {
+        self.occupancy > 0
     }
 
     fn stats(&self, out: &mut Map<String, Json>) {
@@ -315,6 +332,10 @@ impl Translation for Stl {
         out.insert(
             "cleaning_foreground_s".into(),
             json!(self.cleaning_fg_ns as f64 * 1e-9),
+        );
+        out.insert(
+            "cleaning_rewritten_bytes".into(),
+            json!(self.rewritten_bytes),
         );
         out.insert("cached_write_bytes".into(), json!(self.cached_bytes));
         out.insert("in_place_write_bytes".into(), json!(self.in_place_bytes));
@@ -424,6 +445,47 @@ mod tests {
         assert_eq!(d.translation().occupancy(), 0);
         assert_eq!(d.stats()["bands_cleaned_foreground"], 0);
         assert!(d.translation().bands_cleaned() > 1000);
+    }
+
+    /// Asks `d` about its background work every `step` ns from `from` until it is idle;
+    /// returns when it went idle.
+    fn poll_until_idle(d: &mut dyn DeviceModel, from: u64, step: u64) -> u64 {
+        let mut now = from;
+        loop {
+            let b = d.background(now);
+            if !b.pending {
+                return b.idle_at_ns;
+            }
+            now += step;
+        }
+    }
+
+    #[test]
+    fn background_work_is_pending_until_the_cache_is_clean() {
+        let mut r = SplitMix64::new(5);
+        let blocks = HddParams::default().capacity / 4096;
+        let (now, mut d) = run(2 << 30, 500, |_| r.below(blocks) * 4096);
+        let b = d.background(now);
+        assert!(b.pending, "{b:?}");
+        // Polled often or once much later, cleaning ends at the same model time.
+        let mut once = {
+            let mut r = SplitMix64::new(5);
+            run(2 << 30, 500, |_| r.below(blocks) * 4096).1
+        };
+        let coarse = poll_until_idle(&mut once, now + 3_600_000_000_000, 1);
+        let fine = poll_until_idle(&mut d, now, 10_000_000);
+        assert_eq!(fine, coarse);
+        let t = d.translation();
+        assert_eq!(t.occupancy(), 0);
+        // The cleaning began an idle time after the write-back buffer was destaged, and took
+        // the model's cleaning time.
+        let idle_ns = (SmrParams::default().idle * 1e9) as u64;
+        assert_eq!(fine - b.idle_at_ns, idle_ns + t.cleaning_ns());
+        assert_eq!(
+            d.stats()["cleaning_rewritten_bytes"],
+            t.bands_cleaned() * SmrParams::default().band
+        );
+        assert!(!d.background(fine + 1).pending);
     }
 
     #[test]

@@ -45,6 +45,31 @@ pub struct PhaseRecord {
     pub stop: Option<String>,
     /// Samples taken in the phase.
     pub samples: u64,
+    /// `idle` phases: what the wait found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleRecord>,
+}
+
+/// What an `idle` phase found: how long the device's background work took, when it could
+/// tell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleRecord {
+    /// Seconds of the device model's time from the phase's start until the device reported
+    /// its background work done (the latest of the stack's emulated devices); `None` when
+    /// the device cannot tell (a real disk hides drive-managed cleaning from the host).
+    pub cleaning_s: Option<f64>,
+    /// How the phase knew the device was idle: `device` (the emulated device's own report),
+    /// `diskstats` (no I/O for the quiet time), `none` (no device of the stack's own).
+    pub how: String,
+    /// The wait reached its cap with work still pending: `cleaning_s` is a lower bound.
+    pub capped: bool,
+    /// Bands an emulated SMR disk cleaned during the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bands_cleaned: Option<u64>,
+    /// Why there is no cleaning time, or what limited it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl PhaseRecord {
@@ -58,6 +83,7 @@ impl PhaseRecord {
             sampling_start_s: None,
             stop: None,
             samples: 0,
+            idle: None,
         }
     }
 

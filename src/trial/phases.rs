@@ -4,11 +4,13 @@
 //! they ran (result.json's `phases`).
 
 use super::TrialError;
+use crate::engine::{Action, IdleRecord};
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
-use crate::stack::action_phase;
+use crate::stack::ledger::Ledger;
 use crate::stack::provision::Built;
+use crate::stack::{action_phase, idle};
 use crate::timeline::Timeline;
 use indicatif::ProgressBar;
 use std::path::PathBuf;
@@ -21,6 +23,8 @@ pub struct Walk<'a> {
     pub spill: PathBuf,
     pub stop: &'a AtomicBool,
     pub progress: &'a ProgressBar,
+    /// The run's ledger: the device servers an `idle` phase asks.
+    pub ledger: &'a Ledger,
 }
 
 /// Runs every phase of `plan` on `built` in order.
@@ -39,6 +43,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             return Err(TrialError::Interrupted);
         }
         w.timeline.begin(&phase.name, phase.step.kind());
+        let mut idled: Option<IdleRecord> = None;
         let (sampling_ns, samples, stop) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
@@ -56,7 +61,12 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             Step::Action(a) => {
                 w.progress
                     .set_message(format!("{} ({})", phase.name, a.name()));
-                action_phase::perform(*a, built)?;
+                match a {
+                    Action::Idle(limits) => {
+                        idled = Some(idle::wait(built, w.ledger, *limits, w.stop)?);
+                    }
+                    _ => action_phase::perform(*a, built)?,
+                }
                 (None, 0, None)
             }
         };
@@ -70,6 +80,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
             stop,
             samples,
+            idle: idled,
         });
     }
     w.progress.finish_and_clear();
