@@ -162,6 +162,7 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         pattern,
         pacing: Pacing::Max,
         samples: n,
+        source: None,
     };
     let plan = Plan::sampled("probe", vec![stream], true, seed);
     let placement = [Placement {
@@ -227,8 +228,8 @@ fn figure(
 ) -> ProbeFigure {
     let wall_mbs = io_bytes as f64 / wall_s_per_io / 1e6;
     let max_mbs = match op {
-        Op::Read => HOST_BOUND_MBS.0,
         Op::Write => HOST_BOUND_MBS.1,
+        _ => HOST_BOUND_MBS.0,
     };
     let diff_pct = expected
         .filter(|e| e.is_finite() && *e > 0.0)
@@ -304,6 +305,7 @@ fn probe_built(
         pattern: Pattern::Random,
         pacing: Pacing::Max,
         samples: 1,
+        source: None,
     };
     let tiny = Plan::sampled("probe", vec![stream], true, opts.seed);
     let mut actions = Actions::new(false);

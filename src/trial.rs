@@ -491,6 +491,7 @@ mod tests {
                 pattern: Pattern::Random,
                 pacing: Pacing::Max,
                 samples: p.u64("ios") as usize,
+                source: None,
             };
             Ok(Plan::sampled("run", vec![stream], false, 3))
         }

@@ -67,6 +67,7 @@ impl Workload for Phased {
             pattern: Pattern::Append,
             pacing: Pacing::Max,
             samples: 0,
+            source: None,
         };
         Ok(Plan {
             streams: vec![stream("w0"), stream("w1")],

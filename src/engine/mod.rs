@@ -6,6 +6,7 @@
 pub mod backend;
 mod backend_kind;
 pub mod buffer;
+pub mod fsops;
 pub mod plan;
 pub mod protocol;
 pub mod psync;
@@ -14,6 +15,8 @@ pub mod rng;
 mod run;
 pub mod sample;
 pub mod set;
+pub mod source;
+mod source_run;
 mod spill;
 mod stream;
 
@@ -24,6 +27,7 @@ pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
 pub use set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
+pub use source::{OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;
 
@@ -64,6 +68,9 @@ pub struct StreamPlan {
     /// Samples to collect under [`Stop::AllHaveN`] (N of seed 000's protocol); other stop
     /// conditions sample every I/O.
     pub samples: usize,
+    /// Operations the workload generates itself (file-system operations, a trace); `None`:
+    /// block I/O of `op`, `io_size` and `pattern`, which otherwise only describe the stream.
+    pub source: Option<Source>,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -100,6 +107,12 @@ pub enum EngineError {
     Plan(#[from] PlanError),
     #[error("phase {0} is an action phase, which the stack does, not the engine")]
     NotStreams(String),
+    #[error("stream {stream}: cannot start its operations in {path}: {source}")]
+    Source {
+        stream: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The samples could not be written to or read from their spill files.
     #[error("samples: {0}")]
     Record(#[from] std::io::Error),
@@ -110,8 +123,8 @@ pub fn open_target(path: &std::path::Path, op: Op, direct: bool) -> std::io::Res
     use std::os::unix::fs::OpenOptionsExt;
     let mut o = std::fs::OpenOptions::new();
     match op {
-        Op::Read => o.read(true),
         Op::Write => o.write(true),
+        _ => o.read(true),
     };
     if direct {
         o.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);

@@ -238,7 +238,13 @@ impl Plan {
                     streams: self.streams.len(),
                 });
             };
-            if stop == Stop::OpsEnd && s.pattern == super::Pattern::Random {
+            if s.source.is_some() && stop == Stop::AllHaveN {
+                return bad(&format!(
+                    "stream {} does its own operations and samples every one: give the phase a duration, an operation count or its operations' end",
+                    s.name
+                ));
+            }
+            if stop == Stop::OpsEnd && s.source.is_none() && s.pattern == super::Pattern::Random {
                 return Err(PlanError::NeverEnds {
                     phase: phase.to_string(),
                     stream: s.name.clone(),
@@ -264,6 +270,7 @@ mod tests {
             pattern,
             pacing: Pacing::Max,
             samples: 4,
+            source: None,
         }
     }
 
@@ -280,6 +287,25 @@ mod tests {
         assert_eq!(p.check(), Ok(()));
         assert_eq!(p.phases.len(), 1);
         assert_eq!(p.phases[0].step.kind(), "stream");
+    }
+
+    #[test]
+    fn a_stream_with_its_own_operations_ends_with_them_but_has_no_n() {
+        let mut s = stream("tree", Pattern::Random);
+        s.source = Some(crate::engine::Source::new("nothing", |_| {
+            Err(std::io::Error::other("never made"))
+        }));
+        let mut p = Plan::sampled("create", vec![s], false, 1);
+        assert!(
+            matches!(p.check(), Err(PlanError::BadStop { ref message, .. }) if message.contains("tree")),
+            "{:?}",
+            p.check()
+        );
+        p.phases[0].step = Step::Streams {
+            streams: vec![0],
+            stop: Stop::OpsEnd,
+        };
+        assert_eq!(p.check(), Ok(()));
     }
 
     #[test]

@@ -26,6 +26,8 @@ impl Backend for Psync {
         let r = match op {
             Op::Read => rustix::io::pread(&self.fd, &mut buf.as_mut_slice()[..len], offset),
             Op::Write => rustix::io::pwrite(&self.fd, &buf.as_slice()[..len], offset),
+            // File-system ops come from a stream's own source, never through a backend.
+            _ => Err(rustix::io::Errno::INVAL),
         };
         self.done = Some(Completion {
             slot,

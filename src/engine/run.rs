@@ -3,7 +3,9 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::record::{Keep, Recorder};
+use super::record::{Keep, Recorder, StreamSink};
+use super::source::{OpSource, SourceCtx};
+use super::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, Cursor, Ended, Job};
 use super::{open_target, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
 use super::{PhaseRecord, StreamInfo, StreamSamples};
@@ -28,7 +30,30 @@ pub struct Engine<'a> {
     opts: EngineOptions,
     origin: Instant,
     cursors: Vec<Cursor>,
+    /// Each source stream's source, made at the first phase it runs in.
+    sources: Vec<Option<Box<dyn OpSource>>>,
     recorder: Recorder,
+}
+
+/// One stream's work in a phase: block I/O, or its own source's operations.
+enum Work {
+    Block(Job),
+    Source(SourceJob),
+}
+
+/// What a stream's thread handed back.
+enum Back {
+    Block(Ended),
+    Source(SourceEnded),
+}
+
+impl Back {
+    fn samples(&self) -> usize {
+        match self {
+            Back::Block(e) => e.samples,
+            Back::Source(e) => e.samples,
+        }
+    }
 }
 
 impl<'a> Engine<'a> {
@@ -61,6 +86,7 @@ impl<'a> Engine<'a> {
             cursors: (0..plan.streams.len())
                 .map(|i| Cursor::new(plan.seed, i))
                 .collect(),
+            sources: (0..plan.streams.len()).map(|_| None).collect(),
             recorder: Recorder::new(info, keep, opts.time_scale)?,
         })
     }
@@ -86,11 +112,20 @@ impl<'a> Engine<'a> {
         let barrier = Arc::new(Barrier::new(jobs.len() + 1));
         let handles: Vec<_> = jobs
             .into_iter()
-            .map(|job| {
+            .map(|work| {
                 let (protocol, barrier) = (protocol.clone(), barrier.clone());
+                let name = match &work {
+                    Work::Block(j) => j.plan.name.clone(),
+                    Work::Source(j) => j.plan.name.clone(),
+                };
                 std::thread::Builder::new()
-                    .name(job.plan.name.clone())
-                    .spawn(move || stream::run(job, &protocol, &barrier))
+                    .name(name)
+                    .spawn(move || match work {
+                        Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
+                        Work::Source(job) => {
+                            Back::Source(source_run::run(job, &protocol, &barrier))
+                        }
+                    })
                     .expect("spawn stream thread")
             })
             .collect();
@@ -106,7 +141,7 @@ impl<'a> Engine<'a> {
             tick(&protocol);
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ended: Vec<Ended> = handles
+        let ended: Vec<Back> = handles
             .into_iter()
             .map(|h| h.join().expect("stream thread panicked"))
             .collect();
@@ -114,11 +149,19 @@ impl<'a> Engine<'a> {
             && ended
                 .iter()
                 .zip(streams)
-                .any(|(e, &i)| e.samples < self.plan.streams[i].samples);
-        let samples = ended.iter().map(|e| e.samples as u64).sum();
+                .any(|(e, &i)| e.samples() < self.plan.streams[i].samples);
+        let samples = ended.iter().map(|e| e.samples() as u64).sum();
         for (e, &i) in ended.into_iter().zip(streams) {
-            self.cursors[i] = e.cursor;
-            self.recorder.put(i, e.sink);
+            match e {
+                Back::Block(e) => {
+                    self.cursors[i] = e.cursor;
+                    self.recorder.put(i, e.sink);
+                }
+                Back::Source(e) => {
+                    self.sources[i] = Some(e.source);
+                    self.recorder.put(i, e.sink);
+                }
+            }
         }
         Ok(PhaseOutcome {
             incomplete: protocol.stopped() || short,
@@ -127,33 +170,60 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// The jobs of one phase: targets opened, cursors and sinks taken.
-    fn jobs(&mut self, streams: &[usize], stop: Stop, phase: u16) -> Result<Vec<Job>, EngineError> {
-        let mut files = Vec::with_capacity(streams.len());
-        for &i in streams {
+    /// The work of one phase: targets opened or sources made, cursors and sinks taken.
+    fn jobs(
+        &mut self,
+        streams: &[usize],
+        stop: Stop,
+        phase: u16,
+    ) -> Result<Vec<Work>, EngineError> {
+        let mut work = Vec::with_capacity(streams.len());
+        for (k, &i) in streams.iter().enumerate() {
             let (s, p) = (&self.plan.streams[i], &self.placements[i]);
+            let sink = |r: &mut Recorder| -> StreamSink { r.take(i, phase) };
+            if let Some(src) = &s.source {
+                let source = match self.sources[i].take() {
+                    Some(made) => made,
+                    None => {
+                        let ctx = SourceCtx {
+                            placement: p,
+                            direct: self.opts.direct,
+                            seed: self.cursors[i].seed(),
+                            index: i,
+                        };
+                        (src.make)(&ctx).map_err(|e| EngineError::Source {
+                            stream: s.name.clone(),
+                            path: p.path.clone(),
+                            source: e,
+                        })?
+                    }
+                };
+                work.push(Work::Source(SourceJob {
+                    index: k,
+                    plan: s.clone(),
+                    source,
+                    sink: sink(&mut self.recorder),
+                    stop,
+                }));
+                continue;
+            }
             let f =
                 open_target(&p.path, s.op, self.opts.direct).map_err(|e| EngineError::Open {
                     stream: s.name.clone(),
                     path: p.path.clone(),
                     source: e,
                 })?;
-            files.push(f);
-        }
-        Ok(streams
-            .iter()
-            .zip(files)
-            .enumerate()
-            .map(|(k, (&i, f))| Job {
+            work.push(Work::Block(Job {
                 index: k,
-                plan: self.plan.streams[i].clone(),
-                placement: self.placements[i].clone(),
+                plan: s.clone(),
+                placement: p.clone(),
                 backend: self.opts.backend.open(f.into()),
                 cursor: self.cursors[i].clone(),
-                sink: self.recorder.take(i, phase),
+                sink: sink(&mut self.recorder),
                 stop,
-            })
-            .collect())
+            }));
+        }
+        Ok(work)
     }
 
     /// Ends the run: every sample, with the phases as they ran.

@@ -3,30 +3,75 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Direction of an I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What a sample timed: a block I/O (`read`, `write`) or a file-system operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
+    #[default]
     Read,
     Write,
+    Mkdir,
+    Rmdir,
+    Create,
+    Open,
+    Close,
+    Fsync,
+    Unlink,
+    Stat,
+    Readdir,
 }
 
 impl Op {
+    /// Every op, in declaration order.
+    pub const ALL: [Op; 11] = [
+        Op::Read,
+        Op::Write,
+        Op::Mkdir,
+        Op::Rmdir,
+        Op::Create,
+        Op::Open,
+        Op::Close,
+        Op::Fsync,
+        Op::Unlink,
+        Op::Stat,
+        Op::Readdir,
+    ];
+
     /// The name used in samples.csv and result.json.
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Mkdir => "mkdir",
+            Op::Rmdir => "rmdir",
+            Op::Create => "create",
+            Op::Open => "open",
+            Op::Close => "close",
+            Op::Fsync => "fsync",
+            Op::Unlink => "unlink",
+            Op::Stat => "stat",
+            Op::Readdir => "readdir",
         }
     }
 
-    /// Parses `read` / `write`.
+    /// Parses an op's name (`read`, `write`, `mkdir`, ...).
     pub fn parse(s: &str) -> Option<Op> {
-        match s {
-            "read" => Some(Op::Read),
-            "write" => Some(Op::Write),
-            _ => None,
-        }
+        Op::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
+    /// Whether it moves data (`read`, `write`): the ops block-I/O streams issue.
+    pub fn is_data(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
+
+    /// Its code in the spill format.
+    pub(crate) fn code(self) -> u8 {
+        Op::ALL.iter().position(|&o| o == self).unwrap_or(0) as u8
+    }
+
+    /// The op of a spill code.
+    pub(crate) fn from_code(c: u8) -> Op {
+        Op::ALL.get(c as usize).copied().unwrap_or(Op::Read)
     }
 }
 
@@ -35,6 +80,8 @@ impl Op {
 /// since the start of sampling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sample {
+    /// What was timed (a stream of block I/O has its stream's op on every sample).
+    pub op: Op,
     /// Byte offset within the stream's target (file, partition or device).
     pub offset: u64,
     /// Bytes transferred (the I/O size unless the I/O was short or failed).

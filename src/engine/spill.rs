@@ -2,12 +2,12 @@
 //! and how they are read back, one fixed-size little-endian record per sample. Only iotrial
 //! reads it (samples.csv is the published format); it lives for one trial.
 
-use super::sample::Sample;
+use super::sample::{Op, Sample};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Bytes per record: offset, bytes, issue_ns, latency_ns, lag_ns (u64 each), errno (i32),
-/// phase (u16), two bytes of padding.
+/// phase (u16), op (u8), one byte of padding.
 pub const RECORD: usize = 48;
 
 /// The spill file of stream `index` in `dir`.
@@ -26,6 +26,7 @@ pub fn write(w: &mut BufWriter<std::fs::File>, samples: &[Sample]) -> io::Result
         rec[32..40].copy_from_slice(&s.lag_ns.to_le_bytes());
         rec[40..44].copy_from_slice(&s.errno.to_le_bytes());
         rec[44..46].copy_from_slice(&s.phase.to_le_bytes());
+        rec[46] = s.op.code();
         w.write_all(&rec)?;
     }
     Ok(())
@@ -52,6 +53,7 @@ pub fn read_each(path: &Path, f: &mut dyn FnMut(&Sample)) -> io::Result<()> {
             Err(e) => return Err(e),
         }
         f(&Sample {
+            op: Op::from_code(rec[46]),
             offset: u64_at(&rec, 0),
             bytes: u64_at(&rec, 8),
             issue_ns: u64_at(&rec, 16),
@@ -80,6 +82,7 @@ mod tests {
                 lag_ns: 7,
                 errno: -1,
                 phase: 2,
+                op: Op::Unlink,
             },
             Sample::default(),
         ];

@@ -25,6 +25,11 @@ pub struct Cursor {
 }
 
 impl Cursor {
+    /// The stream's seed: its offsets, its buffer's bytes and its source derive from it.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// The cursor of stream `index` of a plan seeded with `seed`.
     pub fn new(plan_seed: u64, index: usize) -> Cursor {
         let seed = plan_seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -161,6 +166,7 @@ pub fn run(mut job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         budget.ops += 1;
         if sampling && taken < want {
             job.sink.push(Sample {
+                op: job.plan.op,
                 offset,
                 bytes,
                 issue_ns: issue,

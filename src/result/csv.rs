@@ -45,7 +45,7 @@ pub fn write_samples(path: &Path, set: &SampleSet) -> Result<(), ResultError> {
                 st.name,
                 phase_name(s.phase),
                 st.role,
-                st.op.as_str(),
+                s.op.as_str(),
                 s.offset,
                 s.bytes,
                 s.issue_ns,
@@ -177,8 +177,8 @@ impl Rows {
                 .parse::<u64>()
                 .map_err(|_| format!("{what} '{}' is not a whole number", field(k)))
         };
-        let op =
-            Op::parse(field(2)).ok_or_else(|| format!("op '{}' is not read or write", field(2)))?;
+        let op = Op::parse(field(2))
+            .ok_or_else(|| format!("op '{}' is not an op iotrial times", field(2)))?;
         let errno = parse_errno(field(7))
             .ok_or_else(|| format!("error '{}' is not an errno name", field(7)))?;
         let p = match self.phases.iter().position(|n| n == phase) {
@@ -189,6 +189,7 @@ impl Rows {
             }
         };
         let sample = Sample {
+            op,
             offset: num(3, "offset")?,
             bytes: num(4, "bytes")?,
             issue_ns: num(5, "issue_ns")?,
@@ -249,6 +250,7 @@ mod tests {
             op: Op::Write,
             samples: vec![
                 Sample {
+                    op: Op::Write,
                     offset: 4096,
                     bytes: 4096,
                     issue_ns: 10,
@@ -256,6 +258,7 @@ mod tests {
                     ..Default::default()
                 },
                 Sample {
+                    op: Op::Write,
                     offset: 0,
                     bytes: 0,
                     issue_ns: 40,

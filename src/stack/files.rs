@@ -114,6 +114,18 @@ pub fn create(
     })?;
     let mut sparse = false;
     for (i, (s, &len)) in plan.streams.iter().zip(&lens).enumerate() {
+        if s.source.is_some() {
+            // A stream doing its own operations gets an empty directory of its own.
+            let path = dir.join(format!("{i:02}-{}", s.name));
+            std::fs::create_dir(&path)
+                .map_err(|e| StackError::io(format!("mkdir {}", path.display()), e))?;
+            layout.placements.push(Placement {
+                path,
+                offset: 0,
+                len,
+            });
+            continue;
+        }
         let path = dir.join(format!("{i:02}-{}.dat", s.name));
         if s.pattern == Pattern::Append && s.op == Op::Write {
             create_empty(&path)?;
@@ -132,7 +144,7 @@ pub fn create(
             layout.fs_type
         ));
     }
-    if plan.direct && !direct_works(&layout.placements[0].path) {
+    if plan.direct && !direct_works_in(&dir)? {
         layout.direct_ok = false;
         layout.warnings.push(format!(
             "{} refuses O_DIRECT; falling back to buffered I/O (access times include the page cache)",
@@ -140,7 +152,7 @@ pub fn create(
         ));
     }
     for (s, p) in plan.streams.iter().zip(&layout.placements) {
-        if s.op == Op::Read {
+        if s.op == Op::Read && s.source.is_none() {
             fill_random(&p.path, 0, p.len, layout.direct_ok, stop)?;
         }
     }
@@ -150,9 +162,12 @@ pub fn create(
 /// Each stream's region: its own size, or for those without one, an equal share of what `free`
 /// bytes leave after the others (whole I/Os). 1% + 64 MiB of `free` is kept as headroom for the
 /// filesystem's own metadata. Err(bytes needed) when they do not fit.
+/// A stream doing its own operations takes its `region_len` (what it will write, 0 when it
+/// does not say) and no share.
 pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
     let fixed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
-    let sharing = plan.streams.iter().filter(|s| s.region_len == 0).count() as u64;
+    let shares = |s: &&crate::engine::StreamPlan| s.region_len == 0 && s.source.is_none();
+    let sharing = plan.streams.iter().filter(shares).count() as u64;
     let headroom = |n: u64| n / 100 + (64 << 20);
     if fixed + headroom(fixed) > free {
         return Err(fixed + headroom(fixed));
@@ -164,6 +179,7 @@ pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
     plan.streams
         .iter()
         .map(|s| match s.region_len {
+            0 if s.source.is_some() => Ok(0),
             0 if share < s.io_size => Err(fixed + headroom(free) + sharing * s.io_size),
             0 => Ok(share - share % s.io_size),
             n => Ok(n),
@@ -205,6 +221,15 @@ fn allocate(path: &Path, len: u64) -> Result<bool, StackError> {
 }
 
 /// Whether an aligned O_DIRECT read of `path` succeeds.
+/// Whether O_DIRECT reads work in `dir`, tried on a 4 KiB file made there and removed.
+fn direct_works_in(dir: &Path) -> Result<bool, StackError> {
+    let probe = dir.join(".direct-probe");
+    allocate(&probe, 4096)?;
+    let ok = direct_works(&probe);
+    let _ = std::fs::remove_file(&probe);
+    Ok(ok)
+}
+
 fn direct_works(path: &Path) -> bool {
     let Ok(f) = open_target(path, Op::Read, true) else {
         return false;
@@ -259,6 +284,7 @@ mod tests {
             pattern: Pattern::Random,
             pacing: Pacing::Max,
             samples: 1,
+            source: None,
         };
         let streams = vec![s("playback0", Op::Read), s("record0", Op::Write)];
         Plan::sampled("run", streams, true, 1)

@@ -239,6 +239,7 @@ mod tests {
                 pattern: Pattern::Append,
                 pacing: Pacing::Max,
                 samples: 0,
+                source: None,
             })
             .collect();
         Plan::sampled("run", streams, false, 1)

@@ -117,6 +117,7 @@ impl Workload for Dvr {
                 pattern: Pattern::Random,
                 pacing: Pacing::Max,
                 samples: p.u64("samples") as usize,
+                source: None,
             })
             .collect();
         Ok(Plan::sampled(
@@ -160,6 +161,7 @@ mod tests {
             .map(|&l| {
                 let lat = (l * 1e6) as u64;
                 let s = Sample {
+                    op,
                     offset: 0,
                     bytes,
                     issue_ns: t,

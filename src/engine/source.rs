@@ -1,0 +1,82 @@
+//! Streams whose operations the workload generates itself: a tree's mkdirs, fs_mark's
+//! create / write / fsync / close, rrd updates, a replayed trace. Such a stream has a
+//! [`Source`] in its plan; once the stack has placed it, the engine makes its [`OpSource`]
+//! and keeps it from one phase to the next, asking it for one operation at a time and timing
+//! exactly the call that does it.
+
+use super::sample::Op;
+use super::Placement;
+use std::sync::Arc;
+
+/// A stream's own list of operations.
+pub trait OpSource: Send {
+    /// Readies the next operation, untimed (build its path, pick a file); `None` when the
+    /// stream's own list of operations has ended for this phase (under [`super::Stop::OpsEnd`]
+    /// that ends the stream's part in the phase; in a later phase the same source is asked
+    /// again, so a source can go on to its next stage: create, then remove).
+    fn prepare(&mut self) -> Option<Op>;
+    /// Does the readied operation; the engine times exactly this call: bytes moved, or the
+    /// errno it failed with.
+    fn perform(&mut self) -> Result<u64, i32>;
+    /// The offset recorded with the readied operation (0 where it has none).
+    fn offset(&self) -> u64 {
+        0
+    }
+    /// For a source with timing of its own (a replay at its original pace): when to issue the
+    /// readied operation, ns after the phase's streams started. `None`: as the stream's
+    /// pacing says.
+    fn due_ns(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// What a source is made from once the stack has placed its stream.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceCtx<'a> {
+    /// Where the stream lives: its own empty directory on a filesystem (the `files` layout),
+    /// or its region of a raw device.
+    pub placement: &'a Placement,
+    /// Whether the stack allows O_DIRECT on its files.
+    pub direct: bool,
+    /// The stream's seed (derived from the plan's seed and the stream's index).
+    pub seed: u64,
+    /// The stream's index in the plan.
+    pub index: usize,
+}
+
+/// The function that makes a stream's source.
+pub type MakeSource =
+    dyn Fn(&SourceCtx) -> std::io::Result<Box<dyn OpSource>> + Send + Sync + 'static;
+
+/// How to make a stream's source: cloned with the plan, compared by its description.
+#[derive(Clone)]
+pub struct Source {
+    /// What the source does, in a few words (`mkdir 100000 directories, fan-out 4`).
+    pub describe: String,
+    pub make: Arc<MakeSource>,
+}
+
+impl Source {
+    /// A source described by `describe`, made by `make`.
+    pub fn new(
+        describe: impl Into<String>,
+        make: impl Fn(&SourceCtx) -> std::io::Result<Box<dyn OpSource>> + Send + Sync + 'static,
+    ) -> Source {
+        Source {
+            describe: describe.into(),
+            make: Arc::new(make),
+        }
+    }
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Source({})", self.describe)
+    }
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Source) -> bool {
+        self.describe == other.describe
+    }
+}
