@@ -820,6 +820,7 @@ impl<T: Translation> DeviceModel for Disk<T> {
         Background {
             pending: until > now_ns || self.stl.pending(),
             idle_at_ns: until,
+            host_done_ns: self.busy_until,
         }
     }
 
@@ -1225,7 +1226,8 @@ mod tests {
             later,
             Background {
                 pending: false,
-                idle_at_ns: b.idle_at_ns
+                idle_at_ns: b.idle_at_ns,
+                host_done_ns: ack,
             }
         );
         let f = d

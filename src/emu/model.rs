@@ -57,6 +57,7 @@ pub trait DeviceModel: Send {
         Background {
             pending: false,
             idle_at_ns: now_ns,
+            host_done_ns: now_ns,
         }
     }
 }
@@ -70,6 +71,9 @@ pub struct Background {
     /// of background work completed), on the model's timeline; may be earlier than the query.
     /// While work is pending: when the work in progress completes.
     pub idle_at_ns: u64,
+    /// When the host's last request completed (as the host saw it: a write the buffer
+    /// acknowledged counts as done): the device has worked on its own since.
+    pub host_done_ns: u64,
 }
 
 /// A model's parameters do not describe a device it can model.

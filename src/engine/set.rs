@@ -55,15 +55,21 @@ pub struct PhaseRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdleRecord {
-    /// Seconds of the device model's time from the phase's start until the device reported
-    /// its background work done (the latest of the stack's emulated devices); `None` when
-    /// the device cannot tell (a real disk hides drive-managed cleaning from the host).
+    /// Seconds of the device model's time the device worked on its own (SMR cleaning,
+    /// destaging) from the host's last request until it reported its background work done,
+    /// which may be before the phase began (the longest of the stack's emulated devices);
+    /// `None` when the device cannot tell (a real disk hides drive-managed cleaning).
     pub cleaning_s: Option<f64>,
     /// How the phase knew the device was idle: `device` (the emulated device's own report),
     /// `diskstats` (no I/O for the quiet time), `none` (no device of the stack's own).
     pub how: String,
     /// The wait reached its cap with work still pending: `cleaning_s` is a lower bound.
     pub capped: bool,
+    /// When the device went idle, seconds of model time from the phase's start (negative:
+    /// before the phase began, its background work done during earlier phases); `None` when
+    /// it cannot tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_idle_s: Option<f64>,
     /// Bands an emulated SMR disk cleaned during the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bands_cleaned: Option<u64>,

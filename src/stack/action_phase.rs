@@ -1,6 +1,6 @@
 //! Action phases: what the stack does between a plan's stream phases. `sync` writes the stack's
-//! dirty data out (syncfs of its filesystem, fsync of raw devices), `drop_caches` syncs and then
-//! drops the page cache, `unmount` and `mount` take the stack's own filesystem down and bring it
+//! dirty data out (syncfs of its filesystem, fsync of raw devices), `drop_caches` syncs, has the
+//! stack's own filesystem write its journal home (freeze and thaw) and then drops the page cache, `unmount` and `mount` take the stack's own filesystem down and bring it
 //! back with the options it was built with. `idle` needs the device servers and has a module of
 //! its own ([`super::idle`]). `fsck` is part of the plan's vocabulary but comes with the
 //! workload that needs it; until then it fails with [`StackError::ActionNotYet`].
@@ -65,7 +65,29 @@ fn fsync(dev: &Path) -> Result<(), StackError> {
         .map_err(|e| StackError::io(format!("fsync {}", dev.display()), e))
 }
 
-/// Syncs the stack, then drops the page cache, dentries and inodes of the whole host.
+/// `_IOWR('X', 119, int)` and `_IOWR('X', 120, int)`: freeze and thaw a filesystem.
+const FIFREEZE: libc::c_ulong = 0xC004_5877;
+const FITHAW: libc::c_ulong = 0xC004_5878;
+
+/// Freezes and thaws the filesystem mounted at `mountpoint`: a journaling filesystem writes
+/// its journal home (ext4 checkpoints it), so the metadata buffers the journal still pinned
+/// after a sync become clean and unpinned, and a drop of the caches can drop them too.
+/// Filesystems that cannot freeze are left as they are.
+fn flush_journal(mountpoint: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(dir) = std::fs::File::open(mountpoint) else {
+        return;
+    };
+    // SAFETY: both ioctls take an int argument the kernel ignores; the descriptor is open.
+    unsafe {
+        if libc::ioctl(dir.as_raw_fd(), FIFREEZE as _, 0) == 0 {
+            libc::ioctl(dir.as_raw_fd(), FITHAW as _, 0);
+        }
+    }
+}
+
+/// Syncs the stack (and flushes its filesystem's journal), then drops the page cache,
+/// dentries and inodes of the whole host.
 fn drop_caches(built: &Built) -> Result<(), StackError> {
     if !rustix::process::geteuid().is_root() {
         return Err(StackError::NeedsRoot(
@@ -73,6 +95,9 @@ fn drop_caches(built: &Built) -> Result<(), StackError> {
         ));
     }
     sync(built)?;
+    if let Some(m) = &built.mounted {
+        flush_journal(&m.mountpoint);
+    }
     std::fs::write("/proc/sys/vm/drop_caches", "3")
         .map_err(|e| StackError::io("write 3 to /proc/sys/vm/drop_caches", e))
 }

@@ -45,6 +45,7 @@ pub fn wait(
             cleaning_s: None,
             how: "none".into(),
             capped: false,
+            device_idle_s: None,
             bands_cleaned: None,
             note: Some("the target is a directory: no device of the stack's own to watch, so no idle wait and no cleaning time".into()),
         });
@@ -99,14 +100,23 @@ fn wait_emulated(
             }
         }
     }
-    // Model time from the phase's first question to when each device went idle (to the last
-    // question when it did not).
-    let cleaning_ns = last
+    // The work each device did on its own: from the host's last request until it went idle
+    // (until the last question when it did not), and when it went idle, from the phase's
+    // first question (negative: before it).
+    let on_own_ns = last
+        .iter()
+        .map(|r| {
+            let end = if r.pending { r.now_ns } else { r.idle_at_ns };
+            end.saturating_sub(r.host_done_ns)
+        })
+        .max()
+        .unwrap_or(0);
+    let idle_ns = last
         .iter()
         .zip(&first)
         .map(|(r, &t0)| match r.pending {
-            true => r.now_ns.saturating_sub(t0),
-            false => r.idle_at_ns.saturating_sub(t0),
+            true => r.now_ns as i128 - t0 as i128,
+            false => r.idle_at_ns as i128 - t0 as i128,
         })
         .max()
         .unwrap_or(0);
@@ -116,9 +126,10 @@ fn wait_emulated(
         .filter_map(|((_, s), b)| Some(bands_cleaned(*s)? - (*b)?))
         .reduce(|a, b| a + b);
     Ok(IdleRecord {
-        cleaning_s: Some(cleaning_ns as f64 * 1e-9),
+        cleaning_s: Some(on_own_ns as f64 * 1e-9),
         how: "device".into(),
         capped,
+        device_idle_s: Some(idle_ns as f64 * 1e-9),
         bands_cleaned: bands,
         note: capped.then(|| {
             format!(
@@ -177,6 +188,7 @@ fn wait_quiet(
         cleaning_s: None,
         how: "diskstats".into(),
         capped,
+        device_idle_s: None,
         bands_cleaned: None,
         note: Some(match capped {
             false => format!("a real disk hides drive-managed cleaning from the host: waited until diskstats showed no I/O for {quiet_s} s; the cleaning time is unknown"),

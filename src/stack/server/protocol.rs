@@ -68,6 +68,8 @@ pub struct BackgroundReply {
     pub now_ns: u64,
     pub pending: bool,
     pub idle_at_ns: u64,
+    #[serde(default)]
+    pub host_done_ns: u64,
 }
 
 impl BackgroundReply {
@@ -77,6 +79,7 @@ impl BackgroundReply {
             now_ns,
             pending: b.pending,
             idle_at_ns: b.idle_at_ns,
+            host_done_ns: b.host_done_ns,
         }
     }
 }
@@ -122,6 +125,7 @@ mod tests {
                 now_ns: 5,
                 pending: true,
                 idle_at_ns: 9,
+                host_done_ns: 4,
             }),
             ..Default::default()
         };
