@@ -38,7 +38,7 @@ pub fn check(p: &Params, dir: &Path) -> Result<(), ParamError> {
     Err(ParamError::invalid(
         "dirs",
         format!(
-            "the filesystem at {} has {} free inodes ({} in all); this tree needs {needed} ({} directories, {} files, {} of the threads' own); make it with more inodes: for ext4 `--mkfs-args \"-N {suggest}\"` (or `-i {per_inode}`, bytes per inode), for xfs `-i maxpct=50`",
+            "the filesystem at {} has {} free inodes ({} in all); this tree needs {needed} ({} directories, {} files, {} of the threads' own); make it with more inodes: for ext4 mkfs `-N {suggest}` (`--mkfs \"-N {suggest}\"`; or `-i {per_inode}`, bytes per inode), for xfs `-i maxpct=50`",
             dir.display(),
             st.f_favail,
             st.f_files,
