@@ -31,6 +31,12 @@ fn run_tree(work: &Path, target: &str) -> Value {
     doc
 }
 
+/// The kinds of a result's phases, in order.
+fn kinds(doc: &Value) -> Vec<&str> {
+    let phases = doc["phases"].as_array().unwrap();
+    phases.iter().map(|p| p["kind"].as_str().unwrap()).collect()
+}
+
 #[test]
 fn tree_on_emulated_smr_and_cmr_disks() {
     if !ready_to_emulate(
@@ -41,14 +47,8 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     }
     let work = tempfile::tempdir().unwrap();
     let smr = run_tree(work.path(), "emu:smr,size=2GiB,cache=32MiB,scale=10");
-    let kinds: Vec<&str> = smr["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        kinds(&smr),
         [
             "stream",
             "sync",
@@ -137,13 +137,10 @@ fn tree_on_a_directory_without_root_says_why_there_is_no_cleaning_time() {
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("no cleaning time"), "{warnings}");
     assert!(warnings.contains("drop_caches"), "{warnings}");
-    let kinds: Vec<&str> = doc["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["stream", "sync", "idle", "stream", "sync", "idle"]);
+    assert_eq!(
+        kinds(&doc),
+        ["stream", "sync", "idle", "stream", "sync", "idle"]
+    );
 }
 
 #[test]
