@@ -150,7 +150,7 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
-    /// An external log device for xfs or zfs (a device spec, e.g. image:size=256MiB).
+    /// An external log device for xfs, zfs or ext3/4 (their journal) (a device spec, e.g. image:size=256MiB).
     #[arg(long, value_name = "SPEC")]
     logdev: Option<String>,
     /// With --fs zfs: how the pool lays the devices out (stripe, mirror, raidz).

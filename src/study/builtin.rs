@@ -18,6 +18,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "studies/streaming.toml",
         include_str!("../../studies/streaming.toml"),
     ),
+    (
+        "smr-metadata",
+        "studies/smr-metadata.toml",
+        include_str!("../../studies/smr-metadata.toml"),
+    ),
 ];
 
 /// One line of `iotrial list studies`.
