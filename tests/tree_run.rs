@@ -1,7 +1,8 @@
 //! The `tree` workload with the real binary: on an emulated SMR disk the create, remove and
 //! cleaning figures, the phases in seed 002's order, every directory found again by the
 //! removal's walk and journal writes when the tree is made; on the same drive without shingles
-//! less cleaning; on a directory, without root, no cleaning time and why; and an ext4 made
+//! less cleaning; on a directory, without root, no cleaning time and why, and the file-server
+//! mix; and an ext4 made
 //! with too few inodes refused before the create phase, with the numbers.
 
 mod common;
@@ -120,6 +121,12 @@ fn tree_on_a_directory_without_root_says_why_there_is_no_cleaning_time() {
             "threads=2",
             "--set",
             "depth=3",
+        ])
+        .args([
+            "--set",
+            "fileserver_duration=1s",
+            "--set",
+            "fileserver_files=20",
         ]);
     if root {
         cmd.uid(65534).gid(65534);
@@ -137,10 +144,11 @@ fn tree_on_a_directory_without_root_says_why_there_is_no_cleaning_time() {
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("no cleaning time"), "{warnings}");
     assert!(warnings.contains("drop_caches"), "{warnings}");
-    assert_eq!(
-        kinds(&doc),
-        ["stream", "sync", "idle", "stream", "sync", "idle"]
-    );
+    let with_fileserver = ["stream", "sync", "idle"].repeat(3);
+    assert_eq!(kinds(&doc), with_fileserver);
+    // filebench's fileserver loop ran, none of its operations failing.
+    assert!(v["fileserver_ops_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["errors"], 0);
 }
 
 #[test]

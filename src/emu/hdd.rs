@@ -485,6 +485,10 @@ pub trait Translation: Send {
     fn pending(&self) -> bool {
         false
     }
+    /// Model time spent on background work so far (not counting work a request waited for).
+    fn worked_ns(&self) -> u64 {
+        0
+    }
     /// State that explains results, added to the disk's stats.
     fn stats(&self, _out: &mut Map<String, Json>) {}
 }
@@ -821,6 +825,7 @@ impl<T: Translation> DeviceModel for Disk<T> {
             pending: until > now_ns || self.stl.pending(),
             idle_at_ns: until,
             host_done_ns: self.busy_until,
+            worked_ns: self.stl.worked_ns(),
         }
     }
 
@@ -1228,6 +1233,7 @@ mod tests {
                 pending: false,
                 idle_at_ns: b.idle_at_ns,
                 host_done_ns: ack,
+                worked_ns: 0,
             }
         );
         let f = d

@@ -58,6 +58,7 @@ pub trait DeviceModel: Send {
             pending: false,
             idle_at_ns: now_ns,
             host_done_ns: now_ns,
+            worked_ns: 0,
         }
     }
 }
@@ -74,6 +75,9 @@ pub struct Background {
     /// When the host's last request completed (as the host saw it: a write the buffer
     /// acknowledged counts as done): the device has worked on its own since.
     pub host_done_ns: u64,
+    /// Model time the device has spent on background work since it started, in all (an SMR
+    /// disk's cleaning while no request waited); 0 for a model without any.
+    pub worked_ns: u64,
 }
 
 /// A model's parameters do not describe a device it can model.

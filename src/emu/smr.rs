@@ -312,6 +312,10 @@ impl Translation for Stl {
         self.occupancy > 0
     }
 
+    fn worked_ns(&self) -> u64 {
+        self.cleaning_ns - self.cleaning_fg_ns
+    }
+
     fn stats(&self, out: &mut Map<String, Json>) {
         out.insert("cache_bytes".into(), json!(self.cache));
         out.insert("cache_occupancy_bytes".into(), json!(self.occupancy));
@@ -485,7 +489,10 @@ mod tests {
             d.stats()["cleaning_rewritten_bytes"],
             t.bands_cleaned() * SmrParams::default().band
         );
-        assert!(!d.background(fine + 1).pending);
+        let cleaning_ns = t.cleaning_ns();
+        let b = d.background(fine + 1);
+        assert!(!b.pending);
+        assert_eq!(b.worked_ns, cleaning_ns, "all of it in the background");
     }
 
     #[test]

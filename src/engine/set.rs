@@ -48,6 +48,10 @@ pub struct PhaseRecord {
     /// `idle` phases: what the wait found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleRecord>,
+    /// Action phases on emulated devices: seconds of model time the devices had spent on
+    /// background work (SMR cleaning) by the phase's end, since they started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_s: Option<f64>,
 }
 
 /// What an `idle` phase found: how long the device's background work took, when it could
@@ -90,6 +94,7 @@ impl PhaseRecord {
             stop: None,
             samples: 0,
             idle: None,
+            background_s: None,
         }
     }
 

@@ -17,6 +17,41 @@ use std::time::{Duration, Instant};
 /// How often the device servers are asked, wall time.
 const POLL: Duration = Duration::from_millis(20);
 
+/// The stack's own devices (data and log) and, of those, the emulated ones with their servers.
+fn devices<'a>(
+    built: &'a Built,
+    ledger: &'a Ledger,
+) -> (Vec<&'a StackDevice>, Vec<(&'a str, &'a dyn DeviceServer)>) {
+    let own: Vec<&StackDevice> = built
+        .devices
+        .devices
+        .iter()
+        .filter(|d| matches!(d.role, DeviceRole::Data | DeviceRole::Log))
+        .collect();
+    let emulated = own
+        .iter()
+        .filter_map(|d| {
+            let mp = d.emulated.as_deref()?;
+            Some((d.name.as_str(), ledger.device_server(mp)?))
+        })
+        .collect();
+    (own, emulated)
+}
+
+/// Seconds of model time the stack's emulated devices have spent on background work so far
+/// (SMR cleaning), summed; `None` without emulated devices.
+pub fn worked_s(built: &Built, ledger: &Ledger) -> Result<Option<f64>, StackError> {
+    let (_, emulated) = devices(built, ledger);
+    if emulated.is_empty() {
+        return Ok(None);
+    }
+    let mut ns = 0;
+    for (name, s) in emulated {
+        ns += ask(name, s)?.worked_ns;
+    }
+    Ok(Some(ns as f64 * 1e-9))
+}
+
 /// Waits as `limits` say until the stack's devices are idle; `stop` (Ctrl-C) ends the wait.
 pub fn wait(
     built: &Built,
@@ -24,19 +59,7 @@ pub fn wait(
     limits: IdleLimits,
     stop: &AtomicBool,
 ) -> Result<IdleRecord, StackError> {
-    let own: Vec<&StackDevice> = built
-        .devices
-        .devices
-        .iter()
-        .filter(|d| matches!(d.role, DeviceRole::Data | DeviceRole::Log))
-        .collect();
-    let emulated: Vec<(&str, &dyn DeviceServer)> = own
-        .iter()
-        .filter_map(|d| {
-            let mp = d.emulated.as_deref()?;
-            Some((d.name.as_str(), ledger.device_server(mp)?))
-        })
-        .collect();
+    let (own, emulated) = devices(built, ledger);
     if !emulated.is_empty() {
         return wait_emulated(&emulated, built.time_scale, limits, stop);
     }

@@ -43,7 +43,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             return Err(TrialError::Interrupted);
         }
         w.timeline.begin(&phase.name, phase.step.kind());
-        let mut idled: Option<IdleRecord> = None;
+        let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
         let (sampling_ns, samples, stop) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
@@ -67,6 +67,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
                     }
                     _ => action_phase::perform(*a, built)?,
                 }
+                background = idle::worked_s(built, w.ledger)?;
                 (None, 0, None)
             }
         };
@@ -81,6 +82,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             stop,
             samples,
             idle: idled,
+            background_s: background,
         });
     }
     w.progress.finish_and_clear();

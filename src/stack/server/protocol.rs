@@ -70,6 +70,8 @@ pub struct BackgroundReply {
     pub idle_at_ns: u64,
     #[serde(default)]
     pub host_done_ns: u64,
+    #[serde(default)]
+    pub worked_ns: u64,
 }
 
 impl BackgroundReply {
@@ -80,6 +82,7 @@ impl BackgroundReply {
             pending: b.pending,
             idle_at_ns: b.idle_at_ns,
             host_done_ns: b.host_done_ns,
+            worked_ns: b.worked_ns,
         }
     }
 }
@@ -126,6 +129,7 @@ mod tests {
                 pending: true,
                 idle_at_ns: 9,
                 host_done_ns: 4,
+                worked_ns: 2,
             }),
             ..Default::default()
         };

@@ -112,11 +112,15 @@ fn late_devices(emulated: &[Json]) -> Vec<String> {
         .collect()
 }
 
-/// The cleaning idle phase `name` found: how long the device worked on its own after the
-/// host's last request (cleaning also runs while the caches are dropped), with a warning when
-/// it is a lower bound or unknown.
+/// The device's cleaning after the phases before idle phase `name`: the model time it spent
+/// on background work (SMR cleaning) from the end of the sync before it (the benchmark's end)
+/// to the end of the idle phase, cleaning done while the caches were dropped included; where
+/// the devices do not count it, what the idle phase found. A warning when it is a lower bound
+/// or unknown.
 fn cleaning(set: &SampleSet, name: &str, warnings: &mut Vec<String>) -> Option<f64> {
-    let idle = phase(set, name)?.idle.as_ref()?;
+    let at = set.phase_index(name)?;
+    let rec = &set.phases[at];
+    let idle = rec.idle.as_ref()?;
     if let (true, Some(note)) = (idle.capped || idle.cleaning_s.is_none(), &idle.note) {
         let line = format!("no cleaning time: {note}");
         match idle.capped {
@@ -125,7 +129,15 @@ fn cleaning(set: &SampleSet, name: &str, warnings: &mut Vec<String>) -> Option<f
             false => {}
         }
     }
-    idle.cleaning_s
+    let synced = set.phases[..at]
+        .iter()
+        .rev()
+        .find(|p| p.kind == crate::engine::Action::Sync.name())
+        .and_then(|p| p.background_s);
+    match (rec.background_s, synced) {
+        (Some(end), Some(start)) => Some((end - start).max(0.0)),
+        _ => idle.cleaning_s,
+    }
 }
 
 /// Phase duration over `count`, per second.
@@ -241,7 +253,7 @@ impl Outcome for TreeOutcome {
             Some(s) => format!("{} s", num(s)),
             None => "unknown".into(),
         };
-        format!(
+        let mut line = format!(
             "create {} s ({} dirs/s), remove {} s ({} dirs found); cleaning after create {}, after remove {}",
             num_opt(v.create_s),
             num_opt(v.create_dirs_per_s),
@@ -249,7 +261,15 @@ impl Outcome for TreeOutcome {
             v.dirs_created,
             cleaning(v.cleaning_after_create_s),
             cleaning(v.cleaning_after_remove_s),
-        )
+        );
+        if let Some(ops) = v.fileserver_ops_s {
+            line.push_str(&format!(
+                "; file server {} ops/s, cleaning after it {}",
+                num(ops),
+                cleaning(v.cleaning_after_fileserver_s)
+            ));
+        }
+        line
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -115,6 +115,11 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     ];
     phases[2].idle = idle(Some(7.0));
     phases[5].idle = idle(Some(0.5));
+    // The devices' background work so far at the end of each action phase: 2 s before the
+    // create's sync ended (cleaning during the create), 9 s by the end of its idle phase.
+    for (i, s) in [(1, 2.0), (2, 9.0), (4, 9.0), (5, 9.5)] {
+        phases[i].background_s = Some(s);
+    }
     let create = StreamSamples {
         name: "create0".into(),
         role: "create".into(),
