@@ -230,6 +230,7 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
             dry_run: false,
             wipe: paths.clone(),
             time_scale: Some(req.time_scale),
+            for_guest: false,
         },
         monitor: &req.monitor,
     };

@@ -19,6 +19,8 @@ pub enum Kind {
     Count,
     /// `true` / `false` (also `yes`/`no`, `1`/`0`).
     Bool,
+    /// Free text (a policy's name, extra arguments of a tool).
+    Text,
 }
 
 impl Kind {
@@ -30,6 +32,7 @@ impl Kind {
             Kind::Float => "number",
             Kind::Count => "count",
             Kind::Bool => "true/false",
+            Kind::Text => "text",
         }
     }
 }
@@ -71,13 +74,14 @@ impl ParamSpec {
 }
 
 /// A typed parameter value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Size(u64),
     Duration(f64),
     Float(f64),
     Count(u64),
     Bool(bool),
+    Text(String),
 }
 
 impl fmt::Display for Value {
@@ -88,17 +92,19 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", units::trim_float(x)),
             Value::Count(n) => write!(f, "{n}"),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::Text(ref t) => f.write_str(t),
         }
     }
 }
 
 impl Value {
     /// The value as JSON in base units (bytes, seconds).
-    pub fn to_json(self) -> Json {
+    pub fn to_json(&self) -> Json {
         match self {
             Value::Size(b) | Value::Count(b) => json!(b),
             Value::Duration(x) | Value::Float(x) => json!(x),
             Value::Bool(b) => json!(b),
+            Value::Text(t) => json!(t),
         }
     }
 }
@@ -152,6 +158,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
             "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("'{t}' is not true or false")),
         },
+        Kind::Text => Ok(Value::Text(t.to_string())),
     }
 }
 
@@ -229,7 +236,7 @@ impl Params {
         self.entries
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v.clone())
             .unwrap_or_else(|| panic!("parameter {name} is not declared"))
     }
 
@@ -246,7 +253,15 @@ impl Params {
         match self.get(name) {
             Value::Duration(v) | Value::Float(v) => v,
             Value::Size(v) | Value::Count(v) => v as f64,
-            Value::Bool(_) => panic!("parameter {name} is a bool"),
+            other => panic!("parameter {name} is {other:?}, not a number"),
+        }
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> String {
+        match self.get(name) {
+            Value::Text(t) => t,
+            other => panic!("parameter {name} is {other:?}, not text"),
         }
     }
 
@@ -283,6 +298,7 @@ impl Params {
                 let text = match v {
                     Json::Bool(b) => b.to_string(),
                     Json::Number(n) => n.to_string(),
+                    Json::String(t) => t.clone(),
                     _ => continue,
                 };
                 out.push((s.name.to_string(), text));

@@ -1,8 +1,9 @@
 //! Phased plans through the library's trial runner: action phases (sync, unmount, mount,
 //! drop_caches) between stream phases on a filesystem the stack built, each phase marked in
-//! result.json and samples.csv; `fsck` fails with its typed error, `idle` on a directory says why
-//! there is no cleaning time; whatever the
-//! ending, nothing is left mounted or attached.
+//! result.json and samples.csv; `fsck` runs the filesystem's checker, its run in result.json
+//! and its output kept, and without a filesystem fails with its typed error; `idle` on a
+//! directory says why there is no cleaning time; whatever the ending, nothing is left mounted
+//! or attached.
 
 mod common;
 
@@ -75,6 +76,7 @@ impl Workload for Phased {
             direct: false,
             seed: 1,
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
     fn analyze(
@@ -159,6 +161,7 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
         phase("fill", streams(Stop::OpsEnd)),
         phase("sync", Step::Action(Action::Sync)),
         phase("unmount", Step::Action(Action::Unmount)),
+        phase("check", Step::Action(Action::Fsck)),
         phase("mount", Step::Action(Action::Mount)),
         phase("drop", Step::Action(Action::DropCaches)),
         phase("again", streams(Stop::Ops(3))),
@@ -177,23 +180,37 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
             ("fill", "stream"),
             ("sync", "sync"),
             ("unmount", "unmount"),
+            ("check", "fsck"),
             ("mount", "mount"),
             ("drop", "drop_caches"),
             ("again", "stream")
         ]
     );
+    let checker = doc.phases[3].measured.as_ref().expect("the checker's run");
+    assert_eq!(checker["exit"], json!(0), "{checker}");
+    assert!(checker["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("e2fsck -f -n"));
+    assert!(checker["peak_rss_bytes"].as_u64().unwrap() > 0, "{checker}");
+    assert!(
+        !checker["passes"].as_array().unwrap().is_empty(),
+        "{checker}"
+    );
     for w in doc.phases.windows(2) {
         assert!(w[0].end_s.unwrap() <= w[1].start_s, "{:?}", doc.phases);
     }
     // One pass of 1 MiB in 64 KiB writes per stream, then three writes each.
-    assert_eq!(doc.verdict, json!({"samples": [32, 0, 0, 0, 0, 6]}));
-    assert_eq!(doc.phases[5].samples, 6);
+    assert_eq!(doc.verdict, json!({"samples": [32, 0, 0, 0, 0, 0, 6]}));
+    assert_eq!(doc.phases[6].samples, 6);
     assert!(doc.phases[1].stop.is_none() && doc.phases[0].stop.is_some());
     let dir = tempfile::tempdir().unwrap();
     trial::write(dir.path(), &out).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("samples.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.contains(",fill,")).count(), 32);
     assert_eq!(csv.lines().filter(|l| l.contains(",again,")).count(), 6);
+    let kept = std::fs::read_to_string(dir.path().join("check.checker.txt")).unwrap();
+    assert!(kept.contains("Pass 1"), "{kept}");
     // The second phase goes on where the first left off: past the end of its 1 MiB, at 0.
     assert!(csv.contains("w0,again,writer,write,0,"), "{csv}");
     drop(out);
@@ -214,7 +231,7 @@ fn dir_stack() -> (tempfile::TempDir, StackSpec, [DeviceSpec; 1]) {
 }
 
 #[test]
-fn fsck_fails_with_its_typed_error_and_leaves_nothing() {
+fn fsck_without_a_filesystem_fails_with_its_typed_error_and_leaves_nothing() {
     let (target, stack, devices) = dir_stack();
     let phases = vec![
         phase("fill", streams(Stop::Bytes(128 << 10))),
@@ -226,7 +243,7 @@ fn fsck_fails_with_its_typed_error_and_leaves_nothing() {
         .expect("the action fails");
     released(ledger);
     assert!(
-        matches!(e, TrialError::Stack(StackError::ActionNotYet { .. })),
+        matches!(e, TrialError::Stack(StackError::Invalid(_))),
         "{e}"
     );
     assert_eq!(e.why(), Cause::Input);

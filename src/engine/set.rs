@@ -52,6 +52,9 @@ pub struct PhaseRecord {
     /// background work (SMR cleaning) by the phase's end, since they started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background_s: Option<f64>,
+    /// Action phases: what the action measured (an `fsck` phase's checker run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<serde_json::Value>,
 }
 
 /// What an `idle` phase found: how long the device's background work took, when it could
@@ -95,6 +98,7 @@ impl PhaseRecord {
             samples: 0,
             idle: None,
             background_s: None,
+            measured: None,
         }
     }
 

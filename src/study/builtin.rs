@@ -19,6 +19,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../../studies/streaming.toml"),
     ),
     (
+        "fsck-scaling",
+        "studies/fsck-scaling.toml",
+        include_str!("../../studies/fsck-scaling.toml"),
+    ),
+    (
         "smr-metadata",
         "studies/smr-metadata.toml",
         include_str!("../../studies/smr-metadata.toml"),

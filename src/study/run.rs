@@ -163,6 +163,7 @@ fn dry_run_stack(
     let build = BuildOptions {
         dry_run: true,
         wipe: opts.wipe.clone(),
+        for_guest: t.stack.vm.guest().is_some(),
         ..Default::default()
     };
     let mut ledger = Ledger::detached();

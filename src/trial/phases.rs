@@ -8,6 +8,7 @@ use crate::engine::{Action, IdleRecord};
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
+use crate::stack::action_phase::ActionCtx;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::Built;
 use crate::stack::{action_phase, idle};
@@ -19,7 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What a walk needs besides the plan and the stack.
 pub struct Walk<'a> {
     pub timeline: &'a Timeline,
-    /// Where the samples are spilled.
+    /// Where the samples are spilled, and the files action phases keep (the checker's output)
+    /// until the trial is written.
     pub spill: PathBuf,
     pub stop: &'a AtomicBool,
     pub progress: &'a ProgressBar,
@@ -44,7 +46,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
         }
         w.timeline.begin(&phase.name, phase.step.kind());
         let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
-        let (sampling_ns, samples, stop) = match &phase.step {
+        let (sampling_ns, samples, stop, measured) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
                 let out = engine.run_phase(i, |p| {
@@ -56,19 +58,31 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
                 if out.incomplete {
                     return Err(TrialError::Interrupted);
                 }
-                (out.sampling_start_ns, out.samples, Some(stop.describe()))
+                (
+                    out.sampling_start_ns,
+                    out.samples,
+                    Some(stop.describe()),
+                    None,
+                )
             }
             Step::Action(a) => {
                 w.progress
                     .set_message(format!("{} ({})", phase.name, a.name()));
-                match a {
+                let ctx = ActionCtx {
+                    phase: &phase.name,
+                    dir: &w.spill,
+                    checker_args: &plan.checker_args,
+                    stop: w.stop,
+                };
+                let measured = match a {
                     Action::Idle(limits) => {
                         idled = Some(idle::wait(built, w.ledger, *limits, w.stop)?);
+                        None
                     }
-                    _ => action_phase::perform(*a, built)?,
-                }
+                    _ => action_phase::perform(*a, built, &ctx)?,
+                };
                 background = idle::worked_s(built, w.ledger)?;
-                (None, 0, None)
+                (None, 0, None, measured)
             }
         };
         w.timeline.end();
@@ -83,6 +97,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             samples,
             idle: idled,
             background_s: background,
+            measured,
         });
     }
     w.progress.finish_and_clear();

@@ -7,6 +7,7 @@
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
 pub mod dvr;
+pub mod fsck;
 pub mod stream;
 pub mod tree;
 
@@ -182,7 +183,7 @@ pub(crate) fn assert_figures_round_trip<V, S>(
 
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr, &stream::Stream, &tree::Tree]
+    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck, &tree::Tree]
 }
 
 /// The workload named `name`, or an error listing the known ones.

@@ -234,6 +234,7 @@ impl Workload for Tree {
             direct: false,
             seed: p.u64("seed"),
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
 
