@@ -11,6 +11,7 @@ use crate::params::Params;
 use crate::present::{num, num_opt, Rows};
 use crate::result::emulated::{EmulatedDevice, LATE_SHARE_WARNING};
 use crate::workload::{AnalysisError, Outcome, Seen};
+use serde::Deserialize;
 use serde_json::Value as Json;
 
 /// Everything tree's analysis found.
@@ -96,12 +97,21 @@ fn smr_figures(emulated: &[Json]) -> Option<SmrFigures> {
     })
 }
 
+/// The latest of the emulated devices' reply lateness, % of their mean service time.
+fn late_pct(emulated: &[Json]) -> Option<f64> {
+    emulated
+        .iter()
+        .filter_map(|d| EmulatedDevice::deserialize(d).ok()?.late_share())
+        .map(|s| s * 100.0)
+        .reduce(f64::max)
+}
+
 /// Emulated devices whose replies were late beyond [`LATE_SHARE_WARNING`] of their service
 /// time, as warnings.
 fn late_devices(emulated: &[Json]) -> Vec<String> {
     emulated
         .iter()
-        .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+        .filter_map(|d| EmulatedDevice::deserialize(d).ok())
         .filter(|d: &EmulatedDevice| d.late_share().is_some_and(|s| s > LATE_SHARE_WARNING))
         .map(|d| {
             format!(
@@ -208,6 +218,7 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
         io_by_class: io,
         smr: smr_figures(seen.emulated),
         host_bound: !late_devices(seen.emulated).is_empty(),
+        host_late_pct: late_pct(seen.emulated),
     };
     let ops = counted
         .into_iter()

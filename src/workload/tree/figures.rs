@@ -71,6 +71,10 @@ pub struct Verdict {
     /// The emulated device's replies were late by more than 1% of the modeled service time:
     /// the figures measure the host as much as the model.
     pub host_bound: bool,
+    /// How late the emulated devices' replies were, % of their mean modeled service time (the
+    /// latest device's); above 1 the trial is `host_bound`. Null on real devices.
+    #[serde(default)]
+    pub host_late_pct: Option<f64>,
 }
 
 /// tree's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -118,6 +122,12 @@ pub static COLUMNS: &[FigureSpec] = &[
         unit: "ops/s",
         better: Better::Higher,
     },
+    FigureSpec {
+        key: "host_late_pct",
+        label: "replies late (>1: host-bound)",
+        unit: "% of service",
+        better: Better::Lower,
+    },
 ];
 
 impl Verdict {
@@ -132,6 +142,7 @@ impl Verdict {
                 self.create_dirs_per_s,
                 self.remove_dirs_per_s,
                 self.fileserver_ops_s,
+                self.host_late_pct,
             ],
             meets_target: None,
         }

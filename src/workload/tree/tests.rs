@@ -171,6 +171,7 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     let smr = v.smr.as_ref().unwrap();
     assert_eq!((smr.bands_cleaned, smr.cleaning_rewritten_bytes), (3, 96));
     assert!(v.host_bound, "1 us late of 50 us is 2%");
+    assert_eq!(v.host_late_pct, Some(2.0));
     assert!(out.warnings.iter().any(|w| w.contains("host-bound")));
     let back: Verdict = serde_json::from_value(out.verdict_json()).unwrap();
     assert_eq!(&back, v);
