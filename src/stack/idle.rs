@@ -214,7 +214,7 @@ fn wait_quiet(
         device_idle_s: None,
         bands_cleaned: None,
         note: Some(match capped {
-            false => format!("a real disk hides drive-managed cleaning from the host: waited until diskstats showed no I/O for {quiet_s} s; the cleaning time is unknown"),
+            false => format!("this device cannot report its background work (a real disk hides drive-managed cleaning from the host): waited until diskstats showed no I/O for {quiet_s} s; the cleaning time is unknown"),
             true => format!("the devices never went {quiet_s} s without I/O before idle_max; the cleaning time is unknown"),
         }),
     })
