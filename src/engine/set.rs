@@ -48,8 +48,9 @@ pub struct PhaseRecord {
     /// `idle` phases: what the wait found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleRecord>,
-    /// Action phases on emulated devices: seconds of model time the devices had spent on
-    /// background work (SMR cleaning) by the phase's end, since they started.
+    /// Action phases on emulated devices, in plans with an `idle` phase: seconds of model time
+    /// the devices had spent on background work (SMR cleaning) by the phase's end, since they
+    /// started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background_s: Option<f64>,
     /// Action phases: what the action measured (an `fsck` phase's checker run).

@@ -9,7 +9,7 @@ use super::shape::{Shape, Walk};
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::fsops;
 use crate::engine::rng::SplitMix64;
-use crate::engine::{Op, OpSource, Source};
+use crate::engine::{Op, OpSource, Source, SourceCtx};
 use std::ffi::{CStr, CString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -46,6 +46,18 @@ fn c_join(dir: &CStr, name: &[u8]) -> CString {
 
 const EBADF: i32 = 9;
 
+/// The stream's directory, or why a raw layout cannot hold a tree.
+fn own_dir(ctx: &SourceCtx) -> std::io::Result<PathBuf> {
+    let p = &ctx.placement.path;
+    match p.is_dir() {
+        true => Ok(p.clone()),
+        false => Err(std::io::Error::other(format!(
+            "{} is not a directory: the tree workload needs a filesystem (the files layout or a dir: target), not a raw layout",
+            p.display()
+        ))),
+    }
+}
+
 /// A creating thread: its tree, and `files` = (files per directory, bytes each).
 pub fn create(shape: Shape, files: (u64, u64)) -> Source {
     let describe = format!(
@@ -54,7 +66,7 @@ pub fn create(shape: Shape, files: (u64, u64)) -> Source {
     );
     Source::new(describe, move |ctx| {
         Ok(Box::new(CreateTree {
-            root: ctx.placement.path.clone(),
+            root: own_dir(ctx)?,
             walk: shape.walk(),
             files,
             buf: noise(files.1, ctx.seed),
@@ -153,7 +165,8 @@ impl OpSource for CreateTree {
 pub fn remove(trees: Vec<String>) -> Source {
     let describe = format!("rm -rf the trees of {}", trees.join(", "));
     Source::new(describe, move |ctx| {
-        let parent = ctx.placement.path.parent().unwrap_or(Path::new("/"));
+        let own = own_dir(ctx)?;
+        let parent = own.parent().unwrap_or(Path::new("/"));
         let targets = siblings(parent, &trees)?;
         Ok(Box::new(RemoveTree {
             targets: targets.iter().rev().map(|t| c_path(t)).collect(),
@@ -290,7 +303,7 @@ pub fn fileserver(files: u64, seed: u64) -> Source {
             path: CString::default(),
             fd: None,
             size: 0,
-            dir: c_path(&ctx.placement.path),
+            dir: c_path(&own_dir(ctx)?),
         };
         // The working set exists before the phase's clock starts (filebench preallocates).
         for _ in 0..files {
