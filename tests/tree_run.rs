@@ -3,7 +3,8 @@
 //! removal's walk and journal writes when the tree is made; on the same drive without shingles
 //! less cleaning; on a directory, without root, no cleaning time and why, and the file-server
 //! mix; and an ext4 made
-//! with too few inodes refused before the create phase, with the numbers.
+//! with too few inodes refused before the create phase, with the numbers; an idle wait that
+//! reaches `idle_max` says so.
 
 mod common;
 
@@ -12,11 +13,12 @@ use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-fn run_tree(work: &Path, target: &str) -> Value {
+fn run_tree(work: &Path, target: &str, extra: &[&str]) -> Value {
     let a = iotrial(work)
         .args(["run", "tree", "--json", "--fs", "ext4", "--out"])
         .arg(work.join("out"))
         .args(["--target", target])
+        .args(extra)
         .args([
             "--set",
             "dirs=2000",
@@ -47,7 +49,7 @@ fn tree_on_emulated_smr_and_cmr_disks() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let smr = run_tree(work.path(), "emu:smr,size=2GiB,cache=32MiB,scale=10");
+    let smr = run_tree(work.path(), "emu:smr,size=2GiB,cache=32MiB,scale=10", &[]);
     assert_eq!(
         kinds(&smr),
         [
@@ -82,7 +84,7 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     assert_eq!(smr["phases"][3]["idle"]["how"], "device");
 
     let work = tempfile::tempdir().unwrap();
-    let cmr = run_tree(work.path(), "emu:hdd,size=2GiB,scale=10");
+    let cmr = run_tree(work.path(), "emu:hdd,size=2GiB,scale=10", &[]);
     let v = &cmr["verdict"];
     assert_eq!(v["dirs_created"], 2000);
     assert!(v["smr"].is_null());
@@ -91,6 +93,33 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     assert!(
         v["cleaning_after_create_s"].as_f64().unwrap() < smr_cleaning,
         "{v}"
+    );
+}
+
+#[test]
+fn an_idle_wait_that_hits_its_cap_says_so() {
+    if !ready_to_emulate(
+        "an_idle_wait_that_hits_its_cap_says_so",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    // The SMR disk waits half a second of idle time before it cleans: a cap of 100 ms is
+    // reached with its cleaning still pending.
+    let work = tempfile::tempdir().unwrap();
+    let target = "emu:smr,size=2GiB,cache=32MiB,scale=10";
+    let doc = run_tree(work.path(), target, &["--set", "idle_max=100ms"]);
+    let capped: Vec<&Value> = doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["idle"]["capped"] == true)
+        .collect();
+    assert!(!capped.is_empty(), "{}", doc["phases"]);
+    assert!(
+        doc["warnings"].to_string().contains("idle_max"),
+        "{}",
+        doc["warnings"]
     );
 }
 
