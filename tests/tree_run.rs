@@ -30,8 +30,16 @@ fn run_tree(work: &Path, target: &str, extra: &[&str]) -> Value {
         .assert()
         .success();
     let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    assert!(loops_under(work).is_empty() && mounts_under(work).is_empty());
+    released(work);
     doc
+}
+
+/// Waits until nothing the run made under `work` is attached or mounted (a loop device
+/// another process still has open detaches when it is closed).
+fn released(work: &Path) {
+    wait_until("the run's loop devices and mounts are released", 30, || {
+        loops_under(work).is_empty() && mounts_under(work).is_empty()
+    });
 }
 
 /// The kinds of a result's phases, in order.
@@ -202,5 +210,5 @@ fn too_few_inodes_fail_before_the_create_phase() {
         !work.path().join("out").exists(),
         "nothing was run or written"
     );
-    assert!(loops_under(work.path()).is_empty() && mounts_under(work.path()).is_empty());
+    released(work.path());
 }
