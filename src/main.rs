@@ -150,7 +150,7 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
-    /// An external log device for xfs or zfs (a device spec, e.g. image:size=256MiB).
+    /// An external log device for xfs, zfs or ext3/4 (their journal) (a device spec, e.g. image:size=256MiB).
     #[arg(long, value_name = "SPEC")]
     logdev: Option<String>,
     /// With --fs zfs: how the pool lays the devices out (stripe, mirror, raidz).
@@ -797,8 +797,13 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
     let streams = result::read_samples(samples, doc.as_ref()).map_err(usage)?;
+    let emulated: Vec<serde_json::Value> = doc
+        .as_ref()
+        .and_then(|d| d.stack["emulated"].as_array().cloned())
+        .unwrap_or_default();
     let seen = workload::Seen {
         monitor: doc.as_ref().map(|d| &d.monitor),
+        emulated: &emulated,
     };
     let outcome = w.analyze(&params, &streams, &seen).map_err(usage)?;
     if as_json {

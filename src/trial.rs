@@ -182,6 +182,9 @@ fn run_built(
         Err(StackError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
+    if let Some(f) = &built.files {
+        workload.preflight(params, f.dir())?;
+    }
     let pb = if show_progress {
         report::terminal::progress(0, &format!("{} on {}", workload.name(), setup.stack.name))
     } else {
@@ -203,6 +206,7 @@ fn run_built(
         spill: spill.clone(),
         stop,
         progress: &pb,
+        ledger,
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));
@@ -228,15 +232,17 @@ fn run_built(
             crate::units::trim_float(built.time_scale)
         ));
     }
+    let emulated = ledger.server_stats();
     let seen = Seen {
         monitor: Some(&monitor),
+        emulated: &emulated,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
         warnings,
-        emulated: ledger.server_stats(),
+        emulated,
         backend: BackendKind::Psync,
         monitor,
     };
@@ -331,6 +337,7 @@ fn run_in_guest(
     let samples = samples.expect("read with the document")?;
     let seen = Seen {
         monitor: Some(&doc.monitor),
+        emulated: &emulated,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     doc.stack["vm"] = g.vm;

@@ -23,6 +23,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "studies/fsck-scaling.toml",
         include_str!("../../studies/fsck-scaling.toml"),
     ),
+    (
+        "smr-metadata",
+        "studies/smr-metadata.toml",
+        include_str!("../../studies/smr-metadata.toml"),
+    ),
 ];
 
 /// One line of `iotrial list studies`.

@@ -9,6 +9,7 @@
 pub mod dvr;
 pub mod fsck;
 pub mod stream;
+pub mod tree;
 
 use crate::engine::{Plan, SampleSet};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -67,6 +68,9 @@ pub struct Seen<'a> {
     /// The monitors' summary; `None` when they did not run (or when `iotrial analyze` has no
     /// result.json beside the samples).
     pub monitor: Option<&'a crate::result::monitor::MonitorSummary>,
+    /// What the stack's emulated devices' servers reported at the end (result.json's
+    /// `stack.emulated`: the model's own figures, reply lateness); empty on other devices.
+    pub emulated: &'a [Json],
 }
 
 impl Seen<'_> {
@@ -100,6 +104,13 @@ pub trait Workload: Sync {
     /// another interval.
     fn interval(&self, _params: &Params) -> f64 {
         1.0
+    }
+
+    /// Checks the directory the stack made for the workload (`files` layout) before the first
+    /// phase: a workload that will make more than the filesystem can hold (inodes for a tree
+    /// of directories) fails at once, naming what would fix it, rather than an hour in.
+    fn preflight(&self, _params: &Params, _dir: &std::path::Path) -> Result<(), ParamError> {
+        Ok(())
     }
 
     /// The parameters of a trial whose figures are relative to `reference`, when this kind has
@@ -172,7 +183,7 @@ pub(crate) fn assert_figures_round_trip<V, S>(
 
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck]
+    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck, &tree::Tree]
 }
 
 /// The workload named `name`, or an error listing the known ones.

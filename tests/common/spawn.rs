@@ -125,3 +125,19 @@ pub fn study_succeeds(work: &Path, study: &Path, out: &Path) -> String {
         .success();
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
+
+/// `iotrial study NAME --quick --dry-run` under `work`: its output and the stacks it lists, in
+/// order.
+pub fn dry_run_stacks(work: &Path, study: &str) -> (String, Vec<String>) {
+    let a = iotrial(work)
+        .args(["study", study, "--quick", "--dry-run"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let stacks = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("# stack "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    (out, stacks)
+}
