@@ -19,6 +19,8 @@ pub enum Kind {
     Count,
     /// `true` / `false` (also `yes`/`no`, `1`/`0`).
     Bool,
+    /// Free text: a path or a word (`trace=cacti.iolog`, `pace=afap`).
+    Text,
 }
 
 impl Kind {
@@ -30,6 +32,7 @@ impl Kind {
             Kind::Float => "number",
             Kind::Count => "count",
             Kind::Bool => "true/false",
+            Kind::Text => "text",
         }
     }
 }
@@ -78,6 +81,8 @@ pub enum Value {
     Float(f64),
     Count(u64),
     Bool(bool),
+    /// Text, kept for the life of the process (parameters are few and small).
+    Text(&'static str),
 }
 
 impl fmt::Display for Value {
@@ -88,6 +93,7 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", units::trim_float(x)),
             Value::Count(n) => write!(f, "{n}"),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::Text(t) => write!(f, "{t}"),
         }
     }
 }
@@ -99,6 +105,7 @@ impl Value {
             Value::Size(b) | Value::Count(b) => json!(b),
             Value::Duration(x) | Value::Float(x) => json!(x),
             Value::Bool(b) => json!(b),
+            Value::Text(t) => json!(t),
         }
     }
 }
@@ -152,6 +159,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
             "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("'{t}' is not true or false")),
         },
+        Kind::Text => Ok(Value::Text(Box::leak(t.to_string().into_boxed_str()))),
     }
 }
 
@@ -246,7 +254,7 @@ impl Params {
         match self.get(name) {
             Value::Duration(v) | Value::Float(v) => v,
             Value::Size(v) | Value::Count(v) => v as f64,
-            Value::Bool(_) => panic!("parameter {name} is a bool"),
+            other => panic!("parameter {name} is {other:?}, not a number"),
         }
     }
 
@@ -255,6 +263,14 @@ impl Params {
         match self.get(name) {
             Value::Bool(b) => b,
             other => panic!("parameter {name} is {other:?}, not a bool"),
+        }
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> &'static str {
+        match self.get(name) {
+            Value::Text(t) => t,
+            other => panic!("parameter {name} is {other:?}, not text"),
         }
     }
 
@@ -283,6 +299,7 @@ impl Params {
                 let text = match v {
                     Json::Bool(b) => b.to_string(),
                     Json::Number(n) => n.to_string(),
+                    Json::String(t) => t.clone(),
                     _ => continue,
                 };
                 out.push((s.name.to_string(), text));

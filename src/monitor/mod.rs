@@ -8,6 +8,7 @@
 //! warning, never a failed trial.
 
 mod blockreq;
+pub mod capture;
 pub mod diskstats;
 mod fsmap;
 pub mod memory;

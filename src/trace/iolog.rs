@@ -54,12 +54,14 @@ pub fn parse(text: &str) -> Result<Trace, LineError> {
             "write" => Some(TraceKind::Write),
             "sync" | "datasync" => Some(TraceKind::Sync),
             "trim" => Some(TraceKind::Trim),
-            a => return Err((
-                n,
-                format!(
+            a => {
+                return Err((
+                    n,
+                    format!(
                     "action '{a}': expected add, open, close, read, write, sync, datasync or trim"
                 ),
-            )),
+                ))
+            }
         };
         let (offset, len) = match kind {
             Some(TraceKind::Read | TraceKind::Write | TraceKind::Trim) => (
