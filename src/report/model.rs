@@ -153,6 +153,16 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
             built,
         });
     }
+    let tables: Vec<(String, VerdictTable)> = workloads
+        .iter()
+        .map(|w| (w.workload.clone(), w.table.clone()))
+        .collect();
+    if let (Some(r), Some(last)) = (
+        crate::present::rankings::rankings(&tables),
+        workloads.last_mut(),
+    ) {
+        last.sections.insert(0, r.section());
+    }
     Ok(Report {
         study: study.name(),
         header: header(study),

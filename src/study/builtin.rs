@@ -18,6 +18,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "studies/streaming.toml",
         include_str!("../../studies/streaming.toml"),
     ),
+    (
+        "cf-cacti",
+        "studies/cf-cacti.toml",
+        include_str!("../../studies/cf-cacti.toml"),
+    ),
 ];
 
 /// One line of `iotrial list studies`.

@@ -87,6 +87,14 @@ impl StudyTable {
                 out.push('\n');
             }
         }
+        if let Some(r) = crate::present::rankings::rankings(&self.tables) {
+            let _ = writeln!(out, "\nrankings side by side (1 = best):");
+            out.push_str(&terminal::table(&r.rows()));
+            out.push('\n');
+            for line in r.agreement_lines() {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         out.push_str(&self.not_run_lines());
         out
     }
