@@ -200,6 +200,7 @@ fn warnings(trials: &[&Trial]) -> Vec<String> {
         let lateness = EmulatedDevice::all_in(&t.result.stack)
             .iter()
             .filter_map(EmulatedDevice::warning)
+            .filter(|w| !t.result.warnings.contains(w))
             .collect::<Vec<_>>();
         for text in t.result.warnings.iter().chain(&lateness) {
             out.push(if many {
