@@ -15,6 +15,7 @@ PACKAGES=(
   fuse3        # /dev/fuse userspace helpers for emulated devices
   fio          # reference I/O tool: tests run it on `iotrial device serve`, bench/ compares with it
   sysstat      # iostat: tests check the diskstats monitor against iostat -x side by side
+  fsmark       # fs_mark: bench/fsck_fsmark.rs compares the fsck workload's fill rate with it
   chromium     # headless browser that checks report.html
   fonts-dejavu-core  # fonts for report screenshots on a fresh machine
   qemu-system-x86    # VM trials: the guest's machine

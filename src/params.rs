@@ -19,7 +19,7 @@ pub enum Kind {
     Count,
     /// `true` / `false` (also `yes`/`no`, `1`/`0`).
     Bool,
-    /// Free text: a path or a word (`trace=cacti.iolog`, `pace=afap`).
+    /// Free text (a policy's name, extra arguments of a tool).
     Text,
 }
 
@@ -74,15 +74,14 @@ impl ParamSpec {
 }
 
 /// A typed parameter value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Size(u64),
     Duration(f64),
     Float(f64),
     Count(u64),
     Bool(bool),
-    /// Text, kept for the life of the process (parameters are few and small).
-    Text(&'static str),
+    Text(String),
 }
 
 impl fmt::Display for Value {
@@ -93,14 +92,14 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", units::trim_float(x)),
             Value::Count(n) => write!(f, "{n}"),
             Value::Bool(b) => write!(f, "{b}"),
-            Value::Text(t) => write!(f, "{t}"),
+            Value::Text(ref t) => f.write_str(t),
         }
     }
 }
 
 impl Value {
     /// The value as JSON in base units (bytes, seconds).
-    pub fn to_json(self) -> Json {
+    pub fn to_json(&self) -> Json {
         match self {
             Value::Size(b) | Value::Count(b) => json!(b),
             Value::Duration(x) | Value::Float(x) => json!(x),
@@ -159,7 +158,7 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
             "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("'{t}' is not true or false")),
         },
-        Kind::Text => Ok(Value::Text(Box::leak(t.to_string().into_boxed_str()))),
+        Kind::Text => Ok(Value::Text(t.to_string())),
     }
 }
 
@@ -237,7 +236,7 @@ impl Params {
         self.entries
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v.clone())
             .unwrap_or_else(|| panic!("parameter {name} is not declared"))
     }
 
@@ -258,19 +257,19 @@ impl Params {
         }
     }
 
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> String {
+        match self.get(name) {
+            Value::Text(t) => t,
+            other => panic!("parameter {name} is {other:?}, not text"),
+        }
+    }
+
     /// A boolean parameter.
     pub fn bool(&self, name: &str) -> bool {
         match self.get(name) {
             Value::Bool(b) => b,
             other => panic!("parameter {name} is {other:?}, not a bool"),
-        }
-    }
-
-    /// A text parameter.
-    pub fn text(&self, name: &str) -> &'static str {
-        match self.get(name) {
-            Value::Text(t) => t,
-            other => panic!("parameter {name} is {other:?}, not text"),
         }
     }
 

@@ -200,7 +200,7 @@ fn run_built(
     });
     let walk = phases::Walk {
         timeline: &timeline,
-        spill,
+        spill: spill.clone(),
         stop,
         progress: &pb,
     };
@@ -250,14 +250,33 @@ fn run_built(
         facts,
     );
     drop(built);
+    let files = kept_files(&samples, &spill)?;
     Ok(TrialOutput {
         doc,
         outcome,
         samples,
         interval_s: workload.interval(params),
-        files: Vec::new(),
+        files,
         monitor_files: None,
     })
+}
+
+/// The files action phases kept beside the samples (an fsck phase's checker output, named by
+/// its phase's `measured.output`), to be written into the trial's directory.
+fn kept_files(samples: &SampleSet, spill: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, TrialError> {
+    let names = samples
+        .phases
+        .iter()
+        .filter_map(|p| p.measured.as_ref()?["output"].as_str());
+    names
+        .map(|n| {
+            let data = std::fs::read(spill.join(n)).map_err(|source| TrialError::Io {
+                context: format!("read the kept file {n}"),
+                source,
+            })?;
+            Ok((PathBuf::from(n), data))
+        })
+        .collect()
 }
 
 /// A trial in a KVM guest: the guest builds the stack and runs the workload, this process

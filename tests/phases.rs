@@ -1,7 +1,8 @@
 //! Phased plans through the library's trial runner: action phases (sync, unmount, mount,
 //! drop_caches) between stream phases on a filesystem the stack built, each phase marked in
-//! result.json and samples.csv; `fsck` and `idle` fail with their typed error; whatever the
-//! ending, nothing is left mounted or attached.
+//! result.json and samples.csv; `fsck` runs the filesystem's checker, its run in result.json
+//! and its output kept; `idle` fails with its typed error; whatever the ending, nothing is left
+//! mounted or attached.
 
 mod common;
 
@@ -74,6 +75,7 @@ impl Workload for Phased {
             direct: false,
             seed: 1,
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
     fn analyze(
@@ -158,6 +160,7 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
         phase("fill", streams(Stop::OpsEnd)),
         phase("sync", Step::Action(Action::Sync)),
         phase("unmount", Step::Action(Action::Unmount)),
+        phase("check", Step::Action(Action::Fsck)),
         phase("mount", Step::Action(Action::Mount)),
         phase("drop", Step::Action(Action::DropCaches)),
         phase("again", streams(Stop::Ops(3))),
@@ -176,23 +179,37 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
             ("fill", "stream"),
             ("sync", "sync"),
             ("unmount", "unmount"),
+            ("check", "fsck"),
             ("mount", "mount"),
             ("drop", "drop_caches"),
             ("again", "stream")
         ]
     );
+    let checker = doc.phases[3].measured.as_ref().expect("the checker's run");
+    assert_eq!(checker["exit"], json!(0), "{checker}");
+    assert!(checker["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("e2fsck -f -n"));
+    assert!(checker["peak_rss_bytes"].as_u64().unwrap() > 0, "{checker}");
+    assert!(
+        !checker["passes"].as_array().unwrap().is_empty(),
+        "{checker}"
+    );
     for w in doc.phases.windows(2) {
         assert!(w[0].end_s.unwrap() <= w[1].start_s, "{:?}", doc.phases);
     }
     // One pass of 1 MiB in 64 KiB writes per stream, then three writes each.
-    assert_eq!(doc.verdict, json!({"samples": [32, 0, 0, 0, 0, 6]}));
-    assert_eq!(doc.phases[5].samples, 6);
+    assert_eq!(doc.verdict, json!({"samples": [32, 0, 0, 0, 0, 0, 6]}));
+    assert_eq!(doc.phases[6].samples, 6);
     assert!(doc.phases[1].stop.is_none() && doc.phases[0].stop.is_some());
     let dir = tempfile::tempdir().unwrap();
     trial::write(dir.path(), &out).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("samples.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.contains(",fill,")).count(), 32);
     assert_eq!(csv.lines().filter(|l| l.contains(",again,")).count(), 6);
+    let kept = std::fs::read_to_string(dir.path().join("check.checker.txt")).unwrap();
+    assert!(kept.contains("Pass 1"), "{kept}");
     // The second phase goes on where the first left off: past the end of its 1 MiB, at 0.
     assert!(csv.contains("w0,again,writer,write,0,"), "{csv}");
     drop(out);
@@ -202,7 +219,7 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
 }
 
 #[test]
-fn fsck_and_idle_phases_fail_with_their_typed_error_and_leave_nothing() {
+fn fsck_without_a_filesystem_and_idle_fail_with_their_typed_error_and_leave_nothing() {
     let target = tempfile::tempdir().unwrap();
     let stack = StackSpec {
         name: "dir".into(),
@@ -220,7 +237,10 @@ fn fsck_and_idle_phases_fail_with_their_typed_error_and_leave_nothing() {
             .expect("the action fails");
         released(ledger);
         assert!(
-            matches!(e, TrialError::Stack(StackError::ActionNotYet { .. })),
+            matches!(
+                e,
+                TrialError::Stack(StackError::ActionNotYet { .. } | StackError::Invalid(_))
+            ),
             "{e}"
         );
         assert_eq!(e.why(), Cause::Input);

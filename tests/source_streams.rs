@@ -184,6 +184,7 @@ impl Workload for TreeWork {
             direct: false,
             seed: 7,
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
     fn analyze(

@@ -169,7 +169,7 @@ fn quick_overrides_are_checked_too() {
 
 #[test]
 fn parameter_value_of_the_wrong_type() {
-    let (line, _, key, msg) = err(&edit("samples = 16", "samples = [16]"));
+    let (line, _, key, msg) = err(&edit("samples = 16", "samples = { n = 16 }"));
     assert_eq!(line, 7);
     assert_eq!(key.as_deref(), Some("quick.set.samples"));
     assert!(msg.contains("string, number or true/false"), "{msg}");
@@ -470,4 +470,68 @@ fn unknown_device_names_and_stack_keys_name_their_key() {
     );
     let (_, _, key, _) = err(&NAMED.replace("md = \"raid10\"", "zpool = \"mirror\""));
     assert_eq!(key.as_deref(), Some("stacks[0].zpool"));
+}
+
+#[test]
+fn sweeps_expand_into_one_workload_or_stack_per_value() {
+    let text = edit(
+        r#"set = { samples = "64", region_size = "8MiB" }"#,
+        r#"set = { samples = [16, 32], region_size = "8MiB" }
+quick = { samples = "{4,8,12}" }"#,
+    )
+    .replace(
+        "name = \"a\"\nfs = \"ext4\"",
+        "name = \"a\"\nfs = \"ext4\"\ndevices = [\"image:size={1GiB,2GiB}\"]",
+    );
+    let study = file::parse(&text, &origin()).unwrap();
+    let x = expand(&study, &Options::default()).unwrap();
+    let ids: Vec<&str> = x.trials.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "a-1GiB/dvr-samples-16/r1",
+            "a-1GiB/dvr-samples-32/r1",
+            "a-2GiB/dvr-samples-16/r1",
+            "a-2GiB/dvr-samples-32/r1",
+            "b/dvr-samples-16/r1",
+            "b/dvr-samples-32/r1",
+        ]
+    );
+    assert_eq!(x.trials[3].stack.devices, ["image:size=2GiB"]);
+    assert_eq!(x.trials[1].params.u64("samples"), 32);
+    // The resolved study runs the same trials (study.toml of the results directory).
+    let again = expand(&x.study, &Options::default()).unwrap();
+    assert_eq!(again.trials, x.trials);
+    // --quick's list replaces the study's; --only takes a swept stack's name or its base.
+    let quick = Options {
+        quick: true,
+        only: vec!["a-2GiB".into()],
+        ..Default::default()
+    };
+    let q = expand(&study, &quick).unwrap();
+    let ids: Vec<&str> = q.trials.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "a-2GiB/dvr-samples-4/r1",
+            "a-2GiB/dvr-samples-8/r1",
+            "a-2GiB/dvr-samples-12/r1"
+        ]
+    );
+    // Every value is checked when the file is read, at its key.
+    let (line, _, key, message) = err(&edit(r#"samples = "64""#, r#"samples = [16, "lots"]"#));
+    assert_eq!(
+        (line, key.as_deref()),
+        (11, Some("workloads[0].set.samples"))
+    );
+    assert!(
+        message.contains("'lots' is not a whole number"),
+        "{message}"
+    );
+    let (_, _, key, message) = err(&edit(
+        "device = \"image:size=1GiB\"",
+        "device = \"image:size={1GiB,2GiB\"",
+    ));
+    assert_eq!(key.as_deref(), Some("device"));
+    assert!(message.contains("without its"), "{message}");
 }

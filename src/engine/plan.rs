@@ -21,6 +21,8 @@ pub struct Plan {
     /// Buffered writes: the most dirty page cache the stack's own writeback device may hold
     /// (a strict per-device limit the stack sets); `None`: the host's limits.
     pub dirty_limit: Option<u64>,
+    /// Extra arguments of the filesystem's checker in `fsck` phases (`-o ag_stride=8`).
+    pub checker_args: Vec<String>,
 }
 
 /// One step of a plan.
@@ -170,6 +172,7 @@ impl Plan {
             direct,
             seed,
             dirty_limit: None,
+            checker_args: Vec::new(),
         }
     }
 

@@ -45,6 +45,9 @@ pub struct PhaseRecord {
     pub stop: Option<String>,
     /// Samples taken in the phase.
     pub samples: u64,
+    /// Action phases: what the action measured (an `fsck` phase's checker run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<serde_json::Value>,
 }
 
 impl PhaseRecord {
@@ -58,6 +61,7 @@ impl PhaseRecord {
             sampling_start_s: None,
             stop: None,
             samples: 0,
+            measured: None,
         }
     }
 

@@ -95,6 +95,11 @@ pub struct Chart {
     /// Stretches of x shaded behind the series (phases).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bands: Vec<Band>,
+    /// Logarithmic x and y axes (scaling charts: time against the file count).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub x_log: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub y_log: bool,
 }
 
 /// The group of series drawn in the accent colour (peaks and other points to notice).

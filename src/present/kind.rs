@@ -20,6 +20,13 @@ pub trait KindReport: Sync {
     /// Sections for this kind's stacks (each with its repeats, in study order).
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError>;
 
+    /// Sections across every workload of this kind in the study (a sweep of a parameter
+    /// makes one workload per value): `stacks` holds each stack with all its trials of the
+    /// kind. Placed with the kind's first workload; none by default.
+    fn sweep_sections(&self, _stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {
+        Ok(Vec::new())
+    }
+
     /// The monitors' figures this kind adds to the comparison, after its verdict's.
     fn monitor_columns(&self) -> &'static [MonitorColumn] {
         &[]

@@ -122,6 +122,23 @@ impl Study {
         out
     }
 
+    /// Every trial of workload kind `kind`, whatever its workload: each stack (in order of
+    /// first appearance) with its trials (in run order).
+    pub fn kind_stacks(&self, kind: &str) -> Vec<StackTrials<'_>> {
+        let mut out: Vec<StackTrials> = Vec::new();
+        for t in self.trials.iter().filter(|t| t.result.kind == kind) {
+            match out.iter_mut().find(|s| s.stack == t.stack) {
+                Some(s) => s.trials.push(t),
+                None => out.push(StackTrials {
+                    stack: &t.stack,
+                    baseline: self.baselines.contains(&t.stack),
+                    trials: vec![t],
+                }),
+            }
+        }
+        out
+    }
+
     /// The kind of workload `workload`: what its trials' result.json say (they must agree).
     pub fn kind(&self, workload: &str) -> Result<&str, ReportError> {
         let mut trials = self.trials.iter().filter(|t| t.workload == workload);

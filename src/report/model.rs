@@ -128,6 +128,7 @@ pub fn verdict_tables(
 /// Builds the report of `study`; `kinds` gives each workload kind's part.
 pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
     let mut workloads = Vec::new();
+    let mut kinds_seen: Vec<&str> = Vec::new();
     for w in study.workloads() {
         let stacks = study.stacks(w);
         let kind = kind_report(study, w, kinds)?;
@@ -143,7 +144,14 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
                 warnings: warnings(&s.trials),
             })
             .collect();
-        let mut sections = kind.sections(&stacks)?;
+        let mut sections = Vec::new();
+        // A kind's sections across all its workloads (a sweep) go with its first workload.
+        let kind_name = study.kind(w)?;
+        if !kinds_seen.contains(&kind_name) {
+            kinds_seen.push(kind_name);
+            sections.extend(kind.sweep_sections(&study.kind_stacks(kind_name))?);
+        }
+        sections.extend(kind.sections(&stacks)?);
         sections.extend(crate::present::guest::section(kind, &stacks)?);
         sections.extend(super::monitor::section(&stacks));
         workloads.push(WorkloadReport {

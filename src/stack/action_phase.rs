@@ -1,31 +1,124 @@
 //! Action phases: what the stack does between a plan's stream phases. `sync` writes the stack's
 //! dirty data out (syncfs of its filesystem, fsync of raw devices), `drop_caches` syncs and then
 //! drops the page cache, `unmount` and `mount` take the stack's own filesystem down and bring it
-//! back with the options it was built with. `fsck` and `idle` are part of the plan's vocabulary
-//! but come with the workloads that need them; until then they fail with
+//! back with the options it was built with, `fsck` runs the filesystem's own checker read-only
+//! on the unmounted filesystem ([`super::checker`]) and returns what it measured. `idle` is part
+//! of the plan's vocabulary but comes with the workload that needs it; until then it fails with
 //! [`StackError::ActionNotYet`].
 
 use super::provision::Built;
-use super::{sys, StackError};
+use super::{checker, sys, StackError};
 use crate::engine::Action;
+use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
-/// Does `action` on the built stack.
-pub fn perform(action: Action, built: &Built) -> Result<(), StackError> {
+/// What an action phase needs besides the stack.
+pub struct ActionCtx<'a> {
+    /// The phase's name (names the checker's output file).
+    pub phase: &'a str,
+    /// Where files the action keeps are written (the checker's output).
+    pub dir: &'a Path,
+    /// The checker's extra arguments (the plan's).
+    pub checker_args: &'a [String],
+    /// Ctrl-C: ends a running checker.
+    pub stop: &'a AtomicBool,
+}
+
+/// Does `action` on the built stack. Returns what the action measured, for result.json's
+/// phase (the checker's run for `fsck`), if anything.
+pub fn perform(action: Action, built: &Built, ctx: &ActionCtx) -> Result<Option<Json>, StackError> {
+    let done = |r: Result<(), StackError>| r.map(|()| None);
     match action {
-        Action::Sync => sync(built),
-        Action::DropCaches => drop_caches(built),
-        Action::Unmount => unmount(built),
-        Action::Mount => mount(built),
-        Action::Fsck => Err(StackError::ActionNotYet {
-            action: action.name(),
-            with: "the fsck workload (fill, unmount, check)",
-        }),
+        Action::Sync => done(sync(built)),
+        Action::DropCaches => done(drop_caches(built)),
+        Action::Unmount => done(unmount(built)),
+        Action::Mount => done(mount(built)),
+        Action::Fsck => fsck(built, ctx).map(Some),
         Action::Idle => Err(StackError::ActionNotYet {
             action: action.name(),
             with: "the tree workload and the SMR model's cleaning time",
         }),
     }
+}
+
+/// The name of the file an fsck phase's checker output is kept in, in the trial's directory.
+pub fn checker_output(phase: &str) -> String {
+    format!("{phase}.checker.txt")
+}
+
+/// Runs the stack's filesystem checker, read-only, on its unmounted device: timed, with its
+/// CPU and peak memory from wait4 and its output kept in `ctx.dir`. A non-zero exit is a
+/// finding in what it returns (`exit`), not an error. For e2fsck, its per-pass times.
+fn fsck(built: &Built, ctx: &ActionCtx) -> Result<Json, StackError> {
+    let m = own_filesystem(built, Action::Fsck)?;
+    if is_mounted(&m.mountpoint) {
+        return Err(StackError::Invalid(format!(
+            "the fsck phase checks an unmounted filesystem; {} is mounted (put an unmount phase before it)",
+            m.mountpoint.display()
+        )));
+    }
+    let mut extra: Vec<String> = Vec::new();
+    if let Some(log) = external_log(&m.args).filter(|_| m.fs == "xfs") {
+        extra.extend(["-l".to_string(), log]);
+    }
+    extra.extend(ctx.checker_args.iter().cloned());
+    let (prog, args) = checker::command(&m.fs, &m.device, &extra)?;
+    let output = ctx.dir.join(checker_output(ctx.phase));
+    let before = reads_of(&m.device);
+    let run = checker::run(&prog, &args, &output, ctx.stop)?;
+    let read = before
+        .zip(reads_of(&m.device))
+        .map(|(a, b)| (b.0 - a.0, b.1 - a.1));
+    let mut out = json!({
+        "command": run.command,
+        "exit": run.exit,
+        "signal": run.signal,
+        "wall_s": run.wall_s,
+        "user_s": run.user_s,
+        "sys_s": run.sys_s,
+        "cpu_share": run.cpu_share(),
+        "peak_rss_bytes": run.peak_rss_bytes,
+        "output": checker_output(ctx.phase),
+        "time_scale": built.time_scale,
+        "read_requests": read.map(|r| r.0),
+        "read_bytes": read.map(|r| r.1),
+    });
+    if m.fs.starts_with("ext") {
+        let text = std::fs::read_to_string(&output).unwrap_or_default();
+        out["passes"] = json!(checker::e2fsck_passes(&text));
+    }
+    Ok(out)
+}
+
+/// Read requests completed and bytes read by block device `dev` so far (its
+/// `/sys/class/block/NAME/stat`), when the kernel has them.
+fn reads_of(dev: &Path) -> Option<(u64, u64)> {
+    let real = std::fs::canonicalize(dev).ok()?;
+    let name = real.file_name()?.to_str()?;
+    let stat = std::fs::read_to_string(format!("/sys/class/block/{name}/stat")).ok()?;
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    Some((*f.first()?, *f.get(2)? * 512))
+}
+
+/// Whether something is mounted at `mp` (its device differs from its parent's).
+fn is_mounted(mp: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(a), Some(Ok(b))) = (std::fs::metadata(mp), mp.parent().map(std::fs::metadata)) else {
+        return false;
+    };
+    a.dev() != b.dev()
+}
+
+/// The external log device in `mount`'s arguments (`-o ...,logdev=/dev/loopN`).
+fn external_log(mount_args: &[String]) -> Option<String> {
+    mount_args
+        .iter()
+        .flat_map(|a| a.split(','))
+        .find_map(|o| o.strip_prefix("logdev=").map(str::to_string))
 }
 
 /// Where the stack's data lives: its files' directory, or its raw devices.
@@ -42,6 +135,14 @@ fn sync_targets(built: &Built) -> (Option<PathBuf>, Vec<PathBuf>) {
 /// syncfs of the filesystem holding the stack's files, or fsync of every raw device at once
 /// (as the kernel's flushers write every device at once when the whole host syncs).
 fn sync(built: &Built) -> Result<(), StackError> {
+    // Once the stack's filesystem is unmounted, the unmount has written everything out.
+    if built
+        .mounted
+        .as_ref()
+        .is_some_and(|m| !is_mounted(&m.mountpoint))
+    {
+        return Ok(());
+    }
     let (dir, devices) = sync_targets(built);
     if let Some(d) = dir {
         let f = std::fs::File::open(&d)
@@ -132,16 +233,37 @@ mod tests {
         }
     }
 
+    fn ctx<'a>(dir: &'a Path, stop: &'a AtomicBool) -> ActionCtx<'a> {
+        ActionCtx {
+            phase: "fsck",
+            dir,
+            checker_args: &[],
+            stop,
+        }
+    }
+
     #[test]
-    fn fsck_and_idle_fail_until_their_workloads_come() {
+    fn idle_fails_until_its_workload_comes_and_fsck_needs_a_filesystem() {
         let d = tempfile::tempdir().unwrap();
         let b = raw_stack(&d.path().join("x"));
-        for a in [Action::Fsck, Action::Idle] {
-            let e = perform(a, &b).unwrap_err();
-            assert!(matches!(e, StackError::ActionNotYet { .. }), "{e}");
-            assert_eq!(e.why(), Cause::Input);
-            assert!(e.to_string().contains(a.name()), "{e}");
-        }
+        let stop = AtomicBool::new(false);
+        let e = perform(Action::Idle, &b, &ctx(d.path(), &stop)).unwrap_err();
+        assert!(matches!(e, StackError::ActionNotYet { .. }), "{e}");
+        assert_eq!(e.why(), Cause::Input);
+        assert!(e.to_string().contains("idle"), "{e}");
+        let e = perform(Action::Fsck, &b, &ctx(d.path(), &stop)).unwrap_err();
+        assert_eq!(e.why(), Cause::Input, "{e}");
+        assert!(
+            e.to_string().contains("the fsck phase needs a filesystem"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_external_xfs_log_is_found_in_the_mount_options() {
+        let args = sys::args(&["-t", "xfs", "-o", "noatime,logdev=/dev/loop9", "/dev/loop8"]);
+        assert_eq!(external_log(&args).as_deref(), Some("/dev/loop9"));
+        assert_eq!(external_log(&sys::args(&["-t", "ext4"])), None);
     }
 
     #[test]
@@ -150,9 +272,13 @@ mod tests {
         let f = d.path().join("dev");
         std::fs::write(&f, b"data").unwrap();
         let b = raw_stack(&f);
-        perform(Action::Sync, &b).unwrap();
+        let stop = AtomicBool::new(false);
+        assert_eq!(
+            perform(Action::Sync, &b, &ctx(d.path(), &stop)).unwrap(),
+            None
+        );
         for a in [Action::Unmount, Action::Mount] {
-            let e = perform(a, &b).unwrap_err();
+            let e = perform(a, &b, &ctx(d.path(), &stop)).unwrap_err();
             assert_eq!(e.why(), Cause::Input, "{e}");
             assert!(e.to_string().contains("regions on image:size=1GiB"), "{e}");
         }

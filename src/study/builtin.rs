@@ -23,6 +23,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "studies/cf-cacti.toml",
         include_str!("../../studies/cf-cacti.toml"),
     ),
+    (
+        "fsck-scaling",
+        "studies/fsck-scaling.toml",
+        include_str!("../../studies/fsck-scaling.toml"),
+    ),
 ];
 
 /// One line of `iotrial list studies`.

@@ -50,6 +50,9 @@ pub enum StudyError {
         study: String,
         source: StackSpecError,
     },
+    /// The study cannot be expanded as written (a sweep makes a name twice).
+    #[error("study {study}: {message}")]
+    Invalid { study: String, message: String },
     /// manifest.json is unreadable or not a manifest.
     #[error("{path}: not a valid manifest: {message}")]
     Manifest { path: PathBuf, message: String },

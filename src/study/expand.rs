@@ -1,10 +1,11 @@
-//! Expansion of a study into its trials: `--quick`, `--only` and `--device` are applied, every
-//! workload parameter is resolved, and the trials come out in run order — stack by stack (so
+//! Expansion of a study into its trials: `--quick`, `--only` and `--device` are applied, sweeps
+//! are expanded into one workload or stack per value ([`sweep`]), every workload parameter is
+//! resolved, and the trials come out in run order — stack by stack (so
 //! each stack is built once), each stack's workloads in study order, each workload's repeats.
 
 use super::error::StudyError;
-use super::file::{Quick, Study};
-use super::Assignments;
+use super::file::{Quick, Study, WorkloadEntry};
+use super::{sweep, Assignments};
 use crate::params::Params;
 use crate::stack::{DeviceSpec, StackSpec};
 use crate::workload::{self, Workload};
@@ -66,7 +67,9 @@ fn only_names(study: &Study, only: &[String]) -> Result<Vec<String>, StudyError>
         if n.is_empty() {
             continue;
         }
-        if !study.stacks.iter().chain(&expanded).any(|s| s.name == n) {
+        // A swept stack's names are its name, `-`, and a value of its sweep.
+        let known = |s: &StackSpec| s.name == n || n.starts_with(&format!("{}-", s.name));
+        if !study.stacks.iter().chain(&expanded).any(known) {
             return Err(StudyError::UnknownStack {
                 study: study.name.clone(),
                 name: n.to_string(),
@@ -116,19 +119,30 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
             workload: w.name.clone(),
             source: crate::params::ParamError::invalid("kind", e.to_string()),
         })?;
-        let params = wl
-            .resolve(set.pairs())
-            .and_then(|p| wl.plan(&p).map(|_| p))
-            .map_err(|source| StudyError::Param {
-                study: study.name.clone(),
-                workload: w.name.clone(),
-                source,
-            })?;
-        let mut w = w.clone();
-        w.set = Assignments(params.assignments());
-        w.quick = Assignments::default();
-        workloads.push(w);
-        resolved_params.push(params);
+        let param_error = |source| StudyError::Param {
+            study: study.name.clone(),
+            workload: w.name.clone(),
+            source,
+        };
+        for (name, set) in sweep::workloads(&w.name, &set).map_err(param_error)? {
+            let params = wl
+                .resolve(set.pairs())
+                .and_then(|p| wl.plan(&p).map(|_| p))
+                .map_err(param_error)?;
+            if workloads.iter().any(|o: &WorkloadEntry| o.name == name) {
+                return Err(param_error(crate::params::ParamError::invalid(
+                    "name",
+                    format!("the sweep makes a workload named {name}, which the study already has; rename one"),
+                )));
+            }
+            workloads.push(WorkloadEntry {
+                name,
+                kind: w.kind.clone(),
+                set: Assignments(params.assignments()),
+                quick: Assignments::default(),
+            });
+            resolved_params.push(params);
+        }
     }
     let mut stacks = Vec::new();
     // A `vm` list stands for one stack per entry; --only takes its name or theirs.
@@ -137,9 +151,6 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         .iter()
         .flat_map(|s| s.expand_vm().into_iter().map(move |e| (s.name.clone(), e)));
     for (base, s) in listed {
-        if !only.is_empty() && !only.contains(&s.name) && !only.contains(&base) {
-            continue;
-        }
         let mut s = s.clone();
         name_devices(&mut s, &named);
         // A stack that names a directory is a host-filesystem baseline: --device leaves it be.
@@ -160,8 +171,19 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
                 }
             }
         }
-        check_on_devices(study, &s)?;
-        stacks.push(s);
+        for s in swept_stacks(study, &s)? {
+            if !only.is_empty() && !only.contains(&s.name) && !only.contains(&base) {
+                continue;
+            }
+            if stacks.iter().any(|o: &StackSpec| o.name == s.name) {
+                return Err(StudyError::Invalid {
+                    study: study.name.clone(),
+                    message: format!("the device sweep makes a stack named {}, which the study already has; rename one", s.name),
+                });
+            }
+            check_on_devices(study, &s)?;
+            stacks.push(s);
+        }
     }
     let resolved = Study {
         name: study.name.clone(),
@@ -205,6 +227,25 @@ pub fn single_run(
         monitor: monitor.clone(),
     };
     expand(&study, &Options::default())
+}
+
+/// The stacks a stack's device sweep makes (`emu:hdd,size={38GiB,72GiB}`): one per value,
+/// named `<stack>-<value>`; the stack itself when its devices sweep nothing.
+fn swept_stacks(study: &Study, s: &StackSpec) -> Result<Vec<StackSpec>, StudyError> {
+    let choices =
+        sweep::devices(&s.devices, s.logdev.as_deref()).map_err(|message| StudyError::Invalid {
+            study: study.name.clone(),
+            message: format!("stack {}: {message}", s.name),
+        })?;
+    Ok(choices
+        .into_iter()
+        .map(|(suffix, devices, logdev)| StackSpec {
+            name: format!("{}{suffix}", s.name),
+            devices,
+            logdev,
+            ..s.clone()
+        })
+        .collect())
 }
 
 /// Replaces the names of `named` devices in a stack's devices and log device by their specs.

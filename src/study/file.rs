@@ -554,10 +554,14 @@ fn check_repeats(src: &Src, r: &Spanned<i64>, key: &str) -> Result<u32, StudyErr
 /// (root, kernel support for `md:` or `zfs:`) is decided when the stack is built, so such a
 /// stack is skipped then, with the reason, and the rest of the study still runs.
 fn check_device(src: &Src, d: &Spanned<String>, key: &str) -> Result<(), StudyError> {
-    match DeviceSpec::parse(d.get_ref()) {
-        Err(e) if e.why() == Cause::Input => Err(src.at(d.span(), Some(key.into()), e.to_string())),
-        _ => Ok(()),
+    let at = |message: String| src.at(d.span(), Some(key.into()), message);
+    for c in super::sweep::together(&[d.get_ref()]).map_err(at)? {
+        match DeviceSpec::parse(&c[0].text) {
+            Err(e) if e.why() == Cause::Input => return Err(at(e.to_string())),
+            _ => {}
+        }
     }
+    Ok(())
 }
 
 /// A stack's device: a spec ([`check_device`]), or the name of one in `[devices]`.
@@ -597,12 +601,16 @@ fn assignments(src: &Src, set: &RawSet, key: &str) -> Result<Assignments, StudyE
             toml::Value::Integer(n) => n.to_string(),
             toml::Value::Float(x) => x.to_string(),
             toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(list) if list.iter().all(scalar) && !list.is_empty() => {
+                let values: Vec<String> = list.iter().map(|x| scalar_text(x).unwrap()).collect();
+                format!("{{{}}}", values.join(","))
+            }
             other => {
                 return Err(src.at(
                     v.span(),
                     Some(format!("{key}.{}", k.get_ref())),
                     format!(
-                        "a parameter value must be a string, number or true/false, not a {}",
+                        "a parameter value must be a string, number or true/false, or a non-empty list of them (a sweep), not a {}",
                         other.type_str()
                     ),
                 ))
@@ -613,7 +621,22 @@ fn assignments(src: &Src, set: &RawSet, key: &str) -> Result<Assignments, StudyE
     Ok(Assignments(out))
 }
 
-/// Resolves and plans `set` with workload `wl`; a failure is reported at the latest of
+/// A TOML scalar as a parameter's text.
+fn scalar_text(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(n) => Some(n.to_string()),
+        toml::Value::Float(x) => Some(x.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn scalar(v: &toml::Value) -> bool {
+    scalar_text(v).is_some()
+}
+
+/// Resolves and plans `set` (each of its sweep's values) with workload `wl`; a failure is reported at the latest of
 /// `tables` that assigns the parameter at fault, else at the workload's `kind`.
 fn check_params(
     src: &Src,
@@ -623,11 +646,14 @@ fn check_params(
     (kind_span, kind_key): &(Range<usize>, String),
     note: &str,
 ) -> Result<(), StudyError> {
-    let err = match wl.resolve(set.pairs()) {
-        Ok(p) => match wl.plan(&p) {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        },
+    let each = |set: &Assignments| {
+        wl.resolve(set.pairs())
+            .and_then(|p| wl.plan(&p).map(|_| ()))
+    };
+    let err = match super::sweep::workloads("", set)
+        .and_then(|sets| sets.iter().try_for_each(|(_, s)| each(s)))
+    {
+        Ok(()) => return Ok(()),
         Err(e) => e,
     };
     let (param, on_key) = match &err {

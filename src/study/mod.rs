@@ -13,6 +13,7 @@ pub mod manifest;
 mod reference;
 pub mod results;
 pub mod run;
+pub mod sweep;
 pub mod table;
 mod write;
 

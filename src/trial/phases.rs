@@ -7,7 +7,7 @@ use super::TrialError;
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
-use crate::stack::action_phase;
+use crate::stack::action_phase::{self, ActionCtx};
 use crate::stack::provision::Built;
 use crate::timeline::Timeline;
 use indicatif::ProgressBar;
@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What a walk needs besides the plan and the stack.
 pub struct Walk<'a> {
     pub timeline: &'a Timeline,
-    /// Where the samples are spilled.
+    /// Where the samples are spilled, and the files action phases keep (the checker's output)
+    /// until the trial is written.
     pub spill: PathBuf,
     pub stop: &'a AtomicBool,
     pub progress: &'a ProgressBar,
@@ -39,7 +40,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             return Err(TrialError::Interrupted);
         }
         w.timeline.begin(&phase.name, phase.step.kind());
-        let (sampling_ns, samples, stop) = match &phase.step {
+        let (sampling_ns, samples, stop, measured) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
                 let out = engine.run_phase(i, |p| {
@@ -51,13 +52,24 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
                 if out.incomplete {
                     return Err(TrialError::Interrupted);
                 }
-                (out.sampling_start_ns, out.samples, Some(stop.describe()))
+                (
+                    out.sampling_start_ns,
+                    out.samples,
+                    Some(stop.describe()),
+                    None,
+                )
             }
             Step::Action(a) => {
                 w.progress
                     .set_message(format!("{} ({})", phase.name, a.name()));
-                action_phase::perform(*a, built)?;
-                (None, 0, None)
+                let ctx = ActionCtx {
+                    phase: &phase.name,
+                    dir: &w.spill,
+                    checker_args: &plan.checker_args,
+                    stop: w.stop,
+                };
+                let measured = action_phase::perform(*a, built, &ctx)?;
+                (None, 0, None, measured)
             }
         };
         w.timeline.end();
@@ -70,6 +82,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
             stop,
             samples,
+            measured,
         });
     }
     w.progress.finish_and_clear();

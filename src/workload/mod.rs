@@ -8,6 +8,7 @@
 
 pub mod burst;
 pub mod dvr;
+pub mod fsck;
 pub mod place;
 pub mod replay;
 pub mod smallrand;
@@ -193,6 +194,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &smallrand::SmallRandWorkload,
         &burst::Burst,
         &replay::Replay,
+        &fsck::Fsck,
     ]
 }
 

@@ -103,6 +103,14 @@
       opts.hooks = { drawClear: [function (u) { shade(u, spec.bands); }] };
       el.setAttribute("data-bands", String(spec.bands.length));
     }
+    // Log axes (base 10) for scaling charts.
+    if (spec.x_log) {
+      opts.scales.x.distr = 3;
+      opts.scales.x.log = 10;
+    }
+    if (spec.y_log) {
+      opts.scales.y = { distr: 3, log: 10 };
+    }
     if (spec.x_names) {
       var names = spec.x_names;
       opts.scales.x.range = function () { return [-0.5, names.length - 0.5]; };

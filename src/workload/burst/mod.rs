@@ -161,6 +161,7 @@ impl Workload for Burst {
             direct: true,
             seed: p.u64("seed"),
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
 

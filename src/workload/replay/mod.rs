@@ -49,7 +49,7 @@ pub struct Replay;
 
 /// Whether `pace` asks for the original timing.
 fn original(p: &Params) -> Result<bool, ParamError> {
-    match p.text("pace") {
+    match p.text("pace").as_str() {
         "original" => Ok(true),
         "afap" => Ok(false),
         other => Err(ParamError::invalid(
@@ -74,6 +74,7 @@ impl Workload for Replay {
 
     fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
         let path = p.text("trace");
+        let path = path.as_str();
         if path.is_empty() {
             return Err(ParamError::invalid(
                 "trace",
@@ -125,6 +126,7 @@ impl Workload for Replay {
             direct: p.bool("direct"),
             seed: 1,
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
 

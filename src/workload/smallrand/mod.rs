@@ -101,6 +101,7 @@ impl Workload for SmallRandWorkload {
             direct: p.bool("direct"),
             seed: p.u64("seed"),
             dirty_limit: None,
+            checker_args: Vec::new(),
         })
     }
 

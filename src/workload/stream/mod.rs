@@ -144,6 +144,7 @@ impl Workload for Stream {
             direct: p.bool("direct"),
             seed: p.u64("seed"),
             dirty_limit: (dirty > 0).then_some(dirty),
+            checker_args: Vec::new(),
         })
     }
 
