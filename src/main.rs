@@ -100,6 +100,22 @@ enum Command {
         #[command(subcommand)]
         what: DeviceCommand,
     },
+    /// Record the block requests of a device while a command runs (or for a duration) as
+    /// fio's iolog v3, which `iotrial run replay` and `fio --read_iolog` replay (root).
+    Capture {
+        /// The block device to record (/dev/X); nothing else is traced.
+        #[arg(long)]
+        device: PathBuf,
+        /// The iolog to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Record for this long (e.g. 60s) instead of while a command runs.
+        #[arg(long)]
+        duration: Option<String>,
+        /// The command to run while recording (after --), without a shell.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
@@ -335,6 +351,12 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
         Command::Cleanup => cmd_cleanup(),
+        Command::Capture {
+            device,
+            out,
+            duration,
+            command,
+        } => cmd_capture(&device, &out, duration, command, stop),
         Command::Device {
             what:
                 DeviceCommand::Serve {
@@ -634,6 +656,48 @@ fn print_outcome(outcome: &dyn Outcome, warnings: &[String]) {
         println!("warning: {w}");
     }
     println!("{}", outcome.verdict_line());
+}
+
+fn cmd_capture(
+    device: &Path,
+    out: &Path,
+    duration: Option<String>,
+    command: Vec<String>,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    use iotrial::monitor::capture::{capture, Until};
+    let until = match (duration, command.is_empty()) {
+        (Some(d), true) => Until::Duration(
+            iotrial::units::parse_duration(&d)
+                .map_err(|e| usage(format!("--duration: {}", e.0)))?,
+        ),
+        (None, false) => Until::Command(command),
+        _ => {
+            return Err(usage(
+                "give either --duration or a command after --, not both",
+            ))
+        }
+    };
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let c = capture(device, out, &until, &mut ledger, stop).map_err(failed)?;
+    println!(
+        "{}: {} requests, {} bytes in {:.2} s -> {}",
+        c.device.display(),
+        c.requests,
+        c.bytes,
+        c.seconds,
+        c.out.display()
+    );
+    if c.lost_events > 0 {
+        println!(
+            "warning: the trace lost {} events; the log lacks requests",
+            c.lost_events
+        );
+    }
+    if let Some(code) = c.exit_status.filter(|&c| c != 0) {
+        println!("warning: the command exited with status {code}");
+    }
+    Ok(())
 }
 
 fn cmd_probe(

@@ -415,6 +415,12 @@ fn document(
     if !facts.emulated.is_empty() {
         stack["emulated"] = json!(facts.emulated);
     }
+    // Figures taken while an emulated device's replies were late are flagged with the trial.
+    let late = result::emulated::EmulatedDevice::all_in(&stack);
+    facts.warnings.extend(
+        late.iter()
+            .filter_map(result::emulated::EmulatedDevice::warning),
+    );
     let spec: Vec<String> = setup.devices.iter().map(|d| d.to_string()).collect();
     TrialResult {
         format_version: result::FORMAT_VERSION,

@@ -114,6 +114,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
     expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
+    presets: &[],
 };
 
 /// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).

@@ -131,6 +131,22 @@ pub struct ModelDescriptor {
     pub build: fn(&Params) -> Result<Box<dyn DeviceModel>, ModelError>,
     /// What a seeker-style probe should measure, with sequential transfers of the given bytes.
     pub expect: fn(&Params, u64) -> Result<Expectations, ModelError>,
+    /// Named sets of parameter values (`card=lexar`), chosen with [`PRESET_KEY`]; empty for most.
+    pub presets: &'static [Preset],
+}
+
+/// The key that chooses a model's preset in a spec (`emu:flash,card=lexar`).
+pub const PRESET_KEY: &str = "card";
+
+/// A named set of parameter values of one model: a spec naming it starts from these values,
+/// and keys it also names override them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    pub name: &'static str,
+    /// One line saying which device it is.
+    pub summary: &'static str,
+    /// (parameter, value as a user writes it).
+    pub values: &'static [(&'static str, &'static str)],
 }
 
 impl ModelDescriptor {

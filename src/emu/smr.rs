@@ -51,6 +51,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
             seq_io,
         )
     },
+    presets: &[],
 };
 
 /// Parameters of the shingled translation layer.

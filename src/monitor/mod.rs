@@ -9,6 +9,7 @@
 //! warning, never a failed trial.
 
 mod blockreq;
+pub mod capture;
 mod devlog;
 pub mod diskstats;
 mod fsmap;

@@ -18,6 +18,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("xfs", "mkfs.xfs", "-f"),
     ("btrfs", "mkfs.btrfs", "-f"),
     ("f2fs", "mkfs.f2fs", "-f"),
+    ("jfs", "mkfs.jfs", "-q"),
     ("vfat", "mkfs.vfat", ""),
     ("exfat", "mkfs.exfat", ""),
     // A pool, not an mkfs: made by `zpool create` (see the zfs module).

@@ -6,8 +6,12 @@
 //! read back from result.json, charts) is a [`KindReport`] built from [`crate::present`]'s
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
+pub mod burst;
 pub mod dvr;
 pub mod fsck;
+pub mod place;
+pub mod replay;
+pub mod smallrand;
 pub mod stream;
 pub mod tree;
 
@@ -129,6 +133,18 @@ pub trait Workload: Sync {
     }
 }
 
+/// A stream phase named `name` running `streams` until `stop`.
+pub fn stream_phase(
+    name: &str,
+    streams: Vec<usize>,
+    stop: crate::engine::Stop,
+) -> crate::engine::Phase {
+    crate::engine::Phase {
+        name: name.to_string(),
+        step: crate::engine::Step::Streams { streams, stop },
+    }
+}
+
 /// result.json's `streams` from a kind's per-stream figures.
 pub fn streams_json<T: Serialize>(streams: &[T]) -> Vec<Json> {
     streams
@@ -183,7 +199,15 @@ pub(crate) fn assert_figures_round_trip<V, S>(
 
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck, &tree::Tree]
+    vec![
+        &dvr::Dvr,
+        &stream::Stream,
+        &tree::Tree,
+        &fsck::Fsck,
+        &smallrand::SmallRandWorkload,
+        &burst::Burst,
+        &replay::Replay,
+    ]
 }
 
 /// The workload named `name`, or an error listing the known ones.

@@ -141,3 +141,46 @@ pub fn dry_run_stacks(work: &Path, study: &str) -> (String, Vec<String>) {
         .collect();
     (out, stacks)
 }
+
+/// `iotrial device serve SPEC --json` running in the background (the binary at `bin`): its
+/// first line (the device and the model's expectations) read, its statistics line read when
+/// it is stopped.
+pub struct Served {
+    pub child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+    /// The first line: `device`, `expectations`, ...
+    pub ready: serde_json::Value,
+}
+
+impl Served {
+    /// Starts the server and reads its first line.
+    pub fn start(bin: &str, spec: &str) -> Served {
+        use std::io::BufRead;
+        let mut child = Command::new(bin)
+            .args(["device", "serve", spec, "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("device serve starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let ready = serde_json::from_str(&line).expect("device line");
+        Served { child, out, ready }
+    }
+
+    /// The loop device it serves on.
+    pub fn device(&self) -> String {
+        self.ready["device"].as_str().unwrap().to_string()
+    }
+
+    /// Stops it with SIGINT; its statistics line.
+    pub fn stop(mut self) -> serde_json::Value {
+        use std::io::BufRead;
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        assert!(self.child.wait().unwrap().success());
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("statistics line")
+    }
+}
