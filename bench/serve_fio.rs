@@ -7,10 +7,9 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{missing, which, Need};
+use common::{missing, which, Need, Served};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const SPEC: &str = "emu:hdd,size=8GiB";
 const RUNTIME_S: &str = "10";
@@ -27,17 +26,11 @@ fn main() {
         println!("serve_fio: skipped: {why}");
         return;
     }
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_iotrial"))
-        .args(["device", "serve", SPEC, "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("device serve starts");
-    let mut out = BufReader::new(serve.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let ready: Value = serde_json::from_str(&line).expect("device line");
-    let dev = ready["device"].as_str().unwrap().to_string();
-    let expected_ms = ready["expectations"]["random_read_ms"].as_f64().unwrap();
+    let served = Served::start(env!("CARGO_BIN_EXE_iotrial"), SPEC);
+    let dev = served.device();
+    let expected_ms = served.ready["expectations"]["random_read_ms"]
+        .as_f64()
+        .unwrap();
     let fio = Command::new(which("fio").unwrap())
         .args([
             "--name=seek",
@@ -53,12 +46,7 @@ fn main() {
         .arg(format!("--filename={dev}"))
         .output()
         .expect("fio runs");
-    let pid = rustix::process::Pid::from_raw(serve.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    assert!(serve.wait().unwrap().success());
-    line.clear();
-    out.read_line(&mut line).unwrap();
-    let stats: Value = serde_json::from_str(&line).expect("statistics line");
+    let stats = served.stop();
     assert!(
         fio.status.success(),
         "{}",

@@ -21,6 +21,7 @@ pub mod result;
 pub mod stack;
 pub mod study;
 pub mod timeline;
+pub mod trace;
 pub mod trial;
 pub mod units;
 pub mod utc;

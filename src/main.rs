@@ -107,6 +107,22 @@ enum Command {
         /// A results directory, or one trial's directory.
         dir: PathBuf,
     },
+    /// Record the block requests of a device while a command runs (or for a duration) as
+    /// fio's iolog v3, which `iotrial run replay` and `fio --read_iolog` replay (root).
+    Capture {
+        /// The block device to record (/dev/X); nothing else is traced.
+        #[arg(long)]
+        device: PathBuf,
+        /// The iolog to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Record for this long (e.g. 60s) instead of while a command runs.
+        #[arg(long)]
+        duration: Option<String>,
+        /// The command to run while recording (after --), without a shell.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
@@ -157,7 +173,7 @@ struct StackArgs {
     /// Scheduler tunable, e.g. --tunable read_expire=250.
     #[arg(long = "tunable", value_name = "KEY=VALUE")]
     tunables: Vec<String>,
-    /// An external log device for xfs or zfs (a device spec, e.g. image:size=256MiB).
+    /// An external log device for xfs, zfs or ext3/4 (their journal) (a device spec, e.g. image:size=256MiB).
     #[arg(long, value_name = "SPEC")]
     logdev: Option<String>,
     /// With --fs zfs: how the pool lays the devices out (stripe, mirror, raidz).
@@ -348,6 +364,12 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             }
             Ok(())
         }
+        Command::Capture {
+            device,
+            out,
+            duration,
+            command,
+        } => cmd_capture(&device, &out, duration, command, stop),
         Command::Device {
             what:
                 DeviceCommand::Serve {
@@ -659,6 +681,48 @@ fn print_outcome(outcome: &dyn Outcome, warnings: &[String]) {
     println!("{}", outcome.verdict_line());
 }
 
+fn cmd_capture(
+    device: &Path,
+    out: &Path,
+    duration: Option<String>,
+    command: Vec<String>,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    use iotrial::monitor::capture::{capture, Until};
+    let until = match (duration, command.is_empty()) {
+        (Some(d), true) => Until::Duration(
+            iotrial::units::parse_duration(&d)
+                .map_err(|e| usage(format!("--duration: {}", e.0)))?,
+        ),
+        (None, false) => Until::Command(command),
+        _ => {
+            return Err(usage(
+                "give either --duration or a command after --, not both",
+            ))
+        }
+    };
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let c = capture(device, out, &until, &mut ledger, stop).map_err(failed)?;
+    println!(
+        "{}: {} requests, {} bytes in {:.2} s -> {}",
+        c.device.display(),
+        c.requests,
+        c.bytes,
+        c.seconds,
+        c.out.display()
+    );
+    if c.lost_events > 0 {
+        println!(
+            "warning: the trace lost {} events; the log lacks requests",
+            c.lost_events
+        );
+    }
+    if let Some(code) = c.exit_status.filter(|&c| c != 0) {
+        println!("warning: the command exited with status {code}");
+    }
+    Ok(())
+}
+
 fn cmd_probe(
     spec: &str,
     random_ios: usize,
@@ -820,8 +884,13 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     overrides.extend(parse_sets(set)?);
     let params = w.resolve(&overrides).map_err(usage)?;
     let streams = result::read_samples(samples, doc.as_ref()).map_err(usage)?;
+    let emulated: Vec<serde_json::Value> = doc
+        .as_ref()
+        .and_then(|d| d.stack["emulated"].as_array().cloned())
+        .unwrap_or_default();
     let seen = workload::Seen {
         monitor: doc.as_ref().map(|d| &d.monitor),
+        emulated: &emulated,
     };
     let outcome = w.analyze(&params, &streams, &seen).map_err(usage)?;
     if as_json {

@@ -182,6 +182,9 @@ fn run_built(
         Err(StackError::Interrupted) => return Err(TrialError::Interrupted),
         other => other?,
     };
+    if let Some(f) = &built.files {
+        workload.preflight(params, f.dir())?;
+    }
     let pb = if show_progress {
         report::terminal::progress(0, &format!("{} on {}", workload.name(), setup.stack.name))
     } else {
@@ -203,6 +206,7 @@ fn run_built(
         spill: spill.clone(),
         stop,
         progress: &pb,
+        ledger,
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));
@@ -229,15 +233,17 @@ fn run_built(
             crate::units::trim_float(built.time_scale)
         ));
     }
+    let emulated = ledger.server_stats();
     let seen = Seen {
         monitor: Some(&monitor),
+        emulated: &emulated,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
         warnings,
-        emulated: ledger.server_stats(),
+        emulated,
         backend: BackendKind::Psync,
         monitor,
     };
@@ -332,6 +338,7 @@ fn run_in_guest(
     let samples = samples.expect("read with the document")?;
     let seen = Seen {
         monitor: Some(&doc.monitor),
+        emulated: &emulated,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     doc.stack["vm"] = g.vm;
@@ -409,6 +416,12 @@ fn document(
     if !facts.emulated.is_empty() {
         stack["emulated"] = json!(facts.emulated);
     }
+    // Figures taken while an emulated device's replies were late are flagged with the trial.
+    let late = result::emulated::EmulatedDevice::all_in(&stack);
+    facts.warnings.extend(
+        late.iter()
+            .filter_map(result::emulated::EmulatedDevice::warning),
+    );
     let spec: Vec<String> = setup.devices.iter().map(|d| d.to_string()).collect();
     TrialResult {
         format_version: result::FORMAT_VERSION,

@@ -1,15 +1,16 @@
 //! Phased plans through the library's trial runner: action phases (sync, unmount, mount,
 //! drop_caches) between stream phases on a filesystem the stack built, each phase marked in
 //! result.json and samples.csv; `fsck` runs the filesystem's checker, its run in result.json
-//! and its output kept; `idle` fails with its typed error; whatever the ending, nothing is left
-//! mounted or attached.
+//! and its output kept, and without a filesystem fails with its typed error; `idle` on a
+//! directory says why there is no cleaning time; whatever the ending, nothing is left mounted
+//! or attached.
 
 mod common;
 
 use common::*;
 use iotrial::cause::{Cause, HasCause};
 use iotrial::engine::{
-    Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan,
+    Action, IdleLimits, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan,
 };
 use iotrial::params::{Kind, ParamError, ParamSpec, Params};
 use iotrial::present::Rows;
@@ -219,45 +220,59 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
     assert!(loops_under(&stack_dirs()).is_empty());
 }
 
-#[test]
-fn fsck_without_a_filesystem_and_idle_fail_with_their_typed_error_and_leave_nothing() {
+/// A stack on a fresh directory: (the directory, the stack, its devices).
+fn dir_stack() -> (tempfile::TempDir, StackSpec, [DeviceSpec; 1]) {
     let target = tempfile::tempdir().unwrap();
     let stack = StackSpec {
         name: "dir".into(),
         ..Default::default()
     };
     let devices = [DeviceSpec::Dir(target.path().to_path_buf())];
-    for a in [Action::Fsck, Action::Idle] {
-        let phases = vec![
-            phase("fill", streams(Stop::Bytes(128 << 10))),
-            phase("check", Step::Action(a)),
-        ];
-        let mut ledger = Ledger::detached();
-        let e = run_on(phases, &stack, &devices, &mut ledger)
-            .err()
-            .expect("the action fails");
-        released(ledger);
-        assert!(
-            matches!(
-                e,
-                TrialError::Stack(StackError::ActionNotYet { .. } | StackError::Invalid(_))
-            ),
-            "{e}"
-        );
-        assert_eq!(e.why(), Cause::Input);
-        assert!(e.to_string().contains(a.name()), "{e}");
-        assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
-    }
+    (target, stack, devices)
+}
+
+#[test]
+fn fsck_without_a_filesystem_fails_with_its_typed_error_and_leaves_nothing() {
+    let (target, stack, devices) = dir_stack();
+    let phases = vec![
+        phase("fill", streams(Stop::Bytes(128 << 10))),
+        phase("check", Step::Action(Action::Fsck)),
+    ];
+    let mut ledger = Ledger::detached();
+    let e = run_on(phases, &stack, &devices, &mut ledger)
+        .err()
+        .expect("the action fails");
+    released(ledger);
+    assert!(
+        matches!(e, TrialError::Stack(StackError::Invalid(_))),
+        "{e}"
+    );
+    assert_eq!(e.why(), Cause::Input);
+    assert!(e.to_string().contains("fsck"), "{e}");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn idle_on_a_directory_says_why_there_is_no_cleaning_time() {
+    let (_target, stack, devices) = dir_stack();
+    let phases = vec![
+        phase("fill", streams(Stop::Bytes(128 << 10))),
+        phase("rest", Step::Action(Action::Idle(IdleLimits::DEFAULT))),
+    ];
+    let mut ledger = Ledger::detached();
+    let out = run_on(phases, &stack, &devices, &mut ledger).unwrap();
+    let idle = out.doc.phases[1].idle.clone().expect("an idle record");
+    assert_eq!(idle.cleaning_s, None);
+    assert_eq!(idle.how, "none");
+    assert!(idle.note.unwrap().contains("directory"));
+    assert!(out.doc.phases[0].idle.is_none());
+    drop(out);
+    released(ledger);
 }
 
 #[test]
 fn unmount_on_a_directory_is_refused_as_input() {
-    let target = tempfile::tempdir().unwrap();
-    let stack = StackSpec {
-        name: "dir".into(),
-        ..Default::default()
-    };
-    let devices = [DeviceSpec::Dir(target.path().to_path_buf())];
+    let (_target, stack, devices) = dir_stack();
     let phases = vec![phase("down", Step::Action(Action::Unmount))];
     let mut ledger = Ledger::detached();
     let e = run_on(phases, &stack, &devices, &mut ledger).err().unwrap();

@@ -86,6 +86,18 @@ fn a_real_result_has_exactly_the_documented_keys() {
     assert_eq!(job["kind"], "job");
     assert_documented(&job);
     assert_eq!(job["verdict"]["groups"][0]["ios"], 32, "size / bs per job");
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = iotrial()
+        .args(["run", "tree", "--json", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(["--set", "dirs=40", "--set", "threads=2", "--set", "depth=3"])
+        .assert()
+        .success();
+    let tree: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(tree["kind"], "tree");
+    assert_documented(&tree);
 }
 
 #[test]

@@ -17,16 +17,7 @@ fn read_json(p: &Path) -> Value {
 #[test]
 fn the_built_in_study_has_the_seeds_stacks_in_its_order() {
     let work = tempfile::tempdir().unwrap();
-    let a = iotrial(work.path())
-        .args(["study", "streaming", "--quick", "--dry-run"])
-        .assert()
-        .success();
-    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
-    let stacks: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("# stack "))
-        .map(|l| l.split(' ').next().unwrap())
-        .collect();
+    let (out, stacks) = dry_run_stacks(work.path(), "streaming");
     assert_eq!(
         stacks,
         [

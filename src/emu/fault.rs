@@ -81,6 +81,10 @@ impl DeviceModel for Fault {
         r
     }
 
+    fn background(&mut self, now_ns: u64) -> super::model::Background {
+        self.inner.background(now_ns)
+    }
+
     fn stats(&self) -> Json {
         let mut s = self.inner.stats();
         if let Json::Object(m) = &mut s {

@@ -3,7 +3,10 @@
 //! it and closes the least recently used one, copying that unit's unwritten rest into a fresh
 //! unit and erasing the old one. Sequential writes fill units and only pay the erase; scattered
 //! 4 KiB writes pay a whole unit copy each, so they run far below sequential writes, while
-//! reads cost a fraction of a millisecond anywhere.
+//! reads cost a fraction of a millisecond anywhere. With `in_order` (the CompactFlash presets
+//! of [`super::cards`]) an open unit also takes writes only in ascending order, as cheap cards
+//! do: a write behind the unit's last one makes the card merge the unit (copy and erase) first,
+//! so random 4 KiB writes within a few open units still run far below sequential ones.
 
 use super::model::PROBE_RANDOM_IO;
 use super::model::{
@@ -52,7 +55,25 @@ pub const PARAMS: &[ParamSpec] = &[
     )
     .in_unit("MB/s"),
     ParamSpec::new("erase", Kind::Duration, "2ms", "erase time of one unit"),
+    IN_ORDER,
+    REORDER,
 ];
+
+/// Whether an open unit takes writes in ascending order only (shared with the presets).
+pub const IN_ORDER: ParamSpec = ParamSpec::new(
+    "in_order",
+    Kind::Bool,
+    "false",
+    "an open unit takes writes in ascending order only; one further behind its last write than `reorder` merges the unit (copy and erase) first",
+);
+
+/// How far behind an open unit's last write a write may land without a merge.
+pub const REORDER: ParamSpec = ParamSpec::new(
+    "reorder",
+    Kind::Size,
+    "128KiB",
+    "with in_order: how far behind an open unit's furthest write a write may land without a merge (the card's write buffer)",
+);
 
 /// The `flash` model.
 pub static MODEL: ModelDescriptor = ModelDescriptor {
@@ -61,6 +82,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
     expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
+    presets: super::cards::CARDS,
 };
 
 /// Parameters of a flash card, in base units (bytes, seconds, bytes per second).
@@ -74,6 +96,8 @@ pub struct FlashParams {
     pub write_rate: f64,
     pub copy_rate: f64,
     pub erase: f64,
+    pub in_order: bool,
+    pub reorder: u64,
 }
 
 impl FlashParams {
@@ -88,6 +112,8 @@ impl FlashParams {
             write_rate: v.f64("write_rate") * 1e6,
             copy_rate: v.f64("copy_rate") * 1e6,
             erase: v.f64("erase"),
+            in_order: v.bool("in_order"),
+            reorder: v.u64("reorder"),
         }
     }
 
@@ -128,11 +154,13 @@ impl Default for FlashParams {
     }
 }
 
-/// An open unit: which one, bytes written to it since it was opened, last use.
+/// An open unit: which one, bytes written to it since it was opened, where its last write
+/// ended (offset within the unit), last use.
 #[derive(Debug, Clone, Copy, Default)]
 struct Open {
     unit: u64,
     written: u64,
+    next: u64,
     used: u64,
 }
 
@@ -147,6 +175,8 @@ pub struct Flash {
     write_ns_per_byte: f64,
     copy_ns_per_byte: f64,
     erase_ns: f64,
+    in_order: bool,
+    reorder: u64,
     open: [Open; MAX_OPEN],
     n_open: usize,
     clock: u64,
@@ -170,6 +200,8 @@ impl Flash {
             write_ns_per_byte: 1e9 / p.write_rate,
             copy_ns_per_byte: 1e9 / p.copy_rate,
             erase_ns: p.erase * 1e9,
+            in_order: p.in_order,
+            reorder: p.reorder,
             open: [Open::default(); MAX_OPEN],
             n_open: 0,
             clock: 0,
@@ -182,19 +214,37 @@ impl Flash {
         })
     }
 
-    /// Writes `len` bytes into `unit`; returns the time it costs beyond programming them.
-    fn write_unit(&mut self, unit: u64, len: u64) -> f64 {
+    /// Writes `len` bytes at `at` (offset within the unit) into `unit`; returns the time it
+    /// costs beyond programming them.
+    fn write_unit(&mut self, unit: u64, at: u64, len: u64) -> f64 {
         self.clock += 1;
+        let (au, in_order, clock) = (self.au, self.in_order, self.clock);
+        let reorder = self.reorder;
         let open = &mut self.open[..self.n_open];
         if let Some(o) = open.iter_mut().find(|o| o.unit == unit) {
+            o.used = clock;
+            if in_order && at + reorder < o.next {
+                // Out of order: merge the unit into a fresh one, then take the write there.
+                *o = Open {
+                    unit,
+                    written: len,
+                    next: at + len,
+                    used: clock,
+                };
+                self.erases += 1;
+                self.unit_copies += 1;
+                self.copied_bytes += au - len;
+                return (au - len) as f64 * self.copy_ns_per_byte + self.erase_ns;
+            }
             o.written += len;
-            o.used = self.clock;
+            o.next = o.next.max(at + len);
             return 0.0;
         }
         let fresh = Open {
             unit,
             written: len,
-            used: self.clock,
+            next: at + len,
+            used: clock,
         };
         if self.n_open < self.max_open {
             self.open[self.n_open] = fresh;
@@ -240,7 +290,7 @@ impl DeviceModel for Flash {
                 while o < end {
                     let unit = o / self.au;
                     let next = ((unit + 1) * self.au).min(end);
-                    cost += self.write_unit(unit, next - o);
+                    cost += self.write_unit(unit, o - unit * self.au, next - o);
                     o = next;
                 }
                 cost
@@ -269,13 +319,19 @@ impl DeviceModel for Flash {
 /// The probe's expectations for a `flash` card: a read costs the access time plus the
 /// transfer; a sequential write fills units and pays one erase per unit; a random 4 KiB write
 /// misses the open units with probability `1 - open/units` and then pays the copy of a unit's
-/// unwritten rest plus an erase.
+/// unwritten rest plus an erase (with `in_order`, so do the hits that land behind the reorder window).
 pub fn expect(p: &FlashParams, seq_io: u64) -> Result<Expectations, ModelError> {
     p.check()?;
     let io = PROBE_RANDOM_IO as f64;
     let seq = seq_io as f64;
     let units = p.capacity.div_ceil(p.au) as f64;
-    let miss = (1.0 - p.open_units as f64 / units).max(0.0);
+    let mut miss = (1.0 - p.open_units as f64 / units).max(0.0);
+    if p.in_order {
+        // A write into an open unit lands further behind its furthest write than the reorder
+        // window with probability (1 - w/au)^2 / 2 (both uniform over the unit).
+        let w = (p.reorder as f64 / p.au as f64).min(1.0);
+        miss += (1.0 - miss) * (1.0 - w).powi(2) / 2.0;
+    }
     let close = (p.au as f64 - io).max(0.0) / p.copy_rate + p.erase;
     let read_mbs = seq / (p.access + seq / p.read_rate) * 1e-6;
     Ok(Expectations {

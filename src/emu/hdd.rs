@@ -6,7 +6,7 @@
 
 use super::model::PROBE_RANDOM_IO;
 use super::model::{
-    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+    Background, DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
 };
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
@@ -114,6 +114,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
     expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
+    presets: &[],
 };
 
 /// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).
@@ -481,6 +482,14 @@ pub trait Translation: Send {
     fn idle(&mut self, _mech: &mut Mechanics, since: u64, _now: u64) -> u64 {
         since
     }
+    /// Background work is still queued (an SMR disk's cache holds data not yet cleaned).
+    fn pending(&self) -> bool {
+        false
+    }
+    /// Model time spent on background work so far (not counting work a request waited for).
+    fn worked_ns(&self) -> u64 {
+        0
+    }
     /// State that explains results, added to the disk's stats.
     fn stats(&self, _out: &mut Map<String, Json>) {}
 }
@@ -792,16 +801,10 @@ impl<T: Translation> Disk<T> {
     }
 }
 
-impl<T: Translation> DeviceModel for Disk<T> {
-    fn name(&self) -> &'static str {
-        T::NAME
-    }
-
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
-    fn service(&mut self, now_ns: u64, req: Request) -> Response {
+impl<T: Translation> Disk<T> {
+    /// Does the translation layer's background work due between the end of the last request
+    /// and `now_ns`.
+    fn catch_up(&mut self, now_ns: u64) {
         let idle_since = self.busy_until.max(self.mech_free);
         if now_ns > idle_since {
             let free = self.stl.idle(&mut self.mech, idle_since, now_ns);
@@ -811,6 +814,32 @@ impl<T: Translation> DeviceModel for Disk<T> {
                 self.mech_free = free;
             }
         }
+    }
+}
+
+impl<T: Translation> DeviceModel for Disk<T> {
+    fn background(&mut self, now_ns: u64) -> Background {
+        self.catch_up(now_ns);
+        // Destages of the write-back buffer and cleaning in progress end at `mech_free`.
+        let until = self.busy_until.max(self.mech_free);
+        Background {
+            pending: until > now_ns || self.stl.pending(),
+            idle_at_ns: until,
+            host_done_ns: self.busy_until,
+            worked_ns: self.stl.worked_ns(),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    fn service(&mut self, now_ns: u64, req: Request) -> Response {
+        self.catch_up(now_ns);
         let s = now_ns.max(self.busy_until);
         // Requests past the end transfer nothing (the server rejects them; never index past it).
         let mut req = req;
@@ -1190,6 +1219,28 @@ mod tests {
                 d.service(r.done_ns, req(kind, p.capacity + (1 << 30), 4096));
             }
         }
+    }
+
+    #[test]
+    fn write_back_is_background_work_until_destaged() {
+        let mut d = Hdd::new(&HddParams::default()).unwrap();
+        let ack = d.service(0, req(ReqKind::Write, 1 << 30, 64 << 10)).done_ns;
+        let b = d.background(ack);
+        assert!(b.pending && b.idle_at_ns > ack, "{b:?}");
+        let later = d.background(b.idle_at_ns);
+        assert_eq!(
+            later,
+            Background {
+                pending: false,
+                idle_at_ns: b.idle_at_ns,
+                host_done_ns: ack,
+                worked_ns: 0,
+            }
+        );
+        let f = d
+            .service(b.idle_at_ns + 1, req(ReqKind::Flush, 0, 0))
+            .done_ns;
+        assert!(!d.background(f).pending);
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use reqlog::mono_now_ns;
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};
+pub mod cards;
 pub mod fault;
 pub mod flash;
 pub mod hdd;

@@ -48,6 +48,36 @@ pub trait DeviceModel: Send {
     fn service(&mut self, now_ns: u64, req: Request) -> Response;
     /// State that explains results (cache occupancy, cleaning time, unit copies, cache hits).
     fn stats(&self) -> Json;
+    /// No request has arrived since the last one the model serviced, and it is `now_ns`: does
+    /// the background work due by then (SMR cleaning, write-back destaging, garbage
+    /// collection) and says whether any is still pending and when the device last went idle.
+    /// Like a request, `now_ns` never goes backwards. A model without background work is idle
+    /// once its last request completed.
+    fn background(&mut self, now_ns: u64) -> Background {
+        Background {
+            pending: false,
+            idle_at_ns: now_ns,
+            host_done_ns: now_ns,
+            worked_ns: 0,
+        }
+    }
+}
+
+/// A device's background work at one moment of its timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Background {
+    /// Work is still to be done (or being done) without any request asking for it.
+    pub pending: bool,
+    /// When nothing is pending: when the device went idle (its last request or its last piece
+    /// of background work completed), on the model's timeline; may be earlier than the query.
+    /// While work is pending: when the work in progress completes.
+    pub idle_at_ns: u64,
+    /// When the host's last request completed (as the host saw it: a write the buffer
+    /// acknowledged counts as done): the device has worked on its own since.
+    pub host_done_ns: u64,
+    /// Model time the device has spent on background work since it started, in all (an SMR
+    /// disk's cleaning while no request waited); 0 for a model without any.
+    pub worked_ns: u64,
 }
 
 /// A model's parameters do not describe a device it can model.
@@ -101,6 +131,22 @@ pub struct ModelDescriptor {
     pub build: fn(&Params) -> Result<Box<dyn DeviceModel>, ModelError>,
     /// What a seeker-style probe should measure, with sequential transfers of the given bytes.
     pub expect: fn(&Params, u64) -> Result<Expectations, ModelError>,
+    /// Named sets of parameter values (`card=lexar`), chosen with [`PRESET_KEY`]; empty for most.
+    pub presets: &'static [Preset],
+}
+
+/// The key that chooses a model's preset in a spec (`emu:flash,card=lexar`).
+pub const PRESET_KEY: &str = "card";
+
+/// A named set of parameter values of one model: a spec naming it starts from these values,
+/// and keys it also names override them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    pub name: &'static str,
+    /// One line saying which device it is.
+    pub summary: &'static str,
+    /// (parameter, value as a user writes it).
+    pub values: &'static [(&'static str, &'static str)],
 }
 
 impl ModelDescriptor {

@@ -20,6 +20,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Null::new(v.u64("size")))),
     expect: |_, _| Ok(expect()),
+    presets: &[],
 };
 
 /// The no-delay model.

@@ -16,7 +16,7 @@ use super::conn;
 use super::counters::{BufPool, Counters};
 use super::error::EmuError;
 use super::fs::{EmuFs, ModelState, Pending, Sender, DISK_NAME, MAX_IO};
-use super::model::DeviceModel;
+use super::model::{Background, DeviceModel};
 use super::reqlog::RequestLog;
 use super::timer::{Clock, TimerQueue};
 
@@ -185,6 +185,15 @@ impl EmuServer {
             "model_stats": m.model.stats(),
             "server": server,
         })
+    }
+
+    /// Does the model's background work due by now and says whether more is pending (see
+    /// [`DeviceModel::background`]), with the model's clock now: `(now_ns, background)`.
+    pub fn background(&self) -> (u64, Background) {
+        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        let now = ((self.clock.now_ns() as f64 * self.scale) as u64).max(m.last_ns);
+        m.last_ns = now;
+        (now, m.model.background(now))
     }
 
     /// Starts logging every request the device receives, times counted from the

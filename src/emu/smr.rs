@@ -51,6 +51,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
             seq_io,
         )
     },
+    presets: &[],
 };
 
 /// Parameters of the shingled translation layer.
@@ -101,6 +102,11 @@ pub struct Stl {
     bands_cleaned_fg: u64,
     cleaning_ns: u64,
     cleaning_fg_ns: u64,
+    /// Band bytes rewritten by cleaning.
+    rewritten_bytes: u64,
+    /// When the last background cleaning ended: cleaning goes on from there without a new
+    /// idle wait while no request came in between.
+    cleaning_until: u64,
     cached_bytes: u64,
     in_place_bytes: u64,
 }
@@ -152,6 +158,8 @@ impl Stl {
             bands_cleaned_fg: 0,
             cleaning_ns: 0,
             cleaning_fg_ns: 0,
+            rewritten_bytes: 0,
+            cleaning_until: u64::MAX,
             cached_bytes: 0,
             in_place_bytes: 0,
         })
@@ -209,6 +217,7 @@ impl Stl {
             self.occupancy -= logged;
             self.bands_cleaned += 1;
             self.cleaning_ns += e - t;
+            self.rewritten_bytes += len;
             return Some(e);
         }
         None
@@ -277,7 +286,11 @@ impl Translation for Stl {
     }
 
     fn idle(&mut self, mech: &mut Mechanics, since: u64, now: u64) -> u64 {
-        let mut t = since + self.idle_ns;
+        // Cleaning that nothing interrupted goes on without a new idle wait.
+        let mut t = match since == self.cleaning_until {
+            true => since,
+            false => since + self.idle_ns,
+        };
         let mut cleaned = false;
         while t < now {
             match self.clean_one(mech, t) {
@@ -289,10 +302,19 @@ impl Translation for Stl {
             }
         }
         if cleaned {
+            self.cleaning_until = t;
             t
         } else {
             since
         }
+    }
+
+    fn pending(&self) -> bool {
+        self.occupancy > 0
+    }
+
+    fn worked_ns(&self) -> u64 {
+        self.cleaning_ns - self.cleaning_fg_ns
     }
 
     fn stats(&self, out: &mut Map<String, Json>) {
@@ -315,6 +337,10 @@ impl Translation for Stl {
         out.insert(
             "cleaning_foreground_s".into(),
             json!(self.cleaning_fg_ns as f64 * 1e-9),
+        );
+        out.insert(
+            "cleaning_rewritten_bytes".into(),
+            json!(self.rewritten_bytes),
         );
         out.insert("cached_write_bytes".into(), json!(self.cached_bytes));
         out.insert("in_place_write_bytes".into(), json!(self.in_place_bytes));
@@ -342,131 +368,5 @@ pub fn expect(p: &HddParams, s: &SmrParams, seq_io: u64) -> Result<Expectations,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::emu::model::{DeviceModel, ReqKind, Request};
-    use crate::engine::rng::SplitMix64;
-
-    fn params(cache: u64) -> (HddParams, SmrParams) {
-        let s = SmrParams {
-            cache,
-            ..SmrParams::default()
-        };
-        (HddParams::default(), s)
-    }
-
-    fn write(d: &mut Smr, now: u64, offset: u64, len: u64) -> u64 {
-        let req = Request {
-            kind: ReqKind::Write,
-            offset,
-            len,
-        };
-        d.service(now, req).done_ns
-    }
-
-    /// Back-to-back 4 KiB writes at offsets from `pick`; returns (model ns, disk).
-    fn run(cache: u64, n: u64, mut pick: impl FnMut(u64) -> u64) -> (u64, Smr) {
-        let (p, s) = params(cache);
-        let mut d = new(&p, &s).unwrap();
-        let mut now = 0;
-        for i in 0..n {
-            now = write(&mut d, now, pick(i), 4096);
-        }
-        (now, d)
-    }
-
-    #[test]
-    fn cleaning_starts_when_the_cache_fills() {
-        let mut r = SplitMix64::new(1);
-        let blocks = HddParams::default().capacity / 4096;
-        let (_, d) = run(64 << 20, 15_000, |_| r.below(blocks) * 4096);
-        assert_eq!(d.translation().bands_cleaned(), 0, "64 MiB not yet full");
-        assert!(d.translation().occupancy() > 50 << 20);
-        let mut r = SplitMix64::new(1);
-        let (_, d) = run(64 << 20, 20_000, |_| r.below(blocks) * 4096);
-        assert!(d.translation().bands_cleaned() > 0);
-        assert!(d.translation().occupancy() <= 64 << 20);
-        assert!(d.stats()["bands_cleaned_foreground"].as_u64().unwrap() > 0);
-    }
-
-    #[test]
-    fn cleaning_cost_grows_with_scattered_bands() {
-        // The same number of 4 KiB writes into 4 bands or scattered over the disk.
-        let n = 40_000;
-        let band = SmrParams::default().band;
-        let blocks_per_band = band / 4096;
-        let mut r = SplitMix64::new(2);
-        let (t_few, few) = run(64 << 20, n, |_| {
-            r.below(4) * band * 100 + r.below(blocks_per_band) * 4096
-        });
-        let mut r = SplitMix64::new(2);
-        let blocks = HddParams::default().capacity / 4096;
-        let (t_many, many) = run(64 << 20, n, |_| r.below(blocks) * 4096);
-        let (few, many) = (few.translation(), many.translation());
-        assert!(many.bands_cleaned() > 10 * few.bands_cleaned().max(1));
-        assert!(many.cleaning_ns() > 10 * few.cleaning_ns().max(1));
-        assert!(t_many > 5 * t_few);
-    }
-
-    #[test]
-    fn background_cleaning_after_idle_empties_the_cache() {
-        let mut r = SplitMix64::new(3);
-        let blocks = HddParams::default().capacity / 4096;
-        let (now, mut d) = run(2 << 30, 2000, |_| r.below(blocks) * 4096);
-        assert!(d.translation().occupancy() > 0);
-        let later = now + 3_600_000_000_000;
-        let req = Request {
-            kind: ReqKind::Read,
-            offset: 0,
-            len: 4096,
-        };
-        d.service(later, req);
-        assert_eq!(d.translation().occupancy(), 0);
-        assert_eq!(d.stats()["bands_cleaned_foreground"], 0);
-        assert!(d.translation().bands_cleaned() > 1000);
-    }
-
-    #[test]
-    fn sequential_band_writes_bypass_the_cache() {
-        let (now, d) = run(2 << 30, 0, |_| 0);
-        assert_eq!(now, 0);
-        let (p, s) = params(2 << 30);
-        let mut d2 = new(&p, &s).unwrap();
-        let mut t = 0;
-        for i in 0..64u64 {
-            t = write(&mut d2, t, (10 * s.band) + i * (1 << 20), 1 << 20);
-        }
-        assert_eq!(d2.translation().occupancy(), 0);
-        assert_eq!(d2.stats()["in_place_write_bytes"], 64u64 << 20);
-        drop(d);
-    }
-
-    #[test]
-    fn expectations_match_the_model_with_an_empty_cache() {
-        let (p, s) = params(2 << 30);
-        let e = expect(&p, &s, 1 << 20).unwrap();
-        let mut r = SplitMix64::new(4);
-        let blocks = p.capacity / 4096;
-        let n = 5000;
-        let (t, _) = run(2 << 30, n, |_| r.below(blocks) * 4096);
-        let iops = n as f64 / t as f64 * 1e9;
-        assert!(
-            (iops / e.random_write_iops - 1.0).abs() < 0.05,
-            "{iops} vs {e:?}"
-        );
-        let mut d = new(&p, &s).unwrap();
-        let (mut now, mut sum) = (0u64, 0u64);
-        for _ in 0..30_000 {
-            let req = Request {
-                kind: ReqKind::Read,
-                offset: r.below(blocks) * 4096,
-                len: 4096,
-            };
-            let done = d.service(now, req).done_ns;
-            sum += done - now;
-            now = done + 1_000_000;
-        }
-        let ms = sum as f64 / 30_000.0 * 1e-6;
-        assert!((ms / e.random_read_ms - 1.0).abs() < 0.02, "{ms} vs {e:?}");
-    }
-}
+#[path = "smr_tests.rs"]
+mod tests;

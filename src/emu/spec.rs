@@ -4,7 +4,7 @@
 //! form with every default written out, and the table behind `iotrial list models`.
 
 use super::fault::{Fault, FaultParams};
-use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError};
+use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError, Preset, PRESET_KEY};
 use super::{flash, hdd, null, smr, ssd};
 use crate::cause::{Cause, HasCause};
 use crate::params::{parse_value, Kind, ParamSpec, Params};
@@ -107,6 +107,8 @@ pub struct ModelSpec {
     pub values: Params,
     pub settings: ServerSettings,
     pub faults: FaultParams,
+    /// The preset the values started from (`card=lexar`), if any.
+    pub preset: Option<&'static Preset>,
     common: Params,
 }
 
@@ -129,15 +131,29 @@ impl ModelSpec {
                 scale: 1.0,
             },
             faults: FaultParams::default(),
+            preset: None,
             common: Params::defaults(COMMON),
         };
         let mut ranges = Vec::new();
-        for part in parts.filter(|p| !p.is_empty()) {
-            let (key, val) = part
-                .split_once('=')
-                .map(|(k, v)| (k.trim(), v.trim()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| SpecError::Malformed(part.to_string()))?;
+        let pairs = parts
+            .filter(|p| !p.is_empty())
+            .map(|part| {
+                part.split_once('=')
+                    .map(|(k, v)| (k.trim(), v.trim()))
+                    .filter(|(k, _)| !k.is_empty())
+                    .ok_or_else(|| SpecError::Malformed(part.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // A preset first, wherever it is written, so the keys beside it override it.
+        for (_, val) in pairs.iter().filter(|(k, _)| *k == PRESET_KEY) {
+            if !model.presets.is_empty() {
+                spec.apply_preset(val)?;
+            }
+        }
+        for (key, val) in pairs {
+            if key == PRESET_KEY && !model.presets.is_empty() {
+                continue;
+            }
             if key == FAIL_RANGE.name {
                 ranges.push(val);
             } else {
@@ -157,6 +173,24 @@ impl ModelSpec {
         }
     }
 
+    /// Starts the values from the model's preset `name`.
+    fn apply_preset(&mut self, name: &str) -> Result<(), SpecError> {
+        let presets = self.model.presets;
+        let Some(p) = presets.iter().find(|p| p.name == name) else {
+            let names = presets.iter().map(|p| p.name).collect::<Vec<_>>();
+            let message = format!(
+                "unknown {PRESET_KEY} '{name}'; allowed: {}",
+                names.join(", ")
+            );
+            return Err(self.invalid(PRESET_KEY, message));
+        };
+        for (key, val) in p.values {
+            self.assign(key, val)?;
+        }
+        self.preset = Some(p);
+        Ok(())
+    }
+
     /// Sets `key`, one of the model's parameters or of those every model accepts, to `val`.
     fn assign(&mut self, key: &str, val: &str) -> Result<(), SpecError> {
         let own = self.model.params().find(|d| d.name == key);
@@ -167,6 +201,7 @@ impl ModelSpec {
                 .chain(COMMON)
                 .map(|d| d.name)
                 .chain([FAIL_RANGE.name])
+                .chain((!self.model.presets.is_empty()).then_some(PRESET_KEY))
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(SpecError::UnknownKey {
@@ -249,6 +284,9 @@ impl std::str::FromStr for ModelSpec {
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.model.name)?;
+        if let Some(p) = self.preset {
+            write!(f, ",{PRESET_KEY}={}", p.name)?;
+        }
         for (n, v) in self.values.entries().iter().chain(self.common.entries()) {
             write!(f, ",{n}={v}")?;
         }
@@ -302,6 +340,15 @@ pub fn model_table() -> Vec<ModelParamRow> {
     let mut rows = Vec::new();
     for m in MODELS {
         rows.extend(m.params().map(|d| row(m.name, d)));
+    }
+    for m in MODELS.iter().filter(|m| !m.presets.is_empty()) {
+        rows.extend(m.presets.iter().map(|p| ModelParamRow {
+            model: m.name,
+            parameter: PRESET_KEY,
+            default: p.name,
+            unit: "preset",
+            meaning: p.summary,
+        }));
     }
     rows.extend(COMMON.iter().chain([&FAIL_RANGE]).map(|d| row("all", d)));
     rows
@@ -447,7 +494,8 @@ mod tests {
                 .iter()
                 .any(|r| r.model == m.name && r.parameter == "size"));
         }
-        for r in rows.iter().filter(|r| r.parameter != "fail_range") {
+        let plain = |r: &&ModelParamRow| r.parameter != "fail_range" && r.parameter != PRESET_KEY;
+        for r in rows.iter().filter(plain) {
             let def = MODELS
                 .iter()
                 .flat_map(|m| m.params())

@@ -5,7 +5,7 @@
 //! sees (sequential, circular writes); scattered small writes cost a unit copy each, which is
 //! pessimistic for a page-mapped SSD.
 
-use super::flash::{expect, Flash, FlashParams};
+use super::flash::{expect, Flash, FlashParams, IN_ORDER, REORDER};
 use super::model::ModelDescriptor;
 use crate::params::{Kind, ParamSpec};
 
@@ -46,6 +46,8 @@ pub const PARAMS: &[ParamSpec] = &[
     )
     .in_unit("MB/s"),
     ParamSpec::new("erase", Kind::Duration, "1.5ms", "erase time of one unit"),
+    IN_ORDER,
+    REORDER,
 ];
 
 /// The `ssd` model.
@@ -55,6 +57,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
     expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
+    presets: &[],
 };
 
 #[cfg(test)]

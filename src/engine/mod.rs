@@ -22,12 +22,12 @@ mod stream;
 mod uring;
 
 pub use backend_kind::{BackendKind, Opened};
-pub use plan::{Action, Phase, Plan, PlanError, Step, Stop};
+pub use plan::{Action, IdleLimits, Phase, Plan, PlanError, Step, Stop};
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
-pub use set::{PhaseRecord, SampleSet, StreamInfo};
+pub use set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
 pub use source::{OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;

@@ -96,8 +96,27 @@ pub enum Action {
     Mount,
     /// Run the filesystem's checker read-only on the unmounted filesystem.
     Fsck,
-    /// Wait until an emulated device reports its background work done (SMR cleaning).
-    Idle,
+    /// Wait until an emulated device reports its background work done (SMR cleaning), timing
+    /// it; on other devices until diskstats show no I/O for a while.
+    Idle(IdleLimits),
+}
+
+/// How long an `idle` phase waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleLimits {
+    /// The most it waits, ms of the device model's time (a warning says when it was reached).
+    pub max_ms: u64,
+    /// Devices that cannot report their background work: the phase ends once diskstats show
+    /// no I/O for this long, ms.
+    pub quiet_ms: u64,
+}
+
+impl IdleLimits {
+    /// 30 minutes at most; 5 s without I/O.
+    pub const DEFAULT: IdleLimits = IdleLimits {
+        max_ms: 30 * 60 * 1000,
+        quiet_ms: 5000,
+    };
 }
 
 impl Action {
@@ -108,7 +127,7 @@ impl Action {
         Action::Unmount,
         Action::Mount,
         Action::Fsck,
-        Action::Idle,
+        Action::Idle(IdleLimits::DEFAULT),
     ];
 
     /// The action's name: the phase kind in result.json and the timeline.
@@ -119,7 +138,7 @@ impl Action {
             Action::Unmount => "unmount",
             Action::Mount => "mount",
             Action::Fsck => "fsck",
-            Action::Idle => "idle",
+            Action::Idle(_) => "idle",
         }
     }
 }

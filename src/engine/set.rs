@@ -49,9 +49,45 @@ pub struct PhaseRecord {
     /// whatever the time scale: the engine's cost per operation is this over `samples`.
     #[serde(default)]
     pub cpu_s: Option<f64>,
+    /// `idle` phases: what the wait found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleRecord>,
+    /// Action phases on emulated devices, in plans with an `idle` phase: seconds of model time
+    /// the devices had spent on background work (SMR cleaning) by the phase's end, since they
+    /// started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_s: Option<f64>,
     /// Action phases: what the action measured (an `fsck` phase's checker run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<serde_json::Value>,
+}
+
+/// What an `idle` phase found: how long the device's background work took, when it could
+/// tell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleRecord {
+    /// Seconds of the device model's time the device worked on its own (SMR cleaning,
+    /// destaging) from the host's last request until it reported its background work done,
+    /// which may be before the phase began (the longest of the stack's emulated devices);
+    /// `None` when the device cannot tell (a real disk hides drive-managed cleaning).
+    pub cleaning_s: Option<f64>,
+    /// How the phase knew the device was idle: `device` (the emulated device's own report),
+    /// `diskstats` (no I/O for the quiet time), `none` (no device of the stack's own).
+    pub how: String,
+    /// The wait reached its cap with work still pending: `cleaning_s` is a lower bound.
+    pub capped: bool,
+    /// When the device went idle, seconds of model time from the phase's start (negative:
+    /// before the phase began, its background work done during earlier phases); `None` when
+    /// it cannot tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_idle_s: Option<f64>,
+    /// Bands an emulated SMR disk cleaned during the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bands_cleaned: Option<u64>,
+    /// Why there is no cleaning time, or what limited it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl PhaseRecord {
@@ -66,6 +102,8 @@ impl PhaseRecord {
             stop: None,
             samples: 0,
             cpu_s: None,
+            idle: None,
+            background_s: None,
             measured: None,
         }
     }

@@ -2,12 +2,15 @@
 //! phase and stop after the last, sampling in their own thread (never in the I/O path) once
 //! per interval: per-device iostat -x figures ([`diskstats`]), the CPU of every thread on the
 //! host ([`threads`]), dirty and writeback memory ([`memory`]); and, with root, block requests
-//! traced through tracefs and classified as journal, metadata or data ([`trace`]). Every row
+//! traced through tracefs and classified as journal, metadata or data ([`trace`]); without the
+//! trace, an emulated device's own request log classified the same way ([`devlog`]). Every row
 //! carries its time from the trial's [`Timeline`] origin and the phase it fell in. They know
 //! the stack's devices and the timeline, never the workload. A monitor that fails is a
 //! warning, never a failed trial.
 
 mod blockreq;
+pub mod capture;
+mod devlog;
 pub mod diskstats;
 mod fsmap;
 pub mod memory;
@@ -220,6 +223,7 @@ pub struct Running {
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<Periodic>>,
     trace: Option<trace::Tracing>,
+    device_logs: Option<devlog::DeviceLogs>,
     warnings: Vec<String>,
 }
 
@@ -250,6 +254,10 @@ pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
     } else {
         None
     };
+    let device_logs = match trace {
+        None => devlog::DeviceLogs::start(w, ledger),
+        Some(_) => None,
+    };
     let start_s = w.timeline.now_s();
     let periodic = Periodic::start(w, own.clone(), start_s);
     let mut started = periodic.running();
@@ -276,6 +284,7 @@ pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
         stop: Some(tx),
         thread,
         trace,
+        device_logs,
         warnings,
     }
 }
@@ -308,6 +317,9 @@ impl Running {
         }
         if let Some(t) = self.trace.take() {
             warnings.extend(t.stop(&self.timeline, &self.dir, ledger, &mut summary));
+        }
+        if let Some(d) = self.device_logs.take() {
+            warnings.extend(d.stop(&self.timeline, &self.dir, ledger, &mut summary));
         }
         if let Err(e) = write_phases(&self.dir.join("phases.csv"), &self.timeline) {
             warnings.push(format!("monitors: phases.csv: {e}"));

@@ -65,7 +65,7 @@ fn trace_devs(traced: &[StackDevice]) -> Result<(Vec<u64>, Names), String> {
 
 /// The journal and metadata of the stack's filesystem, if it has one; a failure is a
 /// warning and an empty map.
-fn map_fs(w: &Watch, warnings: &mut Vec<String>) -> FsMap {
+pub(super) fn map_fs(w: &Watch, warnings: &mut Vec<String>) -> FsMap {
     let (Some(fs), Some(data)) = (&w.devices.fs, w.devices.first(DeviceRole::Data)) else {
         return FsMap::default();
     };
@@ -209,7 +209,7 @@ fn extents(areas: &[fsmap::Area]) -> Vec<Extent> {
 }
 
 /// Starts the request log of every traced emulated device; (device, log start time).
-fn start_logs(
+pub(super) fn start_logs(
     traced: &[StackDevice],
     timeline: &Timeline,
     origin_ns: u64,
@@ -233,7 +233,7 @@ fn start_logs(
 
 /// Stops the request logs, writing each to `requests-<device>.csv`; (device, the log's time
 /// window, the log's file).
-fn stop_logs(
+pub(super) fn stop_logs(
     logging: &[(StackDevice, f64)],
     timeline: &Timeline,
     dir: &Path,

@@ -10,6 +10,7 @@ pub mod figure;
 pub mod guest;
 pub mod kind;
 pub mod monitor;
+pub mod rankings;
 pub mod verdict;
 
 pub use figure::{num, num_opt, Better, FigureSpec, VerdictFigures};

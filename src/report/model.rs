@@ -161,6 +161,16 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
             built,
         });
     }
+    let tables: Vec<(String, VerdictTable)> = workloads
+        .iter()
+        .map(|w| (w.workload.clone(), w.table.clone()))
+        .collect();
+    if let (Some(r), Some(last)) = (
+        crate::present::rankings::rankings(&tables),
+        workloads.last_mut(),
+    ) {
+        last.sections.insert(0, r.section());
+    }
     Ok(Report {
         study: study.name(),
         header: header(study),
@@ -198,6 +208,7 @@ fn warnings(trials: &[&Trial]) -> Vec<String> {
         let lateness = EmulatedDevice::all_in(&t.result.stack)
             .iter()
             .filter_map(EmulatedDevice::warning)
+            .filter(|w| !t.result.warnings.contains(w))
             .collect::<Vec<_>>();
         for text in t.result.warnings.iter().chain(&lateness) {
             out.push(if many {

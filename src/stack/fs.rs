@@ -18,6 +18,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("xfs", "mkfs.xfs", "-f"),
     ("btrfs", "mkfs.btrfs", "-f"),
     ("f2fs", "mkfs.f2fs", "-f"),
+    ("jfs", "mkfs.jfs", "-q"),
     ("vfat", "mkfs.vfat", ""),
     ("exfat", "mkfs.exfat", ""),
     // A pool, not an mkfs: made by `zpool create` (see the zfs module).
@@ -124,9 +125,20 @@ pub fn mkfs(
         args.push("-q".into());
     }
     args.extend(extra.iter().cloned());
-    if let Some(l) = logdev {
-        args.push("-l".into());
-        args.push(format!("logdev={}", l.display()));
+    match logdev {
+        Some(l) if fs.starts_with("ext") => {
+            ext_journal_device(prog, force, extra, l, actions)?;
+            if !extra.iter().any(|a| a == "-b") {
+                args.extend(["-b".into(), EXT_JOURNAL_BLOCK.into()]);
+            }
+            args.push("-J".into());
+            args.push(format!("device={}", l.display()));
+        }
+        Some(l) => {
+            args.push("-l".into());
+            args.push(format!("logdev={}", l.display()));
+        }
+        None => {}
     }
     args.extend(devices.iter().map(|d| d.display().to_string()));
     actions.run(prog, &args)?;
@@ -134,6 +146,30 @@ pub fn mkfs(
         "command": sys::display_command(prog, &args),
         "version": if actions.dry_run { String::new() } else { mkfs_version(prog) },
     }))
+}
+
+/// Block size of an ext3/4 external journal and of the filesystem using it (they must match),
+/// unless the stack's mkfs arguments give `-b`.
+const EXT_JOURNAL_BLOCK: &str = "4096";
+
+/// Makes `log` an ext3/4 external journal device (`mke2fs -O journal_dev`), with the block
+/// size the filesystem will have.
+fn ext_journal_device(
+    prog: &str,
+    force: &str,
+    extra: &[String],
+    log: &Path,
+    actions: &mut Actions,
+) -> Result<(), StackError> {
+    let block = extra
+        .iter()
+        .position(|a| a == "-b")
+        .and_then(|i| extra.get(i + 1))
+        .map_or(EXT_JOURNAL_BLOCK, |b| b.as_str());
+    let mut args: Vec<String> = vec![force.into(), "-q".into()];
+    args.extend(["-O", "journal_dev", "-b", block].map(String::from));
+    args.push(log.display().to_string());
+    actions.run(prog, &args).map(|_| ())
 }
 
 /// A filesystem as mounted: enough to unmount it and mount it again between phases.
@@ -162,7 +198,8 @@ pub fn mount_args(
         .filter(|o| !o.is_empty())
         .map(String::from)
         .collect();
-    if let Some(l) = logdev {
+    // ext3/4 find their external journal by its device number, recorded by mkfs.
+    if let Some(l) = logdev.filter(|_| !fs.starts_with("ext")) {
         opts.push(format!("logdev={}", l.display()));
     }
     let mut args = vec!["-t".to_string(), fs.to_string()];
@@ -262,6 +299,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j["command"], "mkfs.xfs -f -l logdev=/dev/loop10 /dev/loop9");
+    }
+
+    #[test]
+    fn an_ext4_journal_on_its_own_device() {
+        if mkfs_program("ext4").is_err() {
+            eprintln!("skipped an_ext4_journal_on_its_own_device: mkfs.ext4 missing");
+            return;
+        }
+        let mut a = Actions::new(true);
+        let (data, log) = (PathBuf::from("/dev/loop9"), Path::new("/dev/loop10"));
+        let j = mkfs("ext4", &[], std::slice::from_ref(&data), Some(log), &mut a).unwrap();
+        assert_eq!(
+            a.log,
+            [
+                "mkfs.ext4 -F -q -O journal_dev -b 4096 /dev/loop10",
+                "mkfs.ext4 -F -q -b 4096 -J device=/dev/loop10 /dev/loop9"
+            ]
+        );
+        assert_eq!(j["command"], a.log[1]);
+        let mp = Path::new("/mnt");
+        let m = mount_args("ext4", &data, "noatime", Some(log), mp);
+        assert_eq!(m, ["-t", "ext4", "-o", "noatime", "/dev/loop9", "/mnt"]);
     }
 
     #[test]

@@ -249,10 +249,12 @@ impl StackSpec {
                     ),
                 ))
             }
-            (LayoutKind::Files, Some(fs)) if logdev.is_some() && fs != "xfs" && fs != "zfs" => {
+            (LayoutKind::Files, Some(fs))
+                if logdev.is_some() && !matches!(fs, "xfs" | "zfs" | "ext3" | "ext4") =>
+            {
                 Err(self.error(
                     "logdev",
-                    format!("an external log device is an xfs or zfs feature, not {fs}"),
+                    format!("an external log device is an xfs, zfs, ext3 or ext4 feature (the journal), not {fs}"),
                 ))
             }
             (LayoutKind::Files, _) => self.check_time_scales(devices.iter().chain(logdev)),

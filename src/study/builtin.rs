@@ -19,9 +19,19 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../../studies/streaming.toml"),
     ),
     (
+        "cf-cacti",
+        "studies/cf-cacti.toml",
+        include_str!("../../studies/cf-cacti.toml"),
+    ),
+    (
         "fsck-scaling",
         "studies/fsck-scaling.toml",
         include_str!("../../studies/fsck-scaling.toml"),
+    ),
+    (
+        "smr-metadata",
+        "studies/smr-metadata.toml",
+        include_str!("../../studies/smr-metadata.toml"),
     ),
 ];
 

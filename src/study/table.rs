@@ -32,20 +32,24 @@ pub struct StudyTable {
     /// Each workload's native-and-guest comparison, when a stack ran in a guest.
     pub guests: Vec<(String, Rows)>,
     pub not_run: Vec<NotRun>,
+    /// `stack/workload: why`, for trials whose emulated device's replies were late beyond 1%
+    /// of its service time (their figures are flagged).
+    pub late: Vec<String>,
 }
 
 impl StudyTable {
     /// The comparison of every done trial in a results directory (read from its result.json
     /// files) and every trial that is not done.
     pub fn from_results(root: &Path, manifest: &Manifest) -> Result<StudyTable, ReportError> {
-        let (tables, guests) = if manifest.trials.iter().any(|t| t.status == Status::Done) {
+        let (tables, guests, late) = if manifest.trials.iter().any(|t| t.status == Status::Done) {
             let study = Study::load(root)?;
             (
                 model::verdict_tables(&study, workload::report_of)?,
                 guest_tables(&study)?,
+                late_trials(&study),
             )
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), Vec::new())
         };
         let not_run = manifest
             .trials
@@ -68,6 +72,7 @@ impl StudyTable {
             tables,
             guests,
             not_run,
+            late,
         })
     }
 
@@ -86,6 +91,17 @@ impl StudyTable {
                 out.push_str(&terminal::table(g));
                 out.push('\n');
             }
+        }
+        if let Some(r) = crate::present::rankings::rankings(&self.tables) {
+            let _ = writeln!(out, "\nrankings side by side (1 = best):");
+            out.push_str(&terminal::table(&r.rows()));
+            out.push('\n');
+            for line in r.agreement_lines() {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        for l in &self.late {
+            let _ = writeln!(out, "flagged {l}");
         }
         out.push_str(&self.not_run_lines());
         out
@@ -122,6 +138,22 @@ impl StudyTable {
         }
         out
     }
+}
+
+/// `stack/workload rN: why` for every trial whose emulated device's replies were late.
+fn late_trials(study: &Study) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in study.workloads() {
+        for st in study.stacks(w) {
+            for t in &st.trials {
+                let devices = crate::result::emulated::EmulatedDevice::all_in(&t.result.stack);
+                for why in devices.iter().filter_map(|d| d.warning()) {
+                    out.push(format!("{}/{w} r{}: {why}", st.stack, t.repeat));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Each workload's native-and-guest table ([`crate::present::guest`]), where it has one.

@@ -4,11 +4,14 @@
 //! they ran (result.json's `phases`).
 
 use super::TrialError;
+use crate::engine::{Action, IdleRecord};
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
-use crate::stack::action_phase::{self, ActionCtx};
+use crate::stack::action_phase::ActionCtx;
+use crate::stack::ledger::Ledger;
 use crate::stack::provision::Built;
+use crate::stack::{action_phase, idle};
 use crate::timeline::Timeline;
 use indicatif::ProgressBar;
 use std::path::PathBuf;
@@ -22,6 +25,8 @@ pub struct Walk<'a> {
     pub spill: PathBuf,
     pub stop: &'a AtomicBool,
     pub progress: &'a ProgressBar,
+    /// The run's ledger: the device servers an `idle` phase asks.
+    pub ledger: &'a Ledger,
 }
 
 /// Runs every phase of `plan` on `built` in order; with the samples, what the kernel refused
@@ -36,11 +41,18 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
     let keep = Keep::Spill(w.spill.clone());
     let mut engine = Engine::new(plan, &built.placements, opts, w.timeline.origin(), keep)?;
     let mut records = Vec::with_capacity(plan.phases.len());
+    // A plan that waits for the devices' background work has its action phases say how much
+    // the devices had done by their end (tree's cleaning after a phase).
+    let waits_for_idle = plan
+        .phases
+        .iter()
+        .any(|p| matches!(p.step, Step::Action(Action::Idle(_))));
     for (i, phase) in plan.phases.iter().enumerate() {
         if w.stop.load(Ordering::Relaxed) {
             return Err(TrialError::Interrupted);
         }
         w.timeline.begin(&phase.name, phase.step.kind());
+        let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
         let (sampling_ns, samples, stop, cpu_s, measured) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
@@ -70,7 +82,16 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                     checker_args: &plan.checker_args,
                     stop: w.stop,
                 };
-                let measured = action_phase::perform(*a, built, &ctx)?;
+                let measured = match a {
+                    Action::Idle(limits) => {
+                        idled = Some(idle::wait(built, w.ledger, *limits, w.stop)?);
+                        None
+                    }
+                    _ => action_phase::perform(*a, built, &ctx)?,
+                };
+                if waits_for_idle {
+                    background = idle::worked_s(built, w.ledger)?;
+                }
                 (None, 0, None, None, measured)
             }
         };
@@ -85,6 +106,8 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
             stop,
             samples,
             cpu_s,
+            idle: idled,
+            background_s: background,
             measured,
         });
     }

@@ -6,10 +6,15 @@
 //! read back from result.json, charts) is a [`KindReport`] built from [`crate::present`]'s
 //! types; the report reaches it through [`report_of`], handed in by the caller.
 
+pub mod burst;
 pub mod dvr;
 pub mod fsck;
 pub mod job;
+pub mod place;
+pub mod replay;
+pub mod smallrand;
 pub mod stream;
+pub mod tree;
 
 use crate::engine::{Plan, SampleSet};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -68,6 +73,9 @@ pub struct Seen<'a> {
     /// The monitors' summary; `None` when they did not run (or when `iotrial analyze` has no
     /// result.json beside the samples).
     pub monitor: Option<&'a crate::result::monitor::MonitorSummary>,
+    /// What the stack's emulated devices' servers reported at the end (result.json's
+    /// `stack.emulated`: the model's own figures, reply lateness); empty on other devices.
+    pub emulated: &'a [Json],
 }
 
 impl Seen<'_> {
@@ -103,6 +111,13 @@ pub trait Workload: Sync {
         1.0
     }
 
+    /// Checks the directory the stack made for the workload (`files` layout) before the first
+    /// phase: a workload that will make more than the filesystem can hold (inodes for a tree
+    /// of directories) fails at once, naming what would fix it, rather than an hour in.
+    fn preflight(&self, _params: &Params, _dir: &std::path::Path) -> Result<(), ParamError> {
+        Ok(())
+    }
+
     /// The parameters of a trial whose figures are relative to `reference`, when this kind has
     /// any (stream's `raw_mb_s`); `None` leaves the trial as it is.
     fn refer(&self, _params: &Params, _reference: &Reference) -> Option<Params> {
@@ -116,6 +131,18 @@ pub trait Workload: Sync {
     /// Resolves `overrides` against this workload's parameters.
     fn resolve(&self, overrides: &[(String, String)]) -> Result<Params, ParamError> {
         Params::resolve(self.name(), self.params(), overrides)
+    }
+}
+
+/// A stream phase named `name` running `streams` until `stop`.
+pub fn stream_phase(
+    name: &str,
+    streams: Vec<usize>,
+    stop: crate::engine::Stop,
+) -> crate::engine::Phase {
+    crate::engine::Phase {
+        name: name.to_string(),
+        step: crate::engine::Step::Streams { streams, stop },
     }
 }
 
@@ -173,7 +200,16 @@ pub(crate) fn assert_figures_round_trip<V, S>(
 
 /// Every workload kind iotrial has.
 pub fn all() -> Vec<&'static dyn Workload> {
-    vec![&dvr::Dvr, &stream::Stream, &fsck::Fsck, &job::Job]
+    vec![
+        &dvr::Dvr,
+        &stream::Stream,
+        &tree::Tree,
+        &fsck::Fsck,
+        &smallrand::SmallRandWorkload,
+        &burst::Burst,
+        &replay::Replay,
+        &job::Job,
+    ]
 }
 
 /// The workload named `name`, or an error listing the known ones.

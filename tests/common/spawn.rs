@@ -125,3 +125,62 @@ pub fn study_succeeds(work: &Path, study: &Path, out: &Path) -> String {
         .success();
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
+
+/// `iotrial study NAME --quick --dry-run` under `work`: its output and the stacks it lists, in
+/// order.
+pub fn dry_run_stacks(work: &Path, study: &str) -> (String, Vec<String>) {
+    let a = iotrial(work)
+        .args(["study", study, "--quick", "--dry-run"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let stacks = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("# stack "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    (out, stacks)
+}
+
+/// `iotrial device serve SPEC --json` running in the background (the binary at `bin`): its
+/// first line (the device and the model's expectations) read, its statistics line read when
+/// it is stopped.
+pub struct Served {
+    pub child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+    /// The first line: `device`, `expectations`, ...
+    pub ready: serde_json::Value,
+}
+
+impl Served {
+    /// Starts the server and reads its first line.
+    pub fn start(bin: &str, spec: &str) -> Served {
+        use std::io::BufRead;
+        let mut child = Command::new(bin)
+            .args(["device", "serve", spec, "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("device serve starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let ready = serde_json::from_str(&line).expect("device line");
+        Served { child, out, ready }
+    }
+
+    /// The loop device it serves on.
+    pub fn device(&self) -> String {
+        self.ready["device"].as_str().unwrap().to_string()
+    }
+
+    /// Stops it with SIGINT; its statistics line.
+    pub fn stop(mut self) -> serde_json::Value {
+        use std::io::BufRead;
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        assert!(self.child.wait().unwrap().success());
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("statistics line")
+    }
+}

@@ -219,6 +219,18 @@ impl DeviceServer for RemoteDevice {
             .ok_or_else(|| "the device server did not say what it logged".to_string())
     }
 
+    fn background(&self) -> Result<super::BackgroundReply, String> {
+        let reply = lock(&self.process)
+            .call(&Command::Background {
+                mountpoint: self.mountpoint.clone(),
+            })
+            .and_then(Reply::into_result)
+            .map_err(|e| e.to_string())?;
+        reply
+            .background
+            .ok_or_else(|| "the device server did not say".to_string())
+    }
+
     fn stop(self: Box<Self>) -> Result<(), String> {
         lock(&self.process)
             .call(&Command::Stop {

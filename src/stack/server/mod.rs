@@ -10,6 +10,7 @@ pub mod process;
 pub mod protocol;
 
 use crate::emu::EmuServer;
+pub use protocol::BackgroundReply;
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -26,6 +27,8 @@ pub trait DeviceServer: Send {
     /// Stops the request log and writes it to `path` as CSV; (requests written, requests
     /// dropped because the log was full).
     fn stop_log(&self, path: &Path) -> Result<(u64, u64), String>;
+    /// Whether the model has background work pending, doing what is due by now.
+    fn background(&self) -> Result<BackgroundReply, String>;
 }
 
 impl DeviceServer for EmuServer {
@@ -44,5 +47,9 @@ impl DeviceServer for EmuServer {
 
     fn stop_log(&self, path: &Path) -> Result<(u64, u64), String> {
         EmuServer::stop_log(self, path).map_err(|e| e.to_string())
+    }
+
+    fn background(&self) -> Result<BackgroundReply, String> {
+        Ok(BackgroundReply::of(EmuServer::background(self)))
     }
 }

@@ -5,7 +5,7 @@
 //! SIGHUP: the run stops it in order, and it must outlive the run to serve the I/O the run
 //! left in flight.
 
-use super::protocol::{Command, Reply};
+use super::protocol::{BackgroundReply, Command, Reply};
 use crate::cause::HasCause;
 use crate::emu::{resolve_mountpoint, EmuServer, ModelSpec};
 use crate::stack::cleanup;
@@ -69,6 +69,16 @@ impl Devices {
         Some(server.stop().map_err(|e| e.to_string()))
     }
 
+    fn background(&self, mountpoint: &Path) -> Reply {
+        match self.position(mountpoint) {
+            Some(i) => Reply {
+                background: Some(BackgroundReply::of(self.0[i].1.background())),
+                ..Default::default()
+            },
+            None => Reply::failed(format!("{} is not served here", mountpoint.display())),
+        }
+    }
+
     fn log_start(&self, mountpoint: &Path, origin_mono_ns: u64) -> Reply {
         match self.position(mountpoint) {
             Some(i) => {
@@ -101,6 +111,7 @@ impl Devices {
                 mountpoint,
             } => self.start(&spec, &backing, &mountpoint),
             Command::Stats { mountpoint } => self.stats(&mountpoint),
+            Command::Background { mountpoint } => self.background(&mountpoint),
             Command::LogStart {
                 mountpoint,
                 origin_mono_ns,

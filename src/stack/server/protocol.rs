@@ -21,6 +21,9 @@ pub enum Command {
     },
     /// The model's statistics and the server's counters of the device at `mountpoint`.
     Stats { mountpoint: PathBuf },
+    /// Whether the model of the device at `mountpoint` has background work pending (SMR
+    /// cleaning, write-back destaging), doing what is due by now.
+    Background { mountpoint: PathBuf },
     /// Stop serving the device at `mountpoint` (unmount it, join its threads).
     Stop { mountpoint: PathBuf },
     /// Log every request the device at `mountpoint` receives, times in seconds from the
@@ -47,12 +50,41 @@ pub struct Reply {
     pub device_file: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<Json>,
+    /// The model's background work (`background`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundReply>,
     /// The server's pid (greeting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// Requests a stopped log wrote, and those it dropped when full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged: Option<(u64, u64)>,
+}
+
+/// A model's background work as the server saw it: the model's clock at the query and what
+/// [`crate::emu::model::Background`] said, times in model nanoseconds since the device started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundReply {
+    pub now_ns: u64,
+    pub pending: bool,
+    pub idle_at_ns: u64,
+    #[serde(default)]
+    pub host_done_ns: u64,
+    #[serde(default)]
+    pub worked_ns: u64,
+}
+
+impl BackgroundReply {
+    /// What [`crate::emu::EmuServer::background`] returned.
+    pub fn of((now_ns, b): (u64, crate::emu::model::Background)) -> Self {
+        BackgroundReply {
+            now_ns,
+            pending: b.pending,
+            idle_at_ns: b.idle_at_ns,
+            host_done_ns: b.host_done_ns,
+            worked_ns: b.worked_ns,
+        }
+    }
 }
 
 impl Reply {
@@ -86,6 +118,23 @@ mod tests {
         assert!(!line.contains('\n'));
         assert!(line.contains("\"cmd\":\"start\""), "{line}");
         assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
+        let c = Command::Background {
+            mountpoint: "/tmp/a".into(),
+        };
+        let line = serde_json::to_string(&c).unwrap();
+        assert_eq!(line, r#"{"cmd":"background","mountpoint":"/tmp/a"}"#);
+        let b = Reply {
+            background: Some(BackgroundReply {
+                now_ns: 5,
+                pending: true,
+                idle_at_ns: 9,
+                host_done_ns: 4,
+                worked_ns: 2,
+            }),
+            ..Default::default()
+        };
+        let line = serde_json::to_string(&b).unwrap();
+        assert_eq!(serde_json::from_str::<Reply>(&line).unwrap(), b);
         let r = serde_json::to_string(&Reply::failed_by("no", Cause::Host)).unwrap();
         assert_eq!(r, r#"{"error":"no","cause":"host"}"#);
     }

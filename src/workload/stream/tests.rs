@@ -234,6 +234,7 @@ fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
     let monitor = monitored(25.0, 5.0);
     let seen = Seen {
         monitor: Some(&monitor),
+        ..Default::default()
     };
     let out = analyze(
         &params(&[("writers", "1"), ("raw_mb_s", "100")]),
@@ -298,6 +299,7 @@ fn kernel_cpu_comes_from_the_monitors_during_the_streaming_phase() {
     let monitor = monitored(66.0, 12.0);
     let seen = Seen {
         monitor: Some(&monitor),
+        ..Default::default()
     };
     let v = analyze(&params(&[("writers", "1")]), &set, &seen)
         .unwrap()
