@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod cause;
 pub mod emu;
 pub mod engine;
+pub mod fio;
 pub mod guest;
 pub mod monitor;
 pub mod mountinfo;

@@ -38,7 +38,8 @@ struct Cli {
 enum Command {
     /// Run one workload once on one target and write its results.
     Run {
-        /// Workload kind (see `iotrial list workloads`).
+        /// Workload kind (see `iotrial list workloads`), or fio:PATH for a fio job file run as
+        /// the `job` workload.
         workload: String,
         /// Where to run: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X. Default: a fresh
         /// temporary directory. Repeat for a filesystem over several devices (btrfs).
@@ -99,6 +100,12 @@ enum Command {
     Device {
         #[command(subcommand)]
         what: DeviceCommand,
+    },
+    /// Write the fio job that does what a job or dvr trial did (trial.fio beside each
+    /// result.json under RESULT_DIR), to check its figures with fio on the same stack.
+    ExportFio {
+        /// A results directory, or one trial's directory.
+        dir: PathBuf,
     },
     /// Record the block requests of a device while a command runs (or for a duration) as
     /// fio's iolog v3, which `iotrial run replay` and `fio --read_iolog` replay (root).
@@ -351,6 +358,12 @@ fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
             json,
         } => cmd_analyze(&workload, &samples, &set, json),
         Command::Cleanup => cmd_cleanup(),
+        Command::ExportFio { dir } => {
+            for f in iotrial::fio::export_trial(&dir).map_err(failed)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(())
+        }
         Command::Capture {
             device,
             out,
@@ -614,8 +627,18 @@ fn cmd_run(
     monitor: &MonitorArgs,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
-    let w = workload::find(name).map_err(usage)?;
-    let params = w.resolve(&parse_sets(set)?).map_err(usage)?;
+    let (w, mut overrides) = match name.strip_prefix(iotrial::fio::PREFIX) {
+        Some(path) => {
+            let file = iotrial::fio::parse_file(Path::new(path)).map_err(failed)?;
+            for n in &file.notes {
+                eprintln!("note: {n}");
+            }
+            (workload::find("job").map_err(usage)?, file.overrides)
+        }
+        None => (workload::find(name).map_err(usage)?, Vec::new()),
+    };
+    overrides.extend(parse_sets(set)?);
+    let params = w.resolve(&overrides).map_err(usage)?;
     let monitor = monitor.settings()?;
     let (stack, devices) = stack_from_args(&target, stack_args)?;
     // Refuse impossible parameters before anything is created on disk.

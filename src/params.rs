@@ -11,6 +11,8 @@ use std::fmt;
 pub enum Kind {
     /// Bytes; accepts `4096`, `1MiB`, `1M`.
     Size,
+    /// Bytes as fio reads them: every suffix a power of 1024 (`4k` = 4096, `1m`, `8g`).
+    FioSize,
     /// Seconds; accepts `5s`, `250ms`.
     Duration,
     /// A real number.
@@ -19,6 +21,8 @@ pub enum Kind {
     Count,
     /// `true` / `false` (also `yes`/`no`, `1`/`0`).
     Bool,
+    /// One of a fixed list of words (fio's `rw=randread`).
+    Choice(&'static [&'static str]),
     /// Free text (a policy's name, extra arguments of a tool).
     Text,
 }
@@ -28,6 +32,8 @@ impl Kind {
     pub const fn unit(self) -> &'static str {
         match self {
             Kind::Size => "bytes",
+            Kind::FioSize => "bytes (4k = 4096)",
+            Kind::Choice(_) => "word",
             Kind::Duration => "seconds",
             Kind::Float => "number",
             Kind::Count => "count",
@@ -139,6 +145,12 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Value, String> {
     let t = text.trim();
     match kind {
         Kind::Size => units::parse_size(t).map(Value::Size).map_err(|e| e.0),
+        Kind::FioSize => units::parse_fio_size(t).map(Value::Size).map_err(|e| e.0),
+        Kind::Choice(words) => words
+            .iter()
+            .find(|w| **w == t)
+            .map(|w| Value::Text((*w).to_string()))
+            .ok_or_else(|| format!("'{t}' is not one of {}", words.join(", "))),
         Kind::Duration => units::parse_duration(t)
             .map(Value::Duration)
             .map_err(|e| e.0),

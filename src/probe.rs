@@ -162,6 +162,7 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         pattern,
         pacing: Pacing::Max,
         samples: n,
+        io: Default::default(),
         source: None,
     };
     let plan = Plan::sampled("probe", vec![stream], true, seed);
@@ -305,6 +306,7 @@ fn probe_built(
         pattern: Pattern::Random,
         pacing: Pacing::Max,
         samples: 1,
+        io: Default::default(),
         source: None,
     };
     let tiny = Plan::sampled("probe", vec![stream], true, opts.seed);

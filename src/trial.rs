@@ -210,7 +210,7 @@ fn run_built(
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));
-    let samples = match walked {
+    let (samples, engine_warnings) = match walked {
         Err(TrialError::Stack(StackError::Interrupted)) => return Err(TrialError::Interrupted),
         other => other?,
     };
@@ -218,6 +218,7 @@ fn run_built(
         return Err(TrialError::Interrupted);
     }
     let mut warnings = built.warnings.clone();
+    warnings.extend(engine_warnings);
     let none_ran = || result::monitor::MonitorSummary {
         interval_s: setup.monitor.interval_s,
         ..Default::default()
@@ -522,6 +523,7 @@ mod tests {
                 pattern: Pattern::Random,
                 pacing: Pacing::Max,
                 samples: p.u64("ios") as usize,
+                io: Default::default(),
                 source: None,
             };
             Ok(Plan::sampled("run", vec![stream], false, 3))

@@ -48,6 +48,11 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
             "'{text}' has an unknown size unit '{unit}'; expected {allowed}"
         )));
     };
+    scaled(text, num, mult, allowed)
+}
+
+/// `num` (digits, maybe a fraction) times `mult`, as a whole number of bytes.
+fn scaled(text: &str, num: &str, mult: u64, allowed: &str) -> Result<u64, UnitError> {
     let num = num.replace('_', "");
     if let Ok(n) = num.parse::<u64>() {
         return n
@@ -64,6 +69,41 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
         )));
     }
     Ok(bytes as u64)
+}
+
+/// Parses a size as fio reads it (its default `kb_base=1024`): every suffix is a power of
+/// 1024, with or without `i` and `b` (`4k` = `4kb` = `4KiB` = 4096, `1m`, `8g`, `1t`), case
+/// ignored; `0x` for hexadecimal; no suffix: bytes.
+pub fn parse_fio_size(text: &str) -> Result<u64, UnitError> {
+    let s = text.trim();
+    let allowed = "a size as fio reads it, such as 4096, 4k, 1m, 8g or 0x1000";
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16)
+            .map_err(|_| UnitError(format!("'{text}' is not a size; expected {allowed}")));
+    }
+    let (num, unit) = split_number(s);
+    let u = unit.to_ascii_lowercase();
+    let base = u.strip_suffix('b').unwrap_or(&u);
+    let base = base.strip_suffix('i').unwrap_or(base);
+    let power = match base {
+        "" => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        _ => {
+            return Err(UnitError(format!(
+                "'{text}' has an unknown size unit '{unit}'; expected {allowed}"
+            )))
+        }
+    };
+    if num.is_empty() {
+        return Err(UnitError(format!(
+            "'{text}' is not a size; expected {allowed}"
+        )));
+    }
+    scaled(text, num, 1u64 << (10 * power), allowed)
 }
 
 /// Parses a duration into seconds: `5s`, `250ms`, `100us`, `2m`, `1h`, or a bare number of seconds.
@@ -137,6 +177,24 @@ pub fn trim_float(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_sizes_are_powers_of_1024() {
+        for (t, b) in [
+            ("4k", 4096),
+            ("4KiB", 4096),
+            ("4kb", 4096),
+            ("1M", 1 << 20),
+            ("8g", 8 << 30),
+            ("512", 512),
+            ("0x1000", 4096),
+            ("1.5k", 1536),
+        ] {
+            assert_eq!(parse_fio_size(t), Ok(b), "{t}");
+        }
+        assert!(parse_fio_size("4q").unwrap_err().0.contains("4k"));
+        assert!(parse_fio_size("k").is_err());
+    }
 
     #[test]
     fn sizes() {

@@ -68,6 +68,7 @@ impl Workload for Phased {
             pattern: Pattern::Append,
             pacing: Pacing::Max,
             samples: 0,
+            io: Default::default(),
             source: None,
         };
         Ok(Plan {

@@ -74,6 +74,20 @@ fn a_real_result_has_exactly_the_documented_keys() {
     assert_documented(&stream);
     let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = iotrial()
+        .args(["run", "job", "--json", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(["--set", "rw=randwrite", "--set", "numjobs=2"])
+        .args(["--set", "size=1MiB", "--set", "bs=64KiB"])
+        .assert()
+        .success();
+    let job: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(job["kind"], "job");
+    assert_documented(&job);
+    assert_eq!(job["verdict"]["groups"][0]["ios"], 32, "size / bs per job");
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = iotrial()
         .args(["run", "tree", "--json", "--target"])
         .arg(format!("dir:{}", target.path().display()))
         .arg("--out")

@@ -165,6 +165,7 @@ impl Workload for TreeWork {
             pacing: Pacing::Max,
             samples: 0,
             source: Some(Source::new("a small tree", Tree::make)),
+            io: Default::default(),
         };
         let phase = |name: &str, step| Phase {
             name: name.into(),

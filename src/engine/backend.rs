@@ -21,4 +21,21 @@ pub trait Backend: Send {
     fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize);
     /// Waits for one submitted I/O to finish.
     fn wait(&mut self) -> Completion;
+
+    /// Called once by the stream's own thread before its first I/O (an io_uring ring is
+    /// enabled there, its one issuer).
+    fn start(&mut self) {}
+
+    /// Registers the stream's slot buffers (one per slot, in slot order) once, before the
+    /// first I/O, for a backend that can skip mapping them per I/O; a warning when the
+    /// kernel refused (the backend then works without).
+    fn register(&mut self, _bufs: &[AlignedBuf]) -> Option<String> {
+        None
+    }
+
+    /// Waits at most `ns` nanoseconds for one submitted I/O; `None` when none finished in
+    /// time (a paced stream waits for its next issue time this way).
+    fn wait_for(&mut self, _ns: u64) -> Option<Completion> {
+        Some(self.wait())
+    }
 }

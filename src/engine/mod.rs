@@ -19,8 +19,9 @@ pub mod source;
 mod source_run;
 mod spill;
 mod stream;
+mod uring;
 
-pub use backend_kind::BackendKind;
+pub use backend_kind::{BackendKind, Opened};
 pub use plan::{Action, IdleLimits, Phase, Plan, PlanError, Step, Stop};
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
@@ -71,6 +72,29 @@ pub struct StreamPlan {
     /// Operations the workload generates itself (file-system operations, a trace); `None`:
     /// block I/O of `op`, `io_size` and `pattern`, which otherwise only describe the stream.
     pub source: Option<Source>,
+    /// Queue depth, backend and where in its region the stream starts.
+    pub io: StreamIo,
+}
+
+/// How a stream issues its I/O beyond its op, size and pattern (fio's `iodepth`, `ioengine`,
+/// `offset`); the default is one psync I/O at a time over the whole region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamIo {
+    /// I/Os in flight at once (0 or 1: one at a time).
+    pub depth: u32,
+    /// The stream's backend; `None`: the engine's ([`EngineOptions::backend`]).
+    pub backend: Option<BackendKind>,
+    /// Bytes at the start of the stream's region it leaves alone: its I/O starts this far in
+    /// (fio's `offset`).
+    pub skip: u64,
+    /// A byte budget of its own: the stream stops once it has moved this many bytes, whatever
+    /// the phase's stop condition (fio's `size`); 0: none.
+    pub bytes: u64,
+    /// Reads and writes mixed at random, this percentage of them reads (fio's `rw=randrw`
+    /// with `rwmixread`); `None`: every I/O is the stream's op.
+    pub mix: Option<u8>,
+    /// An fsync of the target after every this many writes (fio's `fsync`); 0: never.
+    pub fsync_every: u64,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -116,6 +140,24 @@ pub enum EngineError {
     /// The samples could not be written to or read from their spill files.
     #[error("samples: {0}")]
     Record(#[from] std::io::Error),
+}
+
+/// Opens a block stream's target for what it does: read and write when it mixes them.
+pub fn open_stream(
+    s: &StreamPlan,
+    path: &std::path::Path,
+    direct: bool,
+) -> std::io::Result<std::fs::File> {
+    if s.io.mix.is_none() {
+        return open_target(path, s.op, direct);
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(true);
+    if direct {
+        o.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
+    }
+    o.open(path)
 }
 
 /// Opens a stream's target with O_DIRECT (when asked) for the stream's op.

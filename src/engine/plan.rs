@@ -57,8 +57,10 @@ pub enum Stop {
     Bytes(u64),
     /// Every I/O is sampled; each stream stops after this many operations.
     Ops(u64),
+
     /// Every I/O is sampled; each stream stops when its own list of operations ends: one pass
-    /// over its region for the sequential and append patterns.
+    /// over its region for the sequential and append patterns, its own byte budget
+    /// ([`super::StreamIo::bytes`]) when it has one.
     OpsEnd,
 }
 
@@ -75,6 +77,7 @@ impl Stop {
             Stop::Duration(s) => format!("{} s passed", crate::units::trim_float(s)),
             Stop::Bytes(b) => format!("{} per stream", crate::units::Size(b)),
             Stop::Ops(n) => format!("{n} operations per stream"),
+
             Stop::OpsEnd => "each stream's operations ended".into(),
         }
     }
@@ -247,7 +250,11 @@ impl Plan {
                     s.name
                 ));
             }
-            if stop == Stop::OpsEnd && s.source.is_none() && s.pattern == super::Pattern::Random {
+            if stop == Stop::OpsEnd
+                && s.source.is_none()
+                && s.pattern == super::Pattern::Random
+                && s.io.bytes == 0
+            {
                 return Err(PlanError::NeverEnds {
                     phase: phase.to_string(),
                     stream: s.name.clone(),
@@ -273,6 +280,7 @@ mod tests {
             pattern,
             pacing: Pacing::Max,
             samples: 4,
+            io: Default::default(),
             source: None,
         }
     }

@@ -26,7 +26,8 @@ impl Backend for Psync {
         let r = match op {
             Op::Read => rustix::io::pread(&self.fd, &mut buf.as_mut_slice()[..len], offset),
             Op::Write => rustix::io::pwrite(&self.fd, &buf.as_slice()[..len], offset),
-            // File-system ops come from a stream's own source, never through a backend.
+            Op::Fsync => rustix::fs::fsync(&self.fd).map(|_| 0),
+            // Other file-system ops come from a stream's own source, never through a backend.
             _ => Err(rustix::io::Errno::INVAL),
         };
         self.done = Some(Completion {
@@ -37,5 +38,9 @@ impl Backend for Psync {
 
     fn wait(&mut self) -> Completion {
         self.done.take().expect("wait without submit")
+    }
+
+    fn wait_for(&mut self, _ns: u64) -> Option<Completion> {
+        self.done.take()
     }
 }

@@ -6,8 +6,8 @@
 use super::record::{Keep, Recorder, StreamSink};
 use super::source::{OpSource, SourceCtx};
 use super::source_run::{self, SourceEnded, SourceJob};
-use super::stream::{self, Cursor, Ended, Job};
-use super::{open_target, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
+use super::stream::{self, slot_buffers, Cursor, Ended, Job};
+use super::{open_stream, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
 use super::{PhaseRecord, StreamInfo, StreamSamples};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -21,6 +21,15 @@ pub struct PhaseOutcome {
     pub sampling_start_ns: Option<u64>,
     /// Samples taken in the phase.
     pub samples: u64,
+    /// CPU time (user + system) the phase's stream threads used, s (real time, whatever the
+    /// time scale).
+    pub cpu_s: f64,
+}
+
+/// CPU time the calling thread has used since it started, ns.
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// A plan being run on placed targets, phase by phase.
@@ -33,6 +42,7 @@ pub struct Engine<'a> {
     /// Each source stream's source, made at the first phase it runs in.
     sources: Vec<Option<Box<dyn OpSource>>>,
     recorder: Recorder,
+    warnings: Vec<String>,
 }
 
 /// One stream's work in a phase: block I/O, or its own source's operations.
@@ -88,6 +98,7 @@ impl<'a> Engine<'a> {
                 .collect(),
             sources: (0..plan.streams.len()).map(|_| None).collect(),
             recorder: Recorder::new(info, keep, opts.time_scale)?,
+            warnings: Vec::new(),
         })
     }
 
@@ -120,11 +131,14 @@ impl<'a> Engine<'a> {
                 };
                 std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || match work {
-                        Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
-                        Work::Source(job) => {
-                            Back::Source(source_run::run(job, &protocol, &barrier))
-                        }
+                    .spawn(move || {
+                        let back = match work {
+                            Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
+                            Work::Source(job) => {
+                                Back::Source(source_run::run(job, &protocol, &barrier))
+                            }
+                        };
+                        (back, thread_cpu_ns())
                     })
                     .expect("spawn stream thread")
             })
@@ -141,10 +155,10 @@ impl<'a> Engine<'a> {
             tick(&protocol);
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ended: Vec<Back> = handles
+        let (ended, cpu): (Vec<Back>, Vec<u64>) = handles
             .into_iter()
             .map(|h| h.join().expect("stream thread panicked"))
-            .collect();
+            .unzip();
         let short = stop == Stop::AllHaveN
             && ended
                 .iter()
@@ -167,10 +181,13 @@ impl<'a> Engine<'a> {
             incomplete: protocol.stopped() || short,
             sampling_start_ns: protocol.sampling().then(|| protocol.t0_ns()),
             samples,
+            cpu_s: cpu.iter().sum::<u64>() as f64 / 1e9,
         })
     }
 
-    /// The work of one phase: targets opened or sources made, cursors and sinks taken.
+    /// The work of one phase: targets opened with each stream's backend (slot buffers made and
+    /// registered) or sources made, cursors and sinks taken. What the kernel refused is kept
+    /// as warnings.
     fn jobs(
         &mut self,
         streams: &[usize],
@@ -207,23 +224,41 @@ impl<'a> Engine<'a> {
                 }));
                 continue;
             }
-            let f =
-                open_target(&p.path, s.op, self.opts.direct).map_err(|e| EngineError::Open {
-                    stream: s.name.clone(),
-                    path: p.path.clone(),
-                    source: e,
-                })?;
+            let f = open_stream(s, &p.path, self.opts.direct).map_err(|e| EngineError::Open {
+                stream: s.name.clone(),
+                path: p.path.clone(),
+                source: e,
+            })?;
+            let kind = s.io.backend.unwrap_or(self.opts.backend);
+            let mut opened = kind.open(f.into(), s.io.depth.max(1) as usize);
+            let depth = opened.backend.queue_depth();
+            let cursor = self.cursors[i].clone();
+            let bufs = slot_buffers(&cursor, s.io_size as usize, depth);
+            opened.warnings.extend(opened.backend.register(&bufs));
+            for w in opened.warnings {
+                let w = format!("{}: {w}", s.name);
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
+            }
             work.push(Work::Block(Job {
                 index: k,
                 plan: s.clone(),
                 placement: p.clone(),
-                backend: self.opts.backend.open(f.into()),
-                cursor: self.cursors[i].clone(),
+                backend: opened.backend,
+                bufs,
+                cursor,
                 sink: sink(&mut self.recorder),
                 stop,
             }));
         }
         Ok(work)
+    }
+
+    /// What the kernel refused while the streams' backends were opened (io_uring features),
+    /// each once, naming the stream.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Ends the run: every sample, with the phases as they ran.
@@ -258,6 +293,7 @@ pub fn run(
     let record = PhaseRecord {
         sampling_start_s: Some(start),
         samples: out.samples,
+        cpu_s: Some(out.cpu_s),
         ..PhaseRecord::stream(&plan.phases[0].name)
     };
     let set = engine.finish(vec![record])?;

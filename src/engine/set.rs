@@ -45,6 +45,10 @@ pub struct PhaseRecord {
     pub stop: Option<String>,
     /// Samples taken in the phase.
     pub samples: u64,
+    /// Stream phases: CPU time (user + system) its stream threads used, s, in real time
+    /// whatever the time scale: the engine's cost per operation is this over `samples`.
+    #[serde(default)]
+    pub cpu_s: Option<f64>,
     /// `idle` phases: what the wait found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleRecord>,
@@ -97,6 +101,7 @@ impl PhaseRecord {
             sampling_start_s: None,
             stop: None,
             samples: 0,
+            cpu_s: None,
             idle: None,
             background_s: None,
             measured: None,

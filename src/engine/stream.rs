@@ -1,14 +1,16 @@
-//! The body of one stream thread in one phase: issue I/O in a loop, time it, and record samples
-//! until the phase's stop condition. Everything here is the hot path: the I/O buffer and the
-//! sample chunks are allocated before the loop, and there are no locks and no logging inside it
-//! (a full chunk of samples is handed to the recorder once per [`super::record::CHUNK`]).
+//! The body of one stream thread in one phase: keep up to the backend's queue depth of I/Os in
+//! flight, time each from its issue to its completion, and record samples until the phase's
+//! stop condition; then wait for what is still in flight. Everything here is the hot path: the
+//! slot buffers and the sample chunks are allocated before the loop, and there are no locks and
+//! no logging inside it (a full chunk of samples is handed to the recorder once per
+//! [`super::record::CHUNK`]).
 
-use super::backend::Backend;
+use super::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
 use super::record::StreamSink;
 use super::rng::SplitMix64;
-use super::sample::Sample;
+use super::sample::{Op, Sample};
 use super::{Pacing, Pattern, Placement, Stop, StreamPlan};
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
@@ -63,6 +65,8 @@ pub struct Job {
     pub plan: StreamPlan,
     pub placement: Placement,
     pub backend: Box<dyn Backend>,
+    /// One I/O buffer per slot of the backend's queue, registered with it.
+    pub bufs: Vec<AlignedBuf>,
     pub cursor: Cursor,
     pub sink: StreamSink,
     pub stop: Stop,
@@ -76,9 +80,23 @@ pub struct Ended {
     pub samples: usize,
 }
 
+/// The slot buffers of a stream doing `io`-byte I/Os at queue depth `depth`, filled with the
+/// stream's pseudo-random bytes.
+pub fn slot_buffers(cursor: &Cursor, io: usize, depth: usize) -> Vec<AlignedBuf> {
+    (0..depth.max(1))
+        .map(|k| {
+            let mut b = AlignedBuf::new(io);
+            b.fill_random(cursor.seed ^ 0xA5A5 ^ ((k as u64) << 32));
+            b
+        })
+        .collect()
+}
+
 /// How far a stream has gone in a phase with a budget of its own.
 struct Budget {
     stop: Stop,
+    /// The stream's own byte budget, 0 for none.
+    own: u64,
     bytes: u64,
     ops: u64,
 }
@@ -86,6 +104,9 @@ struct Budget {
 impl Budget {
     #[inline]
     fn spent(&self) -> bool {
+        if self.own > 0 && self.bytes >= self.own {
+            return true;
+        }
         match self.stop {
             Stop::Bytes(b) => self.bytes >= b,
             Stop::Ops(n) => self.ops >= n,
@@ -94,100 +115,201 @@ impl Budget {
     }
 }
 
-/// Runs one stream until its phase's stop condition or a stop request.
-pub fn run(mut job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
-    let want = match job.stop {
-        Stop::AllHaveN => job.plan.samples,
+/// An I/O in flight on a slot.
+#[derive(Clone, Copy, Default)]
+struct Flight {
+    op: Op,
+    /// Bytes asked for (0 for an fsync).
+    len: u64,
+    offset: u64,
+    issue: u64,
+    lag: u64,
+    sampled: bool,
+}
+
+/// The state of one stream's run through a phase.
+struct Run<'a> {
+    protocol: &'a Protocol,
+    want: usize,
+    taken: usize,
+    active: bool,
+    flights: Vec<Flight>,
+    free: Vec<usize>,
+}
+
+impl Run<'_> {
+    /// Records a completion: frees its slot and samples it when it was issued while sampling.
+    #[inline]
+    fn complete(&mut self, c: Completion, sink: &mut StreamSink, index: usize) {
+        let done = self.protocol.now_ns();
+        let f = self.flights[c.slot];
+        self.free.push(c.slot);
+        if !self.active {
+            self.active = true;
+            self.protocol.mark_active(done);
+        }
+        if !(f.sampled && self.taken < self.want) {
+            return;
+        }
+        let (bytes, errno) = match c.result {
+            Ok(n) => (n, if n == f.len { 0 } else { 5 }),
+            Err(e) => (0, e),
+        };
+        sink.push(Sample {
+            op: f.op,
+            offset: f.offset,
+            bytes,
+            issue_ns: f.issue,
+            latency_ns: done - f.issue,
+            lag_ns: f.lag,
+            errno,
+            phase: 0,
+        });
+        self.taken += 1;
+        self.protocol.collected[index].store(self.taken, Ordering::Relaxed);
+        if self.taken == self.want {
+            self.protocol.mark_done();
+        }
+    }
+}
+
+/// Runs one stream until its phase's stop condition or a stop request, then waits for the
+/// I/Os still in flight.
+pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
+    let Job {
+        index,
+        plan,
+        placement,
+        mut backend,
+        mut bufs,
+        mut cursor,
+        mut sink,
+        stop,
+    } = job;
+    let want = match stop {
+        Stop::AllHaveN => plan.samples,
         _ => usize::MAX,
     };
-    let io = job.plan.io_size as usize;
-    let mut buf = AlignedBuf::new(io);
-    buf.fill_random(job.cursor.seed ^ 0xA5A5);
-    let slots = (job.placement.len / job.plan.io_size).max(1);
-    let one_pass = job.stop == Stop::OpsEnd;
-    let interval_ns = match job.plan.pacing {
+    let io = plan.io_size as usize;
+    let depth = backend.queue_depth().min(bufs.len()).max(1);
+    let start = placement.offset + plan.io.skip.min(placement.len);
+    let slots = (placement.len.saturating_sub(plan.io.skip) / plan.io_size).max(1);
+    let one_pass = stop == Stop::OpsEnd;
+    let interval_ns = match plan.pacing {
         Pacing::Rate(r) if r > 0.0 => Some((1e9 / r) as u64),
         _ => None,
     };
     let mut intended = 0u64;
-    let mut active = false;
-    let mut taken = 0usize;
     let mut budget = Budget {
-        stop: job.stop,
+        stop,
+        own: plan.io.bytes,
         bytes: 0,
         ops: 0,
     };
-    let counter = &protocol.collected[job.index];
+    let mut run = Run {
+        protocol,
+        want,
+        taken: 0,
+        active: false,
+        flights: vec![Flight::default(); depth],
+        free: (0..depth).rev().collect(),
+    };
 
+    backend.start();
     barrier.wait();
     if interval_ns.is_some() {
         intended = protocol.now_ns();
     }
+    let mut mixer = SplitMix64::new(cursor.seed ^ 0x0B1E_55ED_F00D);
+    let (mut writes, mut fsync_due) = (0u64, false);
+    let mut ending = false;
     loop {
-        if protocol.stopped() || budget.spent() {
-            break;
-        }
-        if want != usize::MAX && protocol.all_done() {
-            break;
-        }
-        let Some(slot) = job.cursor.advance(job.plan.pattern, slots, one_pass) else {
-            break;
-        };
-        let offset = job.placement.offset + slot * job.plan.io_size;
-        let mut lag = 0;
-        if interval_ns.is_some() {
-            let now = protocol.now_ns();
-            if now < intended {
-                std::thread::sleep(Duration::from_nanos(intended - now));
+        while !ending {
+            let Some(&slot) = run.free.last() else { break };
+            if protocol.stopped() || budget.spent() || (want != usize::MAX && protocol.all_done()) {
+                ending = true;
+                break;
             }
-            lag = protocol.now_ns().saturating_sub(intended);
-        }
-        let sampling = protocol.sampling();
-        let issue = protocol.now_ns();
-        if protocol.past_deadline(issue) {
-            break;
-        }
-        job.backend.submit(0, job.plan.op, offset, &mut buf, io);
-        let c = job.backend.wait();
-        let done = protocol.now_ns();
-        if let Some(iv) = interval_ns {
-            intended += iv;
-        }
-        if !active {
-            active = true;
-            protocol.mark_active(done);
-        }
-        let (bytes, errno) = match c.result {
-            Ok(n) => (n, if n as usize == io { 0 } else { 5 }),
-            Err(e) => (0, e),
-        };
-        // Attempted bytes, so a failing device cannot keep a byte budget from ending.
-        budget.bytes += io as u64;
-        budget.ops += 1;
-        if sampling && taken < want {
-            job.sink.push(Sample {
-                op: job.plan.op,
+            if fsync_due {
+                // Unpaced, between the writes it follows and those after it.
+                fsync_due = false;
+                run.free.pop();
+                run.flights[slot] = Flight {
+                    op: Op::Fsync,
+                    len: 0,
+                    offset: 0,
+                    issue: protocol.now_ns(),
+                    lag: 0,
+                    sampled: protocol.sampling(),
+                };
+                backend.submit(slot, Op::Fsync, 0, &mut bufs[slot], 0);
+                continue;
+            }
+            let mut lag = 0;
+            if let Some(iv) = interval_ns {
+                let now = protocol.now_ns();
+                if now < intended {
+                    if run.free.len() < depth {
+                        // I/Os in flight: take their completions while waiting.
+                        if let Some(c) = backend.wait_for(intended - now) {
+                            run.complete(c, &mut sink, index);
+                        }
+                        continue;
+                    }
+                    std::thread::sleep(Duration::from_nanos(intended - now));
+                }
+                lag = protocol.now_ns().saturating_sub(intended);
+                intended += iv;
+            }
+            let Some(s) = cursor.advance(plan.pattern, slots, one_pass) else {
+                ending = true;
+                break;
+            };
+            let offset = start + s * plan.io_size;
+            let op = match plan.io.mix {
+                Some(reads) if mixer.below(100) < u64::from(reads) => Op::Read,
+                Some(_) => Op::Write,
+                None => plan.op,
+            };
+            let sampled = protocol.sampling();
+            let issue = protocol.now_ns();
+            if protocol.past_deadline(issue) {
+                ending = true;
+                break;
+            }
+            run.free.pop();
+            run.flights[slot] = Flight {
+                op,
+                len: io as u64,
                 offset,
-                bytes,
-                issue_ns: issue,
-                latency_ns: done - issue,
-                lag_ns: lag,
-                errno,
-                phase: 0,
-            });
-            taken += 1;
-            counter.store(taken, Ordering::Relaxed);
-            if taken == want {
-                protocol.mark_done();
+                issue,
+                lag,
+                sampled,
+            };
+            backend.submit(slot, op, offset, &mut bufs[slot], io);
+            // Attempted bytes, so a failing device cannot keep a byte budget from ending.
+            budget.bytes += io as u64;
+            budget.ops += 1;
+            if op == Op::Write && plan.io.fsync_every > 0 {
+                writes += 1;
+                fsync_due = writes % plan.io.fsync_every == 0;
             }
         }
+        if run.free.len() == depth {
+            break;
+        }
+        let c = backend.wait();
+        run.complete(c, &mut sink, index);
     }
     if want == usize::MAX {
         protocol.mark_done();
     }
+    // The ring goes before the buffers it may have registered.
+    drop(backend);
+    drop(bufs);
     Ended {
-        cursor: job.cursor,
-        sink: job.sink,
-        samples: taken,
+        cursor,
+        sink,
+        samples: run.taken,
     }
 }

@@ -284,6 +284,7 @@ mod tests {
             pattern: Pattern::Random,
             pacing: Pacing::Max,
             samples: 1,
+            io: Default::default(),
             source: None,
         };
         let streams = vec![s("playback0", Op::Read), s("record0", Op::Write)];

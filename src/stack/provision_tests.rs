@@ -16,6 +16,7 @@ fn plan() -> Plan {
         pattern: Pattern::Append,
         pacing: Pacing::Max,
         samples: 0,
+        io: Default::default(),
         source: None,
     };
     Plan::sampled("stream", vec![s], false, 1)

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 const MIB: u64 = 1 << 20;
 
-fn round_mib(x: u64) -> u64 {
+/// `x` rounded up to a whole MiB: how much of the device a region of `x` bytes takes.
+pub fn round_mib(x: u64) -> u64 {
     x.div_ceil(MIB) * MIB
 }
 
@@ -239,6 +240,7 @@ mod tests {
                 pattern: Pattern::Append,
                 pacing: Pacing::Max,
                 samples: 0,
+                io: Default::default(),
                 source: None,
             })
             .collect();

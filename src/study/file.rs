@@ -201,6 +201,9 @@ impl StackSpan {
 struct Src<'a> {
     text: &'a str,
     file: String,
+    /// The study file's directory, which `fio:PATH` kinds are relative to (`None`: the
+    /// current directory).
+    dir: Option<PathBuf>,
 }
 
 impl Src<'_> {
@@ -238,6 +241,10 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     let src = Src {
         text,
         file: origin.label(),
+        dir: match origin {
+            Origin::File(p) => p.parent().map(Path::to_path_buf),
+            Origin::Builtin { .. } => None,
+        },
     };
     let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml(e))?;
     let spans: StackSpans = toml::from_str(text).map_err(|e| src.toml(e))?;
@@ -379,14 +386,37 @@ fn read_workload(
     earlier: &[WorkloadEntry],
 ) -> Result<WorkloadEntry, StudyError> {
     let at = |k: &str| format!("workloads[{i}].{k}");
-    workload::find(w.kind.get_ref())
-        .map_err(|e| src.at(w.kind.span(), Some(at("kind")), e.to_string()))?;
+    let refused = |e: String| src.at(w.kind.span(), Some(at("kind")), e);
+    // `fio:PATH`: a fio job file, run as the job workload with the file's parameters first.
+    let (kind, fio_set, default_name) = match w.kind.get_ref().strip_prefix(crate::fio::PREFIX) {
+        Some(p) => {
+            let path = src
+                .dir
+                .as_ref()
+                .map_or_else(|| PathBuf::from(p), |d| d.join(p));
+            let f = crate::fio::parse_file(&path).map_err(|e| refused(e.to_string()))?;
+            let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+            (
+                "job".to_string(),
+                f.overrides,
+                stem.unwrap_or_else(|| "job".into()),
+            )
+        }
+        None => {
+            workload::find(w.kind.get_ref()).map_err(|e| refused(e.to_string()))?;
+            (
+                w.kind.get_ref().clone(),
+                Vec::new(),
+                w.kind.get_ref().clone(),
+            )
+        }
+    };
     let name = match &w.name {
         Some(n) => {
             check_name(src, n, &at("name"))?;
             n.get_ref().clone()
         }
-        None => w.kind.get_ref().clone(),
+        None => default_name,
     };
     if earlier.iter().any(|o| o.name == name) {
         let span = w.name.as_ref().map_or(w.kind.span(), |n| n.span());
@@ -398,8 +428,8 @@ fn read_workload(
     }
     Ok(WorkloadEntry {
         name,
-        kind: w.kind.get_ref().clone(),
-        set: assignments(src, &w.set, &at("set"))?,
+        kind,
+        set: Assignments(fio_set).then(&assignments(src, &w.set, &at("set"))?),
         quick: assignments(src, &w.quick, &at("quick"))?,
     })
 }

@@ -29,8 +29,9 @@ pub struct Walk<'a> {
     pub ledger: &'a Ledger,
 }
 
-/// Runs every phase of `plan` on `built` in order.
-pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialError> {
+/// Runs every phase of `plan` on `built` in order; with the samples, what the kernel refused
+/// the streams' backends (warnings).
+pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<String>), TrialError> {
     let scale = built.time_scale;
     let opts = EngineOptions {
         direct: built.direct_ok,
@@ -52,7 +53,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
         }
         w.timeline.begin(&phase.name, phase.step.kind());
         let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
-        let (sampling_ns, samples, stop, measured) = match &phase.step {
+        let (sampling_ns, samples, stop, cpu_s, measured) = match &phase.step {
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
                 let out = engine.run_phase(i, |p| {
@@ -68,6 +69,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
                     out.sampling_start_ns,
                     out.samples,
                     Some(stop.describe()),
+                    Some(out.cpu_s),
                     None,
                 )
             }
@@ -90,7 +92,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
                 if waits_for_idle {
                     background = idle::worked_s(built, w.ledger)?;
                 }
-                (None, 0, None, measured)
+                (None, 0, None, None, measured)
             }
         };
         w.timeline.end();
@@ -103,13 +105,15 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<SampleSet, TrialErro
             sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
             stop,
             samples,
+            cpu_s,
             idle: idled,
             background_s: background,
             measured,
         });
     }
     w.progress.finish_and_clear();
-    Ok(engine.finish(records)?)
+    let warnings = engine.warnings().to_vec();
+    Ok((engine.finish(records)?, warnings))
 }
 
 /// Sets the progress bar up for a stream phase: samples for all-have-N, tenths of a second for

@@ -9,6 +9,7 @@
 pub mod burst;
 pub mod dvr;
 pub mod fsck;
+pub mod job;
 pub mod place;
 pub mod replay;
 pub mod smallrand;
@@ -207,6 +208,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &smallrand::SmallRandWorkload,
         &burst::Burst,
         &replay::Replay,
+        &job::Job,
     ]
 }
 

@@ -106,6 +106,7 @@ impl Workload for Burst {
             pattern: Pattern::Random,
             pacing: Pacing::Max,
             samples: 0,
+            io: Default::default(),
             source: Some(Source::new(
                 format!(
                     "rrd updates of {} files of {} bytes, {} archives",
@@ -126,6 +127,7 @@ impl Workload for Burst {
                 pattern: Pattern::Random,
                 pacing: Pacing::Rate(p.f64("victim_rate")),
                 samples: 0,
+                io: Default::default(),
                 source: Some(Source::new(
                     format!("random 4 KiB reads of a {vlen}-byte file"),
                     move |ctx| Victim::make(ctx, vlen, Arc::clone(&s)),

@@ -117,6 +117,7 @@ impl Workload for Dvr {
                 pattern: Pattern::Random,
                 pacing: Pacing::Max,
                 samples: p.u64("samples") as usize,
+                io: Default::default(),
                 source: None,
             })
             .collect();

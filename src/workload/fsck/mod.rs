@@ -114,6 +114,7 @@ fn streams(p: &Params, sync: SyncPolicy) -> Vec<StreamPlan> {
                 source: Some(Source::new(describe, move |ctx| {
                     Ok(Box::new(Fill::make(ctx, &make_spec)?) as Box<dyn OpSource>)
                 })),
+                io: Default::default(),
             }
         })
         .collect()

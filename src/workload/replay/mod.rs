@@ -116,6 +116,7 @@ impl Workload for Replay {
             pattern: Pattern::Random,
             pacing: Pacing::Max,
             samples: 0,
+            io: Default::default(),
             source: Some(Source::new(describe, move |ctx| {
                 source::ReplaySource::make(ctx, Arc::clone(&trace), len, pace)
             })),

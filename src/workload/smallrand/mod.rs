@@ -84,6 +84,7 @@ impl Workload for SmallRandWorkload {
                 pattern: Pattern::Sequential,
                 pacing: Pacing::Max,
                 samples: 0,
+                io: Default::default(),
                 source: Some(Source::new(
                     format!("iozone -i0 -i1 -i2 on a {fs}-byte file, {r}-byte records"),
                     move |ctx| source::SmallRand::make(ctx, fs, r),

@@ -89,6 +89,7 @@ fn streams(p: &Params) -> Vec<StreamPlan> {
         pattern,
         pacing: Pacing::Max,
         samples: 0,
+        io: Default::default(),
         source: None,
     };
     let writers = (0..p.u64("writers"))

@@ -107,6 +107,7 @@ fn stream(
         pattern: Pattern::Sequential,
         pacing: Pacing::Max,
         samples: 0,
+        io: Default::default(),
         source: Some(source),
     }
 }

@@ -1,0 +1,310 @@
+//! iotrial's `job` against fio, side by side on one zram device the bench creates and releases
+//! (root; prints why it skips otherwise). The device is filled with 1 MiB writes first, so
+//! reads decompress real data. Four cases, each run by fio and by `iotrial run job` with the
+//! same options (O_DIRECT, time-based), alternating which goes first, over several rounds:
+//! 4 KiB random reads at QD1 with psync, 1 and 2 jobs; 4 KiB random reads at QD32 with
+//! io_uring (registered buffers and file for both); 1 MiB sequential writes. iotrial samples
+//! every I/O (spilled, then written to samples.csv). Prints IOPS and MB/s of each (median of
+//! the rounds), the ratio iotrial / fio, and CPU time per I/O: the processes' own (getrusage of
+//! the child, which for iotrial includes building the stack and writing samples.csv) and the
+//! workers' during the run (fio's usr+sys per job; the CPU time of iotrial's stream threads in
+//! its `run` phase, result.json's `phases[].cpu_s`). Results: bench/README.md.
+//!
+//! fio runs its jobs as threads (`--thread`), as iotrial runs its streams: forked, each fio job
+//! calls setsid, and with the kernel's autogroup scheduling every session gets an equal share
+//! of a busy CPU, so on a loaded machine two forked jobs get two shares and two threads one.
+//!
+//! `FIO_COMPARE_ROUNDS` (3) and `FIO_COMPARE_RUNTIME` (5, seconds) change the defaults.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::figures::{median, total_ios};
+use common::{missing, which, Need};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// zram's size: two 512 MiB regions at 1 MiB, and room to spare.
+const DISK: &str = "1536M";
+
+/// One case: its name, fio's options, iotrial's parameters (the same, in iotrial's words).
+struct Case {
+    name: &'static str,
+    fio: &'static [&'static str],
+    iotrial: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "4k randread QD1 psync, 1 job",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--size=512m",
+        ],
+        iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=512m"],
+    },
+    Case {
+        name: "4k randread QD1 psync, 2 jobs",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--size=512m",
+            "--numjobs=2",
+            "--offset_increment=512m",
+        ],
+        iotrial: &[
+            "rw=randread",
+            "bs=4k",
+            "ioengine=psync",
+            "size=512m",
+            "numjobs=2",
+        ],
+    },
+    Case {
+        name: "4k randread QD32 io_uring",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--fixedbufs",
+            "--registerfiles",
+            "--size=512m",
+        ],
+        iotrial: &[
+            "rw=randread",
+            "bs=4k",
+            "ioengine=io_uring",
+            "iodepth=32",
+            "size=512m",
+        ],
+    },
+    Case {
+        name: "1M seq write QD1 psync",
+        fio: &["--rw=write", "--bs=1m", "--ioengine=psync", "--size=1g"],
+        iotrial: &["rw=write", "bs=1m", "ioengine=psync", "size=1g"],
+    },
+];
+
+/// A zram device of its own, reset and removed on drop.
+struct Zram(u32);
+
+impl Zram {
+    fn create() -> std::io::Result<Zram> {
+        let n: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")?
+            .trim()
+            .parse()
+            .map_err(std::io::Error::other)?;
+        let z = Zram(n);
+        std::fs::write(z.sys("disksize"), DISK)?;
+        Ok(z)
+    }
+
+    fn sys(&self, f: &str) -> PathBuf {
+        PathBuf::from(format!("/sys/block/zram{}/{f}", self.0))
+    }
+
+    fn dev(&self) -> String {
+        format!("/dev/zram{}", self.0)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.sys("reset"), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+    }
+}
+
+/// CPU seconds (user + system) of this process's waited-for children so far.
+fn children_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is handed.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    iops: f64,
+    mb_s: f64,
+    /// CPU of the whole process per I/O, µs.
+    proc_us: f64,
+    /// CPU of the workers during the run per I/O, µs.
+    work_us: f64,
+    ios: f64,
+}
+
+fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
+    let before = children_cpu_s();
+    let out = Command::new(fio)
+        .args([
+            "--name=job",
+            "--thread",
+            "--direct=1",
+            "--time_based",
+            "--offset=1m",
+        ])
+        .arg(format!("--runtime={runtime}"))
+        .arg(format!("--filename={dev}"))
+        .args(c.fio)
+        .arg("--output-format=json")
+        .output()
+        .expect("fio runs");
+    let cpu = children_cpu_s() - before;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
+    let (mut iops, mut bw, mut ios, mut work) = (0.0, 0.0, 0.0, 0.0);
+    for j in doc["jobs"].as_array().unwrap() {
+        for dir in ["read", "write"] {
+            let d = &j[dir];
+            iops += d["iops"].as_f64().unwrap_or(0.0);
+            bw += d["bw_bytes"].as_f64().unwrap_or(0.0);
+            ios += d["total_ios"].as_f64().unwrap_or(0.0);
+        }
+        let pct = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
+        work += pct / 100.0 * j["job_runtime"].as_f64().unwrap() / 1e3;
+    }
+    Run {
+        iops,
+        mb_s: bw / 1e6,
+        proc_us: cpu / ios * 1e6,
+        work_us: work / ios * 1e6,
+        ios,
+    }
+}
+
+fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
+    let before = children_cpu_s();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iotrial"));
+    cmd.args(["run", "job", "--json", "--monitor", "none", "--target"])
+        .arg(format!("block:{dev}"))
+        .arg("--out")
+        .arg(out);
+    for s in c
+        .iotrial
+        .iter()
+        .copied()
+        .chain(["direct=true", "time_based=true"])
+    {
+        cmd.args(["--set", s]);
+    }
+    cmd.args(["--set", &format!("runtime={runtime}s")]);
+    let o = cmd.output().expect("iotrial runs");
+    let cpu = children_cpu_s() - before;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("result.json");
+    let v = &doc["verdict"];
+    let ios = total_ios(&doc);
+    let work = doc["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "run"))
+        .and_then(|p| p["cpu_s"].as_f64())
+        .expect("the run phase's CPU time");
+    Run {
+        iops: v["iops"].as_f64().unwrap(),
+        mb_s: v["mb_s"].as_f64().unwrap(),
+        proc_us: cpu / ios * 1e6,
+        work_us: work / ios * 1e6,
+        ios,
+    }
+}
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let needs = [Need::Root, Need::Tool("fio")];
+    if let Some(why) = needs.into_iter().find_map(missing) {
+        println!("fio_compare: skipped: {why}");
+        return;
+    }
+    if !Path::new("/sys/class/zram-control/hot_add").exists() {
+        println!("fio_compare: skipped: no zram (modprobe zram)");
+        return;
+    }
+    let (rounds, runtime) = (
+        env_u32("FIO_COMPARE_ROUNDS", 3),
+        env_u32("FIO_COMPARE_RUNTIME", 5),
+    );
+    let fio_bin = which("fio").unwrap();
+    let zram = Zram::create().expect("a zram device");
+    let dev = zram.dev();
+    let fill = Command::new(&fio_bin)
+        .args([
+            "--name=fill",
+            "--rw=write",
+            "--bs=1m",
+            "--direct=1",
+            "--size=1536m",
+        ])
+        .arg(format!("--filename={dev}"))
+        .output()
+        .expect("fio fills the device");
+    assert!(fill.status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let version = Command::new(&fio_bin).arg("--version").output().unwrap();
+    println!(
+        "{dev} ({DISK} zram), {}, {rounds} rounds of {runtime} s per case and tool, O_DIRECT",
+        String::from_utf8_lossy(&version.stdout).trim()
+    );
+    println!("| case | fio IOPS | iotrial IOPS | ratio | fio MB/s | iotrial MB/s | CPU µs/I/O fio / iotrial (process) | CPU µs/I/O fio / iotrial (workers, run) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for c in CASES {
+        let (mut f, mut i) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let out = tmp.path().join(format!("r{r}"));
+            if r % 2 == 0 {
+                f.push(fio(&fio_bin, &dev, c, runtime));
+                i.push(iotrial(&dev, c, runtime, &out));
+            } else {
+                i.push(iotrial(&dev, c, runtime, &out));
+                f.push(fio(&fio_bin, &dev, c, runtime));
+            }
+            let _ = std::fs::remove_dir_all(&out);
+        }
+        let m = |v: &[Run], g: fn(&Run) -> f64| median(v.iter().map(g).collect());
+        let per_round: Vec<String> = f
+            .iter()
+            .zip(&i)
+            .map(|(a, b)| format!("{:.3}", b.iops / a.iops))
+            .collect();
+        println!(
+            "| {} | {:.0} | {:.0} | **{:.3}** | {:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            c.name,
+            m(&f, |r| r.iops),
+            m(&i, |r| r.iops),
+            m(&i, |r| r.iops) / m(&f, |r| r.iops),
+            m(&f, |r| r.mb_s),
+            m(&i, |r| r.mb_s),
+            m(&f, |r| r.proc_us),
+            m(&i, |r| r.proc_us),
+            m(&f, |r| r.work_us),
+            m(&i, |r| r.work_us),
+        );
+        eprintln!(
+            "  {}: per-round ratios {}; I/Os per run fio {:.0}, iotrial {:.0}",
+            c.name,
+            per_round.join(", "),
+            m(&f, |r| r.ios),
+            m(&i, |r| r.ios)
+        );
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average after: {}", load.trim());
+    drop(zram);
+}

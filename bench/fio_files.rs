@@ -1,0 +1,125 @@
+//! `iotrial run fio:FILE` against `fio FILE` on the same stack in the same run (root; prints
+//! why it skips otherwise): the bench builds the stack itself, an ext4 filesystem on a loop
+//! device over a 4 GiB image, and runs job files from examples/ with each tool in turn, over
+//! several rounds, each in a fresh directory of that filesystem (fio's files in one, iotrial's
+//! `dir:` target in another; both lay their read files out before the timed part). Prints
+//! each tool's IOPS (sum over jobs; median of the rounds), the ratio iotrial / fio of those
+//! medians, and the median of each round's own ratio (the two runs of a round are back to back,
+//! so a change of the machine's load between rounds cancels).
+//! Results: bench/README.md. `FIO_FILES_ROUNDS` (3) changes the rounds.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::devices::{run, Mounted, TestLoop};
+use common::figures::median;
+use common::{missing, which, Need};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const FILES: &[&str] = &["randread-4k-qd1.fio", "seqwrite-1m.fio"];
+
+fn fio_iops(file: &Path, dir: &Path) -> f64 {
+    let out = Command::new(which("fio").unwrap())
+        .arg("--output-format=json")
+        .arg(format!("--directory={}", dir.display()))
+        .arg(file)
+        .output()
+        .expect("fio runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            j["read"]["iops"].as_f64().unwrap_or(0.0) + j["write"]["iops"].as_f64().unwrap_or(0.0)
+        })
+        .sum()
+}
+
+fn iotrial_iops(file: &Path, dir: &Path, out: &Path) -> f64 {
+    let o = Command::new(env!("CARGO_BIN_EXE_iotrial"))
+        .args([
+            "run",
+            &format!("fio:{}", file.display()),
+            "--json",
+            "--monitor",
+            "none",
+        ])
+        .arg("--target")
+        .arg(format!("dir:{}", dir.display()))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("iotrial runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("result.json");
+    doc["verdict"]["iops"].as_f64().unwrap()
+}
+
+fn main() {
+    let needs = [
+        Need::Root,
+        Need::Loop,
+        Need::Tool("fio"),
+        Need::Tool("mkfs.ext4"),
+        Need::Tool("losetup"),
+    ];
+    if let Some(why) = needs.into_iter().find_map(missing) {
+        println!("fio_files: skipped: {why}");
+        return;
+    }
+    let rounds: usize = std::env::var("FIO_FILES_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let lo = TestLoop::new(4 << 30);
+    run("mkfs.ext4", &["-q", "-F", &lo.path()]).expect("mkfs.ext4");
+    let work = tempfile::tempdir().unwrap();
+    let mnt = Mounted::mount(&lo.path(), &work.path().join("mnt"), "ext4").expect("mount");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    println!(
+        "ext4 on {} (4 GiB image), {rounds} rounds per file and tool",
+        lo.path()
+    );
+    println!("| job file | fio IOPS | iotrial IOPS | ratio of medians | median of round ratios | per round |");
+    println!("|---|---|---|---|---|---|");
+    for name in FILES {
+        let file = examples.join(name);
+        let (mut f, mut i) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let (fd, id) = (mnt.dir.join("fio"), mnt.dir.join("iotrial"));
+            std::fs::create_dir_all(&fd).unwrap();
+            std::fs::create_dir_all(&id).unwrap();
+            let out = work.path().join("out");
+            if r % 2 == 0 {
+                f.push(fio_iops(&file, &fd));
+                i.push(iotrial_iops(&file, &id, &out));
+            } else {
+                i.push(iotrial_iops(&file, &id, &out));
+                f.push(fio_iops(&file, &fd));
+            }
+            for d in [fd, id, out] {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+        let ratios: Vec<f64> = f.iter().zip(&i).map(|(a, b)| b / a).collect();
+        let per: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
+        let (mf, mi) = (median(f), median(i));
+        println!(
+            "| {name} | {mf:.0} | {mi:.0} | {:.3} | **{:.3}** | {} |",
+            mi / mf,
+            median(ratios),
+            per.join(", ")
+        );
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average after: {}", load.trim());
+    mnt.unmount().expect("unmount");
+}

@@ -1,0 +1,246 @@
+//! The `io_uring` backend: up to `iodepth` I/Os in flight on one stream, submitted in batches
+//! (the queued submissions go to the kernel with the next wait, in the same system call), with
+//! the target registered as a fixed file and the stream's slot buffers registered once, so the
+//! kernel maps neither per I/O. Where the kernel refuses a registration the backend carries on
+//! without it and says so ([`Uring::open`]'s warnings).
+
+use super::backend::{Backend, Completion};
+use super::buffer::AlignedBuf;
+use super::sample::Op;
+use io_uring::{opcode, squeue, types, IoUring};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// io_uring at a queue depth of its own.
+pub struct Uring {
+    ring: IoUring,
+    fd: OwnedFd,
+    depth: usize,
+    /// The target is registered file 0.
+    fixed_file: bool,
+    /// The slot buffers are registered, buffer index = slot.
+    fixed_bufs: bool,
+    /// Submissions queued and not yet handed to the kernel.
+    queued: u32,
+    /// Made disabled, for the stream's thread to enable as its single issuer.
+    disabled: bool,
+}
+
+impl Uring {
+    /// A ring of `depth` entries over `fd`, the target registered as a fixed file when the
+    /// kernel allows; the warnings say what it refused.
+    pub fn open(fd: OwnedFd, depth: usize) -> io::Result<(Uring, Vec<String>)> {
+        let depth = depth.max(1);
+        let entries = (depth as u32).next_power_of_two();
+        // One issuer whose completions are reaped only when it waits (no interrupting task
+        // work), enabled by the stream's own thread in `start`; older kernels get less.
+        let (ring, disabled) = match IoUring::builder()
+            .setup_r_disabled()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+        {
+            Ok(r) => (r, true),
+            Err(_) => (
+                IoUring::builder()
+                    .setup_coop_taskrun()
+                    .build(entries)
+                    .or_else(|_| IoUring::new(entries))?,
+                false,
+            ),
+        };
+        let mut warnings = Vec::new();
+        let fixed_file = match ring.submitter().register_files(&[fd.as_raw_fd()]) {
+            Ok(()) => true,
+            Err(e) => {
+                warnings.push(format!(
+                    "io_uring: the kernel refused to register the target as a fixed file ({e}); each I/O names its descriptor"
+                ));
+                false
+            }
+        };
+        Ok((
+            Uring {
+                ring,
+                fd,
+                depth,
+                fixed_file,
+                fixed_bufs: false,
+                queued: 0,
+                disabled,
+            },
+            warnings,
+        ))
+    }
+
+    fn entry(
+        &self,
+        slot: usize,
+        op: Op,
+        offset: u64,
+        buf: &mut AlignedBuf,
+        len: usize,
+    ) -> squeue::Entry {
+        let ptr = buf.as_mut_slice().as_mut_ptr();
+        let (len32, idx) = (len as u32, slot as u16);
+        macro_rules! on {
+            ($fd:expr) => {
+                match (op, self.fixed_bufs) {
+                    (Op::Read, true) => opcode::ReadFixed::new($fd, ptr, len32, idx)
+                        .offset(offset)
+                        .build(),
+                    (Op::Read, false) => opcode::Read::new($fd, ptr, len32).offset(offset).build(),
+                    (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, len32, idx)
+                        .offset(offset)
+                        .build(),
+                    (Op::Write, false) => {
+                        opcode::Write::new($fd, ptr, len32).offset(offset).build()
+                    }
+                    (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
+                    // Other file-system ops come from a stream's own source, never through a
+                    // backend: a no-op that completes at once.
+                    _ => opcode::Nop::new().build(),
+                }
+            };
+        }
+        let e = if self.fixed_file {
+            on!(types::Fixed(0))
+        } else {
+            on!(types::Fd(self.fd.as_raw_fd()))
+        };
+        e.user_data(slot as u64)
+    }
+
+    /// Takes one completion the kernel has posted, if any.
+    fn reap(&mut self) -> Option<Completion> {
+        let cqe = self.ring.completion().next()?;
+        let r = cqe.result();
+        Some(Completion {
+            slot: cqe.user_data() as usize,
+            result: if r >= 0 { Ok(r as u64) } else { Err(-r) },
+        })
+    }
+
+    /// Hands the queued submissions to the kernel and waits for `want` completions.
+    fn enter(&mut self, want: usize) -> io::Result<()> {
+        let r = self.ring.submit_and_wait(want);
+        if r.is_ok() {
+            self.queued = 0;
+        }
+        r.map(|_| ())
+    }
+}
+
+impl Backend for Uring {
+    fn queue_depth(&self) -> usize {
+        self.depth
+    }
+
+    fn start(&mut self) {
+        if std::mem::take(&mut self.disabled) {
+            // Cannot fail for a ring this process made disabled; if it did, every I/O would
+            // fail and say so in its sample.
+            let _ = self.ring.submitter().register_enable_rings();
+        }
+    }
+
+    fn register(&mut self, bufs: &[AlignedBuf]) -> Option<String> {
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec {
+                iov_base: b.as_slice().as_ptr() as *mut libc::c_void,
+                iov_len: b.as_slice().len(),
+            })
+            .collect();
+        // SAFETY: the buffers outlive every I/O on them: the stream drains its slots and drops
+        // the backend (which closes the ring) before its buffers.
+        match unsafe { self.ring.submitter().register_buffers(&iovecs) } {
+            Ok(()) => {
+                self.fixed_bufs = true;
+                None
+            }
+            Err(e) => Some(format!(
+                "io_uring: the kernel refused to register the I/O buffers ({e}; RLIMIT_MEMLOCK?); each I/O maps its buffer"
+            )),
+        }
+    }
+
+    fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize) {
+        let e = self.entry(slot, op, offset, buf, len);
+        loop {
+            // SAFETY: the buffer stays valid and untouched until this slot's completion.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                self.queued += 1;
+                return;
+            }
+            // The submission queue is full: hand it over first.
+            let _ = self.ring.submit();
+            self.queued = 0;
+        }
+    }
+
+    fn wait(&mut self) -> Completion {
+        loop {
+            if let Some(c) = self.reap() {
+                return c;
+            }
+            match self.enter(1) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => panic!("io_uring_enter failed: {e}"),
+            }
+        }
+    }
+
+    fn wait_for(&mut self, ns: u64) -> Option<Completion> {
+        if let Some(c) = self.reap() {
+            return Some(c);
+        }
+        let ts = types::Timespec::new()
+            .sec(ns / 1_000_000_000)
+            .nsec((ns % 1_000_000_000) as u32);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => self.queued = 0,
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => self.queued = 0,
+            Err(_) => {}
+        }
+        self.reap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_in_flight_complete_on_their_slots() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        let Ok((mut u, _)) = Uring::open(f.into(), 8) else {
+            eprintln!("skipped: io_uring is not available here");
+            return;
+        };
+        let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
+        let _ = u.register(&bufs);
+        u.start();
+        for (slot, b) in bufs.iter_mut().enumerate() {
+            u.submit(slot, Op::Read, slot as u64 * 4096, b, 4096);
+        }
+        let mut seen = [false; 8];
+        for _ in 0..8 {
+            let c = u.wait();
+            assert_eq!(c.result, Ok(4096));
+            seen[c.slot] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert!(bufs.iter().all(|b| b.as_slice().iter().all(|&x| x == 7)));
+        assert!(u.wait_for(1_000_000).is_none(), "nothing left in flight");
+    }
+}

@@ -1,0 +1,170 @@
+//! job's figures as result.json holds them, in fio's headline terms: per stream
+//! ([`StreamFigures`]), per job group ([`GroupFigures`]) and in total ([`Verdict`]): IOPS,
+//! MB/s (10^6 bytes per second) and completion latency in microseconds (mean, p50, p99,
+//! p99.9, max). The verdict's columns are declared once ([`COLUMNS`]).
+
+use crate::engine::Op;
+use crate::present::{num, Better, FigureSpec, VerdictFigures};
+use serde::{Deserialize, Serialize};
+
+/// Completion latency of a set of I/Os, microseconds; for paced jobs counted from the
+/// intended issue time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LatUs {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+/// Figures of one stream (one of a group's `numjobs`): an element of result.json's `streams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamFigures {
+    pub name: String,
+    /// Its job group.
+    pub role: String,
+    pub op: Op,
+    /// Reads and writes done in the `run` phase, and of those, how many failed.
+    pub ios: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub fsyncs: u64,
+    /// From the run phase's start to the stream's last completion, s.
+    pub runtime_s: f64,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub lat_us: Option<LatUs>,
+}
+
+/// Figures of one job group (fio's job section, all its `numjobs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupFigures {
+    pub name: String,
+    pub rw: String,
+    pub ioengine: String,
+    pub iodepth: u64,
+    pub numjobs: u64,
+    pub bs: u64,
+    pub ios: u64,
+    pub errors: u64,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub lat_us: Option<LatUs>,
+}
+
+/// job's verdict: result.json's `verdict`, fio's headline figures over every job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    pub iops: Option<f64>,
+    pub mb_s: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub lat_mean_us: Option<f64>,
+    pub lat_p50_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub lat_p999_us: Option<f64>,
+    pub lat_max_us: Option<f64>,
+    pub errors: u64,
+    /// The run phase's length: its start to the last completion, s.
+    pub runtime_s: f64,
+    pub groups: Vec<GroupFigures>,
+}
+
+/// job's verdict figures: the key in [`Verdict`], label, unit, direction; IOPS ranks.
+pub static COLUMNS: &[FigureSpec] = &[
+    FigureSpec {
+        key: "iops",
+        label: "IOPS",
+        unit: "I/O/s",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "mb_s",
+        label: "bandwidth",
+        unit: "MB/s",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "lat_mean_us",
+        label: "clat mean",
+        unit: "us",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "lat_p50_us",
+        label: "clat p50",
+        unit: "us",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "lat_p99_us",
+        label: "clat p99",
+        unit: "us",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "lat_p999_us",
+        label: "clat p99.9",
+        unit: "us",
+        better: Better::Lower,
+    },
+];
+
+impl Verdict {
+    /// The values of [`COLUMNS`], in order; job has no target.
+    pub fn figures(&self) -> VerdictFigures {
+        VerdictFigures {
+            values: vec![
+                self.iops,
+                self.mb_s,
+                self.lat_mean_us,
+                self.lat_p50_us,
+                self.lat_p99_us,
+                self.lat_p999_us,
+            ],
+            meets_target: None,
+        }
+    }
+}
+
+/// The headings of [`GroupFigures::row`].
+pub const GROUP_HEADINGS: [&str; 10] = [
+    "job",
+    "rw",
+    "engine",
+    "QD",
+    "jobs",
+    "IOPS",
+    "MB/s",
+    "clat mean us",
+    "p99 us",
+    "p99.9 us",
+];
+
+impl GroupFigures {
+    /// The group as a row of a table (terminal or report).
+    pub fn row(&self) -> Vec<String> {
+        let lat = |f: fn(&LatUs) -> f64| self.lat_us.as_ref().map_or("-".into(), |l| num(f(l)));
+        vec![
+            self.name.clone(),
+            self.rw.clone(),
+            self.ioengine.clone(),
+            self.iodepth.to_string(),
+            self.numjobs.to_string(),
+            num(self.iops),
+            num(self.mb_s),
+            lat(|l| l.mean),
+            lat(|l| l.p99),
+            lat(|l| l.p999),
+        ]
+    }
+}
