@@ -775,6 +775,13 @@ fn cmd_probe(
                             "may be host-bound ({:.0} µs of wall time per I/O): lower the scale",
                             f.wall_us_per_io
                         )
+                    } else if f.time_scale != r.time_scale {
+                        format!(
+                            "at scale {}: the emulator's own ~{} µs per I/O under {}% of it",
+                            f.time_scale,
+                            iotrial::probe::HOST_PATH_US,
+                            iotrial::probe::HOST_PATH_SHARE * 100.0
+                        )
                     } else {
                         String::new()
                     },
