@@ -20,7 +20,7 @@ const IMAGE: u64 = 2048 * MIB;
 const FILES: u64 = 20000;
 const DIRS: u64 = 20;
 const SIZE: u64 = 4096;
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 
 /// Where images go: tmpfs when it holds two of them, so the host's disk is not measured.
 fn image_dir() -> &'static str {
