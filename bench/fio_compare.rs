@@ -85,7 +85,15 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "1M seq write QD1 psync",
-        fio: &["--rw=write", "--bs=1m", "--ioengine=psync", "--size=1g"],
+        // iotrial writes the same random buffer every time: fio too, without its default
+        // scrambling of the buffer before each write (which costs it 0.8 ms of CPU per MiB).
+        fio: &[
+            "--rw=write",
+            "--bs=1m",
+            "--ioengine=psync",
+            "--size=1g",
+            "--scramble_buffers=0",
+        ],
         iotrial: &["rw=write", "bs=1m", "ioengine=psync", "size=1g"],
     },
 ];
