@@ -317,6 +317,23 @@ fn refused_flag<E: HasCause + std::fmt::Display>(flag: &str, e: E) -> anyhow::Er
     }
 }
 
+/// The error and its causes on one line, `outer: cause: ...`, leaving out a cause whose text the
+/// line already holds (an error whose message quotes its source).
+fn message(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stop = Arc::new(AtomicBool::new(false));
@@ -328,7 +345,7 @@ fn main() -> ExitCode {
     match dispatch(cli, &stop) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("iotrial: {e:#}");
+            eprintln!("iotrial: {}", message(&e));
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
             } else if e.downcast_ref::<Interrupted>().is_some() {
@@ -937,5 +954,26 @@ fn cmd_list_workloads() {
                 .collect(),
         };
         println!("{}\n", terminal::table(&rows));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot start in /dev/loop1: {source}")]
+    struct Quoting {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_said_once() {
+        let e = anyhow::Error::new(Quoting {
+            source: std::io::Error::other("not a directory"),
+        });
+        assert_eq!(message(&e), "cannot start in /dev/loop1: not a directory");
+        let e = anyhow::Error::new(std::io::Error::other("gone")).context("reading x");
+        assert_eq!(message(&e), "reading x: gone");
     }
 }
