@@ -59,10 +59,8 @@ impl HasCause for TrialError {
         match self {
             TrialError::Param(_) | TrialError::Plan(_) => Cause::Input,
             TrialError::Stack(s) => s.why(),
-            TrialError::Engine(_)
-            | TrialError::Analysis(_)
-            | TrialError::Result(_)
-            | TrialError::Io { .. } => Cause::Run,
+            TrialError::Engine(e) => e.why(),
+            TrialError::Analysis(_) | TrialError::Result(_) | TrialError::Io { .. } => Cause::Run,
             TrialError::Guest(g) => g.why(),
             TrialError::Interrupted => Cause::Interrupted,
         }

@@ -212,3 +212,23 @@ fn too_few_inodes_fail_before_the_create_phase() {
     );
     released(work.path());
 }
+
+#[test]
+fn a_tree_on_a_raw_layout_is_the_users_mistake_said_once() {
+    if !ready_for_stacks(
+        "a_tree_on_a_raw_layout_is_the_users_mistake_said_once",
+        &["losetup"],
+    ) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let a = iotrial(work.path())
+        .args(["run", "tree", "--out"])
+        .arg(work.path().join("out"))
+        .args(["--target", "image:size=64MiB", "--set", "dirs=100"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert_eq!(err.matches("needs a filesystem").count(), 1, "{err}");
+    released(work.path());
+}

@@ -160,6 +160,23 @@ pub fn open_stream(
     o.open(path)
 }
 
+impl crate::cause::HasCause for EngineError {
+    /// A plan that cannot run, or a stream whose operations refuse the place the stack gave it
+    /// (a tree on a raw layout: `InvalidInput`), is the user's input; the rest is the run's.
+    fn why(&self) -> crate::cause::Cause {
+        use crate::cause::Cause;
+        match self {
+            EngineError::Plan(_) => Cause::Input,
+            EngineError::Source { source, .. }
+                if source.kind() == std::io::ErrorKind::InvalidInput =>
+            {
+                Cause::Input
+            }
+            _ => Cause::Run,
+        }
+    }
+}
+
 /// Opens a stream's target with O_DIRECT (when asked) for the stream's op.
 pub fn open_target(path: &std::path::Path, op: Op, direct: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;

@@ -31,11 +31,14 @@ pub fn open(ctx: &SourceCtx, name: &str, need: u64) -> std::io::Result<Target> {
         (p.path.join(name), 0, need)
     } else {
         if p.len < need {
-            return Err(std::io::Error::other(format!(
-                "{}: the region holds {} bytes, {need} are needed",
-                p.path.display(),
-                p.len
-            )));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: the region holds {} bytes, {need} are needed",
+                    p.path.display(),
+                    p.len
+                ),
+            ));
         }
         (p.path.clone(), p.offset, p.len)
     };

@@ -78,7 +78,8 @@ impl Updater {
     ) -> std::io::Result<Box<dyn OpSource>> {
         let dir = &ctx.placement.path;
         if !dir.is_dir() {
-            return Err(std::io::Error::other(
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
                 "burst needs a filesystem: its rrd files are files",
             ));
         }

@@ -100,7 +100,9 @@ pub fn check_room(dir: &Path, spec: &FillSpec) -> io::Result<()> {
     let inodes = spec.total_files + spec.total_dirs;
     // A filesystem with no fixed inode count (btrfs) reports none.
     if st.f_files > 0 && st.f_favail < inodes {
-        return Err(io::Error::other(format!(
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
             "the fill needs {inodes} inodes ({} files and {} directories) but the filesystem at {} has {} free; make it with more inodes (ext4: mkfs -N {} or a smaller -i; xfs: a larger -i maxpct=), or set fewer files",
             spec.total_files,
             spec.total_dirs,
@@ -112,7 +114,9 @@ pub fn check_room(dir: &Path, spec: &FillSpec) -> io::Result<()> {
     let need = spec.total_files * blocks_of(spec.file_size);
     let free = st.f_bavail * st.f_frsize;
     if free < need {
-        return Err(io::Error::other(format!(
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
             "the fill needs {need} bytes ({} files of {} bytes in whole 4 KiB blocks) but the filesystem at {} has {free} free; use a larger device (size=) or fewer or smaller files",
             spec.total_files,
             spec.file_size,

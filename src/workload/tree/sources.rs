@@ -51,7 +51,9 @@ fn own_dir(ctx: &SourceCtx) -> std::io::Result<PathBuf> {
     let p = &ctx.placement.path;
     match p.is_dir() {
         true => Ok(p.clone()),
-        false => Err(std::io::Error::other(format!(
+        false => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
             "{} is not a directory: the tree workload needs a filesystem (the files layout or a dir: target), not a raw layout",
             p.display()
         ))),
