@@ -7,46 +7,24 @@
 
 mod common;
 
+use common::outcome::{Counted, UNUSED_PARAMS};
 use common::*;
 use iotrial::cause::{Cause, HasCause};
 use iotrial::engine::{
     Action, IdleLimits, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan,
 };
-use iotrial::params::{Kind, ParamError, ParamSpec, Params};
-use iotrial::present::Rows;
+use iotrial::params::{ParamError, ParamSpec, Params};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, StackError, StackSpec};
 use iotrial::trial::{self, Setup, TrialError};
 use iotrial::workload::{AnalysisError, Outcome, Workload};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// A workload whose plan is given: two write streams filling 1 MiB each, then the phases.
 struct Phased(Vec<Phase>);
-
-static PARAMS: &[ParamSpec] = &[ParamSpec::new("unused", Kind::Count, "0", "nothing")];
-
-struct Counted(Vec<usize>);
-
-impl Outcome for Counted {
-    fn streams_json(&self) -> Vec<Value> {
-        Vec::new()
-    }
-    fn verdict_json(&self) -> Value {
-        json!({"samples": self.0})
-    }
-    fn stream_rows(&self) -> Rows {
-        Rows::default()
-    }
-    fn verdict_line(&self) -> String {
-        format!("{:?}", self.0)
-    }
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-}
 
 impl Workload for Phased {
     fn name(&self) -> &'static str {
@@ -56,7 +34,7 @@ impl Workload for Phased {
         "test workload"
     }
     fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+        UNUSED_PARAMS
     }
     fn plan(&self, _: &Params) -> Result<Plan, ParamError> {
         let stream = |name: &str| StreamPlan {
@@ -89,10 +67,10 @@ impl Workload for Phased {
         let per_phase = (0..s.phases.len())
             .map(|p| {
                 s.load_phase(p)
-                    .map(|st| st.iter().map(|x| x.samples.len()).sum())
+                    .map(|st| st.iter().map(|x| x.samples.len()).sum::<usize>())
             })
-            .collect::<Result<_, _>>()?;
-        Ok(Box::new(Counted(per_phase)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Box::new(Counted(json!({ "samples": per_phase }))))
     }
     fn report(&self) -> &'static dyn iotrial::present::KindReport {
         iotrial::workload::report_of("dvr").unwrap()

@@ -5,20 +5,21 @@
 
 mod common;
 
+use common::outcome::{Counted, UNUSED_PARAMS};
+
 use iotrial::engine::buffer::AlignedBuf;
 use iotrial::engine::fsops;
 use iotrial::engine::{
     Action, Op, OpSource, Pacing, Pattern, Phase, Plan, SampleSet, Source, SourceCtx, Step, Stop,
     StreamPlan,
 };
-use iotrial::params::{Kind, ParamError, ParamSpec, Params};
-use iotrial::present::Rows;
+use iotrial::params::{ParamError, ParamSpec, Params};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, StackSpec};
 use iotrial::trial::{self, Setup};
 use iotrial::workload::{AnalysisError, Outcome, Workload};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -122,28 +123,6 @@ impl OpSource for Tree {
 
 struct TreeWork;
 
-static PARAMS: &[ParamSpec] = &[ParamSpec::new("unused", Kind::Count, "0", "nothing")];
-
-struct Counted(Value);
-
-impl Outcome for Counted {
-    fn streams_json(&self) -> Vec<Value> {
-        Vec::new()
-    }
-    fn verdict_json(&self) -> Value {
-        self.0.clone()
-    }
-    fn stream_rows(&self) -> Rows {
-        Rows::default()
-    }
-    fn verdict_line(&self) -> String {
-        self.0.to_string()
-    }
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-}
-
 impl Workload for TreeWork {
     fn name(&self) -> &'static str {
         "treework"
@@ -152,7 +131,7 @@ impl Workload for TreeWork {
         "test workload"
     }
     fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+        UNUSED_PARAMS
     }
     fn plan(&self, _: &Params) -> Result<Plan, ParamError> {
         let stream = |name: &str| StreamPlan {

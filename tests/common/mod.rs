@@ -10,6 +10,7 @@ pub mod figures;
 pub mod keys;
 pub mod models;
 pub mod need;
+pub mod outcome;
 pub mod spawn;
 
 pub use devices::*;
