@@ -1,6 +1,7 @@
 //! Emulated devices: device models (a cheap function from request to service time) and the
 //! FUSE server that serves a model to the kernel as a file, with a loop device on top.
 
+pub mod autoscale;
 pub mod backing;
 mod conn;
 mod counters;

@@ -3,22 +3,27 @@
 //! validated [`ModelSpec`] that builds the model and carries the server settings, the canonical
 //! form with every default written out, and the table behind `iotrial list models`.
 
+use super::autoscale::{self, AutoScale, AUTO_IO};
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError, Preset, PRESET_KEY};
 use super::{flash, hdd, null, smr, ssd};
 use crate::cause::{Cause, HasCause};
-use crate::params::{parse_value, Kind, ParamSpec, Params};
+use crate::params::{parse_value, Kind, ParamSpec, Params, Value};
 use crate::units::{parse_size, Size};
 use serde::Serialize;
 use std::fmt;
 
+/// The time-scale parameter, and the value that lets the model pick it ([`autoscale`]).
+const SCALE: &str = "scale";
+const AUTO: &str = "auto";
+
 /// Parameters every model accepts (besides its own `size`).
 pub static COMMON: &[ParamSpec] = &[
     ParamSpec::new(
-        "scale",
+        SCALE,
         Kind::Float,
         "1",
-        "time-scale factor dividing every modeled delay",
+        "time-scale factor dividing every modeled delay; auto: the largest the emulator keeps up with (its shortest 4 KiB request over about 80 µs)",
     )
     .in_unit("divisor"),
     ParamSpec::new(
@@ -109,6 +114,8 @@ pub struct ModelSpec {
     pub faults: FaultParams,
     /// The preset the values started from (`card=lexar`), if any.
     pub preset: Option<&'static Preset>,
+    /// What `scale=auto` chose, when the spec said it.
+    pub auto_scale: Option<AutoScale>,
     common: Params,
 }
 
@@ -132,6 +139,7 @@ impl ModelSpec {
             },
             faults: FaultParams::default(),
             preset: None,
+            auto_scale: None,
             common: Params::defaults(COMMON),
         };
         let mut ranges = Vec::new();
@@ -193,6 +201,18 @@ impl ModelSpec {
 
     /// Sets `key`, one of the model's parameters or of those every model accepts, to `val`.
     fn assign(&mut self, key: &str, val: &str) -> Result<(), SpecError> {
+        if key == SCALE && val == AUTO {
+            // Resolved in `settle`, once the model's values are all known.
+            self.auto_scale = Some(AutoScale {
+                scale: 1.0,
+                shortest_us: f64::NAN,
+                what: "none",
+            });
+            return Ok(());
+        }
+        if key == SCALE {
+            self.auto_scale = None;
+        }
         let own = self.model.params().find(|d| d.name == key);
         let Some(def) = own.or_else(|| COMMON.iter().find(|d| d.name == key)) else {
             let allowed = self
@@ -224,7 +244,13 @@ impl ModelSpec {
     /// resolved values, checking them.
     fn settle(&mut self, ranges: &[&str]) -> Result<(), SpecError> {
         let capacity = self.values.u64("size");
-        let scale = self.common.f64("scale");
+        if self.auto_scale.is_some() {
+            let e = (self.model.expect)(&self.values, AUTO_IO).map_err(|e| self.model_error(e))?;
+            let auto = autoscale::pick(&e);
+            self.common.set(SCALE, Value::Float(auto.scale));
+            self.auto_scale = Some(auto);
+        }
+        let scale = self.common.f64(SCALE);
         if !(scale > 0.0 && scale.is_finite()) {
             let message = format!("'{scale}' must be a number greater than 0");
             return Err(self.invalid("scale", message));
@@ -522,5 +548,31 @@ mod tests {
                 .unwrap();
             assert!(e.random_read_ms >= 0.0 && e.seq_read_outer_mbs >= e.seq_read_inner_mbs);
         }
+    }
+
+    #[test]
+    fn scale_auto_is_resolved_from_the_models_shortest_request() {
+        let at = |t: &str| {
+            let s = ModelSpec::parse(t).unwrap();
+            (s.settings.scale, s.auto_scale, s.to_string())
+        };
+        // An SMR disk's 107 µs cache writes, an HDD's 4 KiB reads from its buffer: 1.
+        let (scale, auto, text) = at("smr,cache=256MiB,scale=auto");
+        assert_eq!(scale, 1.0);
+        assert_eq!(auto.unwrap().what, "random write");
+        assert!(text.contains(",scale=1,"), "{text}");
+        assert_eq!(at("hdd,scale=auto").0, 1.0);
+        // Flash cards: their 0.37 / 0.60 / 2.23 ms random reads over 80 µs.
+        assert_eq!(at("flash,card=lexar,scale=auto").0, 2.0);
+        assert_eq!(at("flash,card=duracell,scale=auto").0, 5.0);
+        assert_eq!(at("flash,card=transcend,scale=auto").0, 20.0);
+        // The last word wins: a number after auto, auto after a number.
+        assert_eq!(at("flash,card=duracell,scale=auto,scale=3").0, 3.0);
+        assert!(at("flash,card=duracell,scale=auto,scale=3").1.is_none());
+        assert_eq!(at("flash,card=duracell,scale=3,scale=auto").0, 5.0);
+        // The canonical form parses back to the same scale, without `auto`.
+        let (_, _, text) = at("flash,card=duracell,scale=auto");
+        assert_eq!(ModelSpec::parse(&text).unwrap().settings.scale, 5.0);
+        assert!(ModelSpec::parse("hdd,scale=automatic").is_err());
     }
 }

@@ -8,15 +8,14 @@
 //! few, while the sequential phases would take minutes at that scale.
 
 use super::{figure, phase, Phase, ProbeError, ProbeFigure, ProbeOptions, RANDOM_IO};
+use crate::emu::autoscale::nice_floor;
 use crate::emu::Expectations;
 use crate::engine::{Op, Pattern};
 use crate::stack::DeviceSpec;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-/// The emulator's cost per request through the loop device and FUSE, µs (measured here: 65–80
-/// µs; see bench/README.md).
-pub const HOST_PATH_US: f64 = 80.0;
+pub use crate::emu::autoscale::HOST_PATH_US;
 /// The largest share of a random read's modeled time that cost may be.
 pub const HOST_PATH_SHARE: f64 = 0.02;
 
@@ -25,16 +24,6 @@ pub const HOST_PATH_SHARE: f64 = 0.02;
 pub struct Slower {
     pub device: DeviceSpec,
     pub scale: f64,
-}
-
-/// The largest of 1, 2 and 5 times a power of ten that is at most `x`.
-fn nice_floor(x: f64) -> f64 {
-    let p = 10f64.powf(x.log10().floor());
-    [5.0, 2.0, 1.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|&v| v <= x * (1.0 + 1e-9))
-        .unwrap_or(p)
 }
 
 /// The emulated `device` at the scale its random reads need, or `None` when its own scale will
