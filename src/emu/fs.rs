@@ -81,8 +81,23 @@ pub struct ModelState {
     pub model: Box<dyn DeviceModel>,
     /// Last arrival time given to the model (arrivals must not go backwards).
     pub last_ns: u64,
+    /// Model time added to the scaled real time: what fast-forwards over idle background work
+    /// skipped ([`crate::emu::EmuServer::background`]).
+    pub offset_ns: u64,
     /// Every request received, while a trial's monitors ask for it.
     pub log: Option<RequestLog>,
+}
+
+impl ModelState {
+    /// The model's clock at real time `real_ns` on a device at time scale `scale` (never
+    /// before the last time given to the model), remembered as the last.
+    pub fn model_time(&mut self, real_ns: u64, scale: f64) -> u64 {
+        let t = ((real_ns as f64 * scale) as u64)
+            .saturating_add(self.offset_ns)
+            .max(self.last_ns);
+        self.last_ns = t;
+        t
+    }
 }
 
 /// The filesystem shared by the FUSE worker threads.
@@ -125,8 +140,7 @@ impl EmuFs {
         self.sender.counters.arrive(kind, len);
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
         let arrive = self.sender.clock.now_ns();
-        let model_now = ((arrive as f64 * self.scale) as u64).max(m.last_ns);
-        m.last_ns = model_now;
+        let model_now = m.model_time(arrive, self.scale);
         let resp = m.model.service(model_now, Request { kind, offset, len });
         let delay = (resp.done_ns.saturating_sub(model_now) as f64 / self.scale) as u64;
         if let Some(log) = &mut m.log {

@@ -121,6 +121,7 @@ impl EmuServer {
         let model = Arc::new(Mutex::new(ModelState {
             model,
             last_ns: 0,
+            offset_ns: 0,
             log: None,
         }));
         let counters = Arc::clone(&sender.counters);
@@ -189,11 +190,28 @@ impl EmuServer {
 
     /// Does the model's background work due by now and says whether more is pending (see
     /// [`DeviceModel::background`]), with the model's clock now: `(now_ns, background)`.
-    pub fn background(&self) -> (u64, Background) {
+    ///
+    /// With `fast_forward_ns` above 0, a device that has background work pending and no
+    /// request in service has its clock moved forward over that work, by at most
+    /// `fast_forward_ns` of model time, instead of the caller waiting it out in real time:
+    /// what the device would do left alone, done at once. Requests that come later find it
+    /// that much further on.
+    pub fn background(&self, fast_forward_ns: u64) -> (u64, Background) {
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
-        let now = ((self.clock.now_ns() as f64 * self.scale) as u64).max(m.last_ns);
-        m.last_ns = now;
-        (now, m.model.background(now))
+        let now = m.model_time(self.clock.now_ns(), self.scale);
+        let b = m.model.background(now);
+        if fast_forward_ns == 0 || !b.pending || b.host_done_ns > now {
+            return (now, b);
+        }
+        let until = now.saturating_add(fast_forward_ns);
+        let ahead = m.model.background(until);
+        let to = match ahead.pending {
+            true => until,
+            false => ahead.idle_at_ns.clamp(now, until),
+        };
+        m.offset_ns += to - now;
+        m.last_ns = to;
+        (to, m.model.background(to))
     }
 
     /// Starts logging every request the device receives, times counted from the

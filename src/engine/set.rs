@@ -85,6 +85,11 @@ pub struct IdleRecord {
     /// Bands an emulated SMR disk cleaned during the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bands_cleaned: Option<u64>,
+    /// Seconds of model time an emulated device's clock was moved forward over its background
+    /// work instead of the phase waiting it out in real time (the longest over the devices);
+    /// absent when nothing was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_forward_s: Option<f64>,
     /// Why there is no cleaning time, or what limited it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -47,7 +47,7 @@ pub fn worked_s(built: &Built, ledger: &Ledger) -> Result<Option<f64>, StackErro
     }
     let mut ns = 0;
     for (name, s) in emulated {
-        ns += ask(name, s)?.worked_ns;
+        ns += ask(name, s, 0)?.worked_ns;
     }
     Ok(Some(ns as f64 * 1e-9))
 }
@@ -70,15 +70,21 @@ pub fn wait(
             capped: false,
             device_idle_s: None,
             bands_cleaned: None,
+            fast_forward_s: None,
             note: Some("the target is a directory: no device of the stack's own to watch, so no idle wait and no cleaning time".into()),
         });
     }
     wait_quiet(&own, limits, stop)
 }
 
-/// A device server's answer, or the phase's error.
-fn ask(name: &str, s: &dyn DeviceServer) -> Result<BackgroundReply, StackError> {
-    s.background().map_err(|e| {
+/// A device server's answer, or the phase's error (`fast_forward_ns`: see
+/// [`DeviceServer::background`]).
+fn ask(
+    name: &str,
+    s: &dyn DeviceServer,
+    fast_forward_ns: u64,
+) -> Result<BackgroundReply, StackError> {
+    s.background(fast_forward_ns).map_err(|e| {
         StackError::Command(format!(
             "idle: ask the device server of {name} for its background work: {e}"
         ))
@@ -90,7 +96,11 @@ fn bands_cleaned(s: &dyn DeviceServer) -> Option<u64> {
     s.stats()["model_stats"]["bands_cleaned"].as_u64()
 }
 
-/// Asks each emulated device until none has background work pending, or the cap.
+/// Asks each emulated device until none has background work pending, or the cap. A device
+/// with work pending and no request in service is first fast-forwarded over it (its clock
+/// moved to when the work ends, within the cap): the host sends nothing during the phase, so
+/// waiting it out in real time would only cost the user time; what a request in service
+/// keeps from being skipped is then waited for.
 fn wait_emulated(
     devices: &[(&str, &dyn DeviceServer)],
     scale: f64,
@@ -103,23 +113,32 @@ fn wait_emulated(
     let mut first = Vec::with_capacity(devices.len());
     let mut last = Vec::with_capacity(devices.len());
     for (name, s) in devices {
-        let r = ask(name, *s)?;
+        let r = ask(name, *s, 0)?;
         first.push(r.now_ns);
         last.push(r);
+    }
+    let mut skipped_ns = 0;
+    for (i, (name, s)) in devices.iter().enumerate() {
+        if last[i].pending {
+            let r = ask(name, *s, limits.max_ms.saturating_mul(1_000_000))?;
+            skipped_ns = skipped_ns.max(r.now_ns.saturating_sub(last[i].now_ns));
+            last[i] = r;
+        }
     }
     let mut capped = false;
     while last.iter().any(|r| r.pending) {
         if stop.load(Ordering::Relaxed) {
             return Err(StackError::Interrupted);
         }
-        if started.elapsed() >= cap {
+        let waited_ns = (started.elapsed().as_secs_f64() * scale * 1e9) as u64;
+        if started.elapsed() >= cap || waited_ns + skipped_ns >= limits.max_ms * 1_000_000 {
             capped = true;
             break;
         }
         std::thread::sleep(POLL);
         for (i, (name, s)) in devices.iter().enumerate() {
             if last[i].pending {
-                last[i] = ask(name, *s)?;
+                last[i] = ask(name, *s, 0)?;
             }
         }
     }
@@ -154,6 +173,7 @@ fn wait_emulated(
         capped,
         device_idle_s: Some(idle_ns as f64 * 1e-9),
         bands_cleaned: bands,
+        fast_forward_s: (skipped_ns > 0).then_some(skipped_ns as f64 * 1e-9),
         note: capped.then(|| {
             format!(
                 "background work still pending after idle_max ({} s of model time): the cleaning time is at least this",
@@ -213,6 +233,7 @@ fn wait_quiet(
         capped,
         device_idle_s: None,
         bands_cleaned: None,
+        fast_forward_s: None,
         note: Some(match capped {
             false => format!("this device cannot report its background work (a real disk hides drive-managed cleaning from the host): waited until diskstats showed no I/O for {quiet_s} s; the cleaning time is unknown"),
             true => format!("the devices never went {quiet_s} s without I/O before idle_max; the cleaning time is unknown"),

@@ -219,10 +219,11 @@ impl DeviceServer for RemoteDevice {
             .ok_or_else(|| "the device server did not say what it logged".to_string())
     }
 
-    fn background(&self) -> Result<super::BackgroundReply, String> {
+    fn background(&self, fast_forward_ns: u64) -> Result<super::BackgroundReply, String> {
         let reply = lock(&self.process)
             .call(&Command::Background {
                 mountpoint: self.mountpoint.clone(),
+                fast_forward_ns,
             })
             .and_then(Reply::into_result)
             .map_err(|e| e.to_string())?;

@@ -27,8 +27,10 @@ pub trait DeviceServer: Send {
     /// Stops the request log and writes it to `path` as CSV; (requests written, requests
     /// dropped because the log was full).
     fn stop_log(&self, path: &Path) -> Result<(u64, u64), String>;
-    /// Whether the model has background work pending, doing what is due by now.
-    fn background(&self) -> Result<BackgroundReply, String>;
+    /// Whether the model has background work pending, doing what is due by now; with
+    /// `fast_forward_ns` above 0, first moving the model's clock over that work, by at most that
+    /// much model time, when no request is in service ([`EmuServer::background`]).
+    fn background(&self, fast_forward_ns: u64) -> Result<BackgroundReply, String>;
 }
 
 impl DeviceServer for EmuServer {
@@ -49,7 +51,10 @@ impl DeviceServer for EmuServer {
         EmuServer::stop_log(self, path).map_err(|e| e.to_string())
     }
 
-    fn background(&self) -> Result<BackgroundReply, String> {
-        Ok(BackgroundReply::of(EmuServer::background(self)))
+    fn background(&self, fast_forward_ns: u64) -> Result<BackgroundReply, String> {
+        Ok(BackgroundReply::of(EmuServer::background(
+            self,
+            fast_forward_ns,
+        )))
     }
 }

@@ -69,10 +69,10 @@ impl Devices {
         Some(server.stop().map_err(|e| e.to_string()))
     }
 
-    fn background(&self, mountpoint: &Path) -> Reply {
+    fn background(&self, mountpoint: &Path, fast_forward_ns: u64) -> Reply {
         match self.position(mountpoint) {
             Some(i) => Reply {
-                background: Some(BackgroundReply::of(self.0[i].1.background())),
+                background: Some(BackgroundReply::of(self.0[i].1.background(fast_forward_ns))),
                 ..Default::default()
             },
             None => Reply::failed(format!("{} is not served here", mountpoint.display())),
@@ -111,7 +111,10 @@ impl Devices {
                 mountpoint,
             } => self.start(&spec, &backing, &mountpoint),
             Command::Stats { mountpoint } => self.stats(&mountpoint),
-            Command::Background { mountpoint } => self.background(&mountpoint),
+            Command::Background {
+                mountpoint,
+                fast_forward_ns,
+            } => self.background(&mountpoint, fast_forward_ns),
             Command::LogStart {
                 mountpoint,
                 origin_mono_ns,

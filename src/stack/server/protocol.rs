@@ -22,8 +22,13 @@ pub enum Command {
     /// The model's statistics and the server's counters of the device at `mountpoint`.
     Stats { mountpoint: PathBuf },
     /// Whether the model of the device at `mountpoint` has background work pending (SMR
-    /// cleaning, write-back destaging), doing what is due by now.
-    Background { mountpoint: PathBuf },
+    /// cleaning, write-back destaging), doing what is due by now; with `fast_forward_ns`, moving
+    /// the model's clock over that work first (see [`crate::emu::EmuServer::background`]).
+    Background {
+        mountpoint: PathBuf,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        fast_forward_ns: u64,
+    },
     /// Stop serving the device at `mountpoint` (unmount it, join its threads).
     Stop { mountpoint: PathBuf },
     /// Log every request the device at `mountpoint` receives, times in seconds from the
@@ -103,6 +108,10 @@ impl Reply {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,9 +129,16 @@ mod tests {
         assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
         let c = Command::Background {
             mountpoint: "/tmp/a".into(),
+            fast_forward_ns: 0,
         };
         let line = serde_json::to_string(&c).unwrap();
         assert_eq!(line, r#"{"cmd":"background","mountpoint":"/tmp/a"}"#);
+        let c = Command::Background {
+            mountpoint: "/tmp/a".into(),
+            fast_forward_ns: 7,
+        };
+        let line = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
         let b = Reply {
             background: Some(BackgroundReply {
                 now_ns: 5,
