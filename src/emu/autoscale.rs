@@ -95,6 +95,8 @@ mod tests {
 
     #[test]
     fn nice_floor_steps_one_two_five() {
+        assert_eq!(nice_floor(0.0925), 0.05);
+        assert_eq!(nice_floor(0.15), 0.1);
         assert_eq!(nice_floor(0.3), 0.2);
         assert_eq!(nice_floor(1.0), 1.0);
         assert_eq!(nice_floor(1.9), 1.0);

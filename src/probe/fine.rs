@@ -89,15 +89,6 @@ pub fn figure_at(wall_s: f64, expected_ms: Option<f64>, scale: f64) -> ProbeFigu
 mod tests {
     use super::*;
 
-    #[test]
-    fn scales_are_one_two_or_five_times_a_power_of_ten() {
-        assert_eq!(nice_floor(0.0925), 0.05);
-        assert_eq!(nice_floor(0.5575), 0.5);
-        assert_eq!(nice_floor(0.15), 0.1);
-        assert_eq!(nice_floor(0.2), 0.2);
-        assert_eq!(nice_floor(3.0), 2.0);
-    }
-
     fn expect(ms: f64) -> Expectations {
         Expectations {
             random_read_ms: ms,
