@@ -915,6 +915,7 @@ fn cmd_analyze(name: &str, samples: &Path, set: &[String], as_json: bool) -> Res
     let seen = workload::Seen {
         monitor: doc.as_ref().map(|d| &d.monitor),
         emulated: &emulated,
+        time_scale: doc.as_ref().map_or(1.0, |d| d.time_scale),
     };
     let outcome = w.analyze(&params, &streams, &seen).map_err(usage)?;
     if as_json {

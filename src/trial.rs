@@ -235,6 +235,7 @@ fn run_built(
     let seen = Seen {
         monitor: Some(&monitor),
         emulated: &emulated,
+        time_scale: built.time_scale,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     let facts = RunFacts {
@@ -337,6 +338,7 @@ fn run_in_guest(
     let seen = Seen {
         monitor: Some(&doc.monitor),
         emulated: &emulated,
+        time_scale: doc.time_scale,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
     doc.stack["vm"] = g.vm;

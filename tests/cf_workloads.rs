@@ -122,6 +122,29 @@ fn burst_gives_drain_time_and_victim_latency_during_and_between() {
         v.get("peak_await_ms").is_some() && v.get("peak_aqu_sz").is_some(),
         "{v}"
     );
+    // The peak is the highest interval, never below a busy phase's mean (both in model time).
+    let scale = doc["time_scale"].as_f64().unwrap();
+    let data = doc["monitor"]["devices"].as_array().unwrap().iter();
+    let busy = data
+        .filter(|d| d["role"] == "data")
+        .flat_map(|d| d["phases"].as_array().unwrap())
+        .filter(|p| {
+            p["phase"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("burst") || n.starts_with("sync"))
+        });
+    for p in busy {
+        let (peak, mean) = (&v["peak_await_ms"], p["await_ms"].as_f64().unwrap() * scale);
+        let (aqu_peak, aqu) = (&v["peak_aqu_sz"], p["means"]["aqu_sz"].as_f64().unwrap());
+        assert!(
+            peak.as_f64().is_some_and(|x| x >= mean * (1.0 - 1e-9)),
+            "{peak} < {mean}: {p}"
+        );
+        assert!(
+            aqu_peak.as_f64().is_some_and(|x| x >= aqu * (1.0 - 1e-9)),
+            "{aqu_peak} < {aqu}: {p}"
+        );
+    }
     assert_eq!(v["errors"], 0);
     assert_cleaned_up(work.path(), &[]);
 }

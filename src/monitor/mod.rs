@@ -13,6 +13,7 @@ pub mod capture;
 mod devlog;
 pub mod diskstats;
 mod fsmap;
+mod iostat;
 pub mod memory;
 mod reader;
 mod ringbuf;

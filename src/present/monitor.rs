@@ -58,6 +58,8 @@ mod tests {
             seconds: 1.0,
             means: Default::default(),
             await_ms: 9.0,
+            await_ms_peak: 0.0,
+            aqu_sz_peak: 0.0,
             util_pct_peak: 0.0,
             totals: Default::default(),
             phases: vec![],

@@ -87,6 +87,12 @@ pub struct DeviceSummary {
     pub means: IostatFigures,
     /// Mean time per read or write request, ms (iostat's former `await`).
     pub await_ms: f64,
+    /// Highest `await_ms` of any interval that completed requests (0 when none did).
+    #[serde(default)]
+    pub await_ms_peak: f64,
+    /// Highest `aqu_sz` of any interval.
+    #[serde(default)]
+    pub aqu_sz_peak: f64,
     /// Highest `util_pct` of any interval.
     pub util_pct_peak: f64,
     pub totals: DiskTotals,
@@ -103,6 +109,13 @@ pub struct DevicePhase {
     pub seconds: f64,
     pub means: IostatFigures,
     pub await_ms: f64,
+    /// Highest `await_ms` of an interval of the phase that completed requests (0 when none
+    /// did; 0 in results written before it existed).
+    #[serde(default)]
+    pub await_ms_peak: f64,
+    /// Highest `aqu_sz` of an interval of the phase.
+    #[serde(default)]
+    pub aqu_sz_peak: f64,
     pub totals: DiskTotals,
 }
 

@@ -68,7 +68,7 @@ pub enum AnalysisError {
 
 /// What watched a run from outside its workload, for the verdicts that report it (the CPU the
 /// kernel's threads spent while a stream phase ran).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Seen<'a> {
     /// The monitors' summary; `None` when they did not run (or when `iotrial analyze` has no
     /// result.json beside the samples).
@@ -76,6 +76,19 @@ pub struct Seen<'a> {
     /// What the stack's emulated devices' servers reported at the end (result.json's
     /// `stack.emulated`: the model's own figures, reply lateness); empty on other devices.
     pub emulated: &'a [Json],
+    /// The trial's time scale (result.json's `time_scale`): the samples' times are the
+    /// measured ones multiplied by it, the monitors' are the host's. 1 on real devices.
+    pub time_scale: f64,
+}
+
+impl Default for Seen<'_> {
+    fn default() -> Self {
+        Seen {
+            monitor: None,
+            emulated: &[],
+            time_scale: 1.0,
+        }
+    }
 }
 
 impl Seen<'_> {

@@ -1,8 +1,9 @@
 //! burst's verdict: each burst's drain time (from the start of its updates until the sync that
 //! follows them has put every update on the device), the victims' read latency (measured from
 //! the intended issue time of each paced read, so a stalled read counts its whole wait) during
-//! the bursts and between them, and the device's worst per-phase await and queue size from the
-//! diskstats monitor over the burst and sync phases.
+//! the bursts and between them, and the device's peak await and queue size over the burst and
+//! sync phases: the highest of the diskstats monitor's intervals (iostat -x's per-second
+//! figures), so a one-second spike inside a long phase shows.
 
 use super::{BURST, GAP, SYNC};
 use crate::analysis::stats::percentile;
@@ -30,10 +31,11 @@ pub struct Verdict {
     pub victim_idle_p50_ms: Option<f64>,
     pub victim_idle_p99_ms: Option<f64>,
     pub victim_idle_max_ms: Option<f64>,
-    /// The device's highest per-phase mean await over the burst and sync phases, ms (iostat's
-    /// await); null without the diskstats monitor.
+    /// The device's highest interval await over the burst and sync phases (iostat's await, one
+    /// figure per monitor interval), ms of model time (the host's await times the time
+    /// scale); null without the diskstats monitor.
     pub peak_await_ms: Option<f64>,
-    /// The device's highest per-phase mean queue size over the same phases (iostat's aqu-sz).
+    /// The device's highest interval queue size over the same phases (iostat's aqu-sz).
     pub peak_aqu_sz: Option<f64>,
     /// Operations of the updater during the bursts, and those that failed.
     pub update_ops: u64,
@@ -152,8 +154,10 @@ pub fn analyze(
         victim_idle_p50_ms: ip50,
         victim_idle_p99_ms: ip99,
         victim_idle_max_ms: imax,
-        peak_await_ms: peak(&|q| q.await_ms),
-        peak_aqu_sz: peak(&|q| q.means.aqu_sz),
+        // A phase's peak is never below its mean; results written before the peaks existed
+        // read them as 0, and give the phase's mean.
+        peak_await_ms: peak(&|q| q.await_ms_peak.max(q.await_ms) * seen.time_scale),
+        peak_aqu_sz: peak(&|q| q.aqu_sz_peak.max(q.means.aqu_sz)),
         update_ops,
         errors,
     };
@@ -200,7 +204,7 @@ impl Outcome for BurstOutcome {
     fn verdict_line(&self) -> String {
         let v = &self.verdict;
         format!(
-            "drain {} s (worst {} s); victim reads during bursts p50 {} / p99 {} / max {} ms, between them p50 {} / p99 {} / max {} ms; device await peak {} ms, queue {}",
+            "drain {} s (worst {} s); victim reads during bursts p50 {} / p99 {} / max {} ms, between them p50 {} / p99 {} / max {} ms; device await in its worst monitor interval {} ms, queue {}",
             ms(v.drain_s),
             ms(v.drain_s_max),
             ms(v.victim_burst_p50_ms),
@@ -216,5 +220,97 @@ impl Outcome for BurstOutcome {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PhaseRecord;
+    use crate::result::monitor::{DevicePhase, DeviceSummary, IostatFigures, MonitorSummary};
+    use crate::workload::Workload;
+
+    /// A phase of the data device: its mean await and aqu-sz and its highest interval's.
+    fn phase(name: &str, mean: (f64, f64), peak: (f64, f64)) -> DevicePhase {
+        DevicePhase {
+            phase: Some(name.into()),
+            seconds: 10.0,
+            means: IostatFigures {
+                aqu_sz: mean.1,
+                ..Default::default()
+            },
+            await_ms: mean.0,
+            await_ms_peak: peak.0,
+            aqu_sz_peak: peak.1,
+            totals: Default::default(),
+        }
+    }
+
+    fn verdict(phases: Vec<DevicePhase>, time_scale: f64) -> Verdict {
+        let monitor = MonitorSummary {
+            devices: vec![DeviceSummary {
+                device: "loop3".into(),
+                role: "data".into(),
+                seconds: 40.0,
+                means: Default::default(),
+                await_ms: 0.0,
+                await_ms_peak: 0.0,
+                aqu_sz_peak: 0.0,
+                util_pct_peak: 0.0,
+                totals: Default::default(),
+                phases,
+            }],
+            ..Default::default()
+        };
+        let names = ["create", "burst0", "sync0", "gap0"];
+        let records = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| PhaseRecord {
+                start_s: k as f64,
+                end_s: Some(k as f64 + 1.0),
+                ..PhaseRecord::stream(n)
+            })
+            .collect();
+        let samples = SampleSet::in_memory(Vec::new(), records);
+        let seen = Seen {
+            monitor: Some(&monitor),
+            time_scale,
+            ..Default::default()
+        };
+        let p = super::super::Burst.resolve(&[]).unwrap();
+        analyze(&p, &samples, &seen).unwrap().verdict
+    }
+
+    #[test]
+    fn the_peak_is_the_highest_interval_of_burst_and_sync_in_model_time() {
+        let v = verdict(
+            vec![
+                phase("create", (500.0, 30.0), (900.0, 40.0)),
+                phase("burst0", (20.0, 1.0), (300.0, 8.0)),
+                phase("sync0", (50.0, 2.0), (120.0, 3.0)),
+                phase("gap0", (1.0, 0.1), (1000.0, 50.0)),
+            ],
+            10.0,
+        );
+        // Not the highest phase mean (50 ms, 2), nor a phase outside burst and sync.
+        assert_eq!(v.peak_await_ms, Some(3000.0), "300 ms on the host x 10");
+        assert_eq!(v.peak_aqu_sz, Some(8.0), "a count: not scaled");
+        assert_eq!(v.drains_s, vec![2.0]);
+    }
+
+    #[test]
+    fn results_from_before_the_peaks_give_the_phase_mean() {
+        let old = |name| phase(name, (20.0, 1.0), (0.0, 0.0));
+        let v = verdict(vec![old("burst0"), old("sync0")], 2.0);
+        assert_eq!((v.peak_await_ms, v.peak_aqu_sz), (Some(40.0), Some(1.0)));
+        let none = analyze(
+            &super::super::Burst.resolve(&[]).unwrap(),
+            &SampleSet::in_memory(Vec::new(), Vec::new()),
+            &Seen::default(),
+        )
+        .unwrap()
+        .verdict;
+        assert_eq!((none.peak_await_ms, none.peak_aqu_sz), (None, None));
     }
 }

@@ -34,7 +34,7 @@ pub static COLUMNS: &[FigureSpec] = &[
     },
     FigureSpec {
         key: "peak_await_ms",
-        label: "peak await",
+        label: "peak await (highest interval)",
         unit: "ms",
         better: Better::Lower,
     },

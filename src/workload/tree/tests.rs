@@ -153,6 +153,7 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     let seen = Seen {
         monitor: Some(&monitor),
         emulated: &emulated,
+        ..Default::default()
     };
     let out = analyze(&p, &set, &seen).unwrap();
     let v = &out.verdict;
