@@ -4,7 +4,8 @@
 //! the scale is shorter than that, the replies come late and the figures measure the host, not
 //! the model. `auto` picks the largest scale (1, 2 or 5 times a power of ten, at most
 //! [`SCALE_MAX`]) at which the model's shortest 4 KiB request (random or sequential, read or
-//! write, from its own expectations) still lasts [`HOST_PATH_US`] of real time.
+//! write, from its own expectations) still lasts [`HEADROOM`] times [`HOST_PATH_US`] of real
+//! time.
 
 use super::model::Expectations;
 use std::fmt;
@@ -12,6 +13,9 @@ use std::fmt;
 /// The emulator's cost per request through the loop device and FUSE, µs (measured here: 65–80
 /// µs; see bench/README.md).
 pub const HOST_PATH_US: f64 = 80.0;
+/// How many times the emulator's cost per request the shortest request must last: the cost
+/// grows when the host is busy.
+pub const HEADROOM: f64 = 2.0;
 /// The largest scale `auto` picks: past it, the kernel's own timers (a journal's 5 s commit,
 /// 30 s dirty expiry) would fall in a stretch of the model's time too long to be comparable.
 pub const SCALE_MAX: f64 = 100.0;
@@ -32,7 +36,7 @@ impl fmt::Display for AutoScale {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "scale=auto chose {}: the model's shortest 4 KiB request ({}) takes {:.0} µs, and the emulator needs about {HOST_PATH_US:.0} µs of the host per request",
+            "scale=auto chose {}: the model's shortest 4 KiB request ({}) takes {:.0} µs, and the emulator needs about {HOST_PATH_US:.0} µs of the host per request (with headroom {HEADROOM})",
             self.scale, self.what, self.shortest_us
         )
     }
@@ -68,7 +72,7 @@ pub fn pick(e: &Expectations) -> AutoScale {
             |a, b| if b.0 < a.0 { b } else { a },
         );
     let scale = if shortest_us.is_finite() {
-        nice_floor(shortest_us / HOST_PATH_US).clamp(1.0, SCALE_MAX)
+        nice_floor(shortest_us / (HEADROOM * HOST_PATH_US)).clamp(1.0, SCALE_MAX)
     } else {
         1.0
     };
@@ -113,9 +117,9 @@ mod tests {
         assert_eq!((a.scale, a.what), (1.0, "sequential read"));
         let a = pick(&expect(12.0, 9300.0, 4.0, 4.0));
         assert_eq!((a.scale, a.what), (1.0, "random write"));
-        // 0.6 ms random reads, 1 MB/s: scale 5 (600 / 80 = 7.5).
+        // 0.6 ms random reads, 1 MB/s: scale 2 (600 / 160 = 3.75).
         let a = pick(&expect(0.6, 250.0, 5.0, 1.0));
-        assert_eq!((a.scale, a.what), (5.0, "random read"));
+        assert_eq!((a.scale, a.what), (2.0, "random read"));
         assert!((a.shortest_us - 600.0).abs() < 1e-9);
         // Slow everything: the cap.
         assert_eq!(pick(&expect(500.0, 1.0, 0.001, 0.001)).scale, SCALE_MAX);

@@ -23,7 +23,7 @@ pub static COMMON: &[ParamSpec] = &[
         SCALE,
         Kind::Float,
         "1",
-        "time-scale factor dividing every modeled delay; auto: the largest the emulator keeps up with (its shortest 4 KiB request over about 80 µs)",
+        "time-scale factor dividing every modeled delay; auto: the largest the emulator keeps up with (its shortest 4 KiB request over 2 x 80 µs)",
     )
     .in_unit("divisor"),
     ParamSpec::new(
@@ -564,15 +564,15 @@ mod tests {
         assert_eq!(at("hdd,scale=auto").0, 1.0);
         // Flash cards: their 0.37 / 0.60 / 2.23 ms random reads over 80 µs.
         assert_eq!(at("flash,card=lexar,scale=auto").0, 2.0);
-        assert_eq!(at("flash,card=duracell,scale=auto").0, 5.0);
-        assert_eq!(at("flash,card=transcend,scale=auto").0, 20.0);
+        assert_eq!(at("flash,card=duracell,scale=auto").0, 2.0);
+        assert_eq!(at("flash,card=transcend,scale=auto").0, 10.0);
         // The last word wins: a number after auto, auto after a number.
         assert_eq!(at("flash,card=duracell,scale=auto,scale=3").0, 3.0);
         assert!(at("flash,card=duracell,scale=auto,scale=3").1.is_none());
-        assert_eq!(at("flash,card=duracell,scale=3,scale=auto").0, 5.0);
+        assert_eq!(at("flash,card=duracell,scale=3,scale=auto").0, 2.0);
         // The canonical form parses back to the same scale, without `auto`.
         let (_, _, text) = at("flash,card=duracell,scale=auto");
-        assert_eq!(ModelSpec::parse(&text).unwrap().settings.scale, 5.0);
+        assert_eq!(ModelSpec::parse(&text).unwrap().settings.scale, 2.0);
         assert!(ModelSpec::parse("hdd,scale=automatic").is_err());
     }
 }
