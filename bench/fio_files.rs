@@ -1,6 +1,7 @@
 //! `iotrial run fio:FILE` against `fio FILE` on the same stack in the same run (root; prints
 //! why it skips otherwise): the bench builds the stack itself, an ext4 filesystem on a loop
-//! device over a 4 GiB image, and runs job files from examples/ with each tool in turn, over
+//! device (direct I/O, as iotrial's `image:` target makes it) over a 4 GiB image on the
+//! machine's disk, and runs job files from examples/ with each tool in turn, over
 //! several rounds, each in a fresh directory of that filesystem (fio's files in one, iotrial's
 //! `dir:` target in another; both lay their read files out before the timed part). Prints
 //! each tool's IOPS (sum over jobs; median of the rounds), the ratio iotrial / fio of those
@@ -79,13 +80,21 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let lo = TestLoop::new(4 << 30);
+    // The image as iotrial's own `image:` target makes it: a sparse file on the machine's disk
+    // under a loop device doing direct I/O, so reads reach the disk, not the page cache.
+    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let image = images.path().join("fio-files.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    let lo = TestLoop::attach(&image, true).expect("losetup --direct-io=on");
     run("mkfs.ext4", &["-q", "-F", &lo.path()]).expect("mkfs.ext4");
     let work = tempfile::tempdir().unwrap();
     let mnt = Mounted::mount(&lo.path(), &work.path().join("mnt"), "ext4").expect("mount");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     println!(
-        "ext4 on {} (4 GiB image), {rounds} rounds per file and tool",
+        "ext4 on {} (4 GiB image on the disk, loop direct I/O), {rounds} rounds per file and tool",
         lo.path()
     );
     println!("| job file | fio IOPS | iotrial IOPS | ratio of medians | median of round ratios | per round |");
