@@ -100,6 +100,16 @@ impl Timeline {
             .map(|s| s.name.clone())
     }
 
+    /// The phases other than `except` that ran during `(t0_s, t1_s]`, in order.
+    pub fn phases_between(&self, t0_s: f64, t1_s: f64, except: Option<&str>) -> Vec<String> {
+        self.spans()
+            .iter()
+            .filter(|s| s.start_s < t1_s && s.end_s.is_none_or(|e| e > t0_s))
+            .filter(|s| Some(s.name.as_str()) != except)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// Every phase so far, in order.
     pub fn phases(&self) -> Vec<PhaseSpan> {
         self.spans().clone()
@@ -129,5 +139,11 @@ mod tests {
         assert_eq!(t.phase_at(p[1].end_s.unwrap()).as_deref(), Some("sync"));
         assert_eq!(t.phase_at(p[1].end_s.unwrap() + 60.0), None);
         assert!(t.seconds_at(origin - Duration::from_secs(1)) < 0.0);
+        // An interval from before the first phase to after the last overlapped both; one
+        // inside the second, only it.
+        let (a, b) = (p[0].start_s, p[1].end_s.unwrap());
+        assert_eq!(t.phases_between(a - 1.0, b + 1.0, None), ["fill", "sync"]);
+        assert_eq!(t.phases_between(a - 1.0, b + 1.0, Some("sync")), ["fill"]);
+        assert!(t.phases_between(b + 1.0, b + 2.0, None).is_empty());
     }
 }

@@ -74,8 +74,15 @@ impl Diskstats {
         })
     }
 
-    /// Takes a reading at `t_s` and writes one row per device.
-    pub fn sample(&mut self, t_s: f64, phase: Option<&str>) -> std::io::Result<()> {
+    /// Takes a reading at `t_s` and writes one row per device. The interval's requests count in
+    /// `phase` (the one it ended in); its peaks count in `also` too, the other phases it
+    /// overlapped, so a sub-second phase's spike is not lost to the phase after it.
+    pub fn sample(
+        &mut self,
+        t_s: f64,
+        phase: Option<&str>,
+        also: &[String],
+    ) -> std::io::Result<()> {
         let now = read()?;
         let dt = t_s - self.last_t;
         self.last_t = t_s;
@@ -92,7 +99,11 @@ impl Diskstats {
             let Some(prev) = w.last.replace(cur) else {
                 continue;
             };
-            let f = w.phases.get(phase).add(&cur.since(&prev), dt);
+            let d = cur.since(&prev);
+            let f = w.phases.get(phase).add(&d, dt);
+            for p in also {
+                w.phases.get(Some(p)).raise_by(&d, &f);
+            }
             w.util_peak = w.util_peak.max(f.util_pct);
             write_row(self.csv.start(t_s, phase), &w.dev.name, &f);
             self.csv.end()?;
@@ -178,8 +189,8 @@ mod tests {
             ..dev.clone()
         };
         let mut m = Diskstats::start(dir.path(), &[dev, gone], 0.0).unwrap();
-        m.sample(0.5, Some("run")).unwrap();
-        m.sample(1.0, None).unwrap();
+        m.sample(0.5, Some("run"), &[]).unwrap();
+        m.sample(1.0, None, &[]).unwrap();
         let (s, warnings) = m.finish();
         assert_eq!(s[0].seconds, 1.0);
         assert_eq!(s[0].phases.len(), 2);

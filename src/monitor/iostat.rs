@@ -150,9 +150,15 @@ impl PhaseSums {
         let f = figures(d, dt);
         self.delta.add(d);
         self.seconds += dt;
+        self.raise_by(d, &f);
+        f
+    }
+
+    /// Raises the peaks by an interval that also overlapped this phase (its requests count in
+    /// the phase it ended in): `d` and `f` as [`PhaseSums::add`] took and returned them.
+    pub fn raise_by(&mut self, d: &Counters, f: &IostatFigures) {
         let busy = d.0[RD_IOS] + d.0[WR_IOS] > 0;
         self.raise(busy.then(|| await_ms(d)), f.aqu_sz);
-        f
     }
 
     /// Adds the sums of `other` (another phase of the same device).
@@ -255,5 +261,15 @@ mod tests {
         whole.merge(&s);
         assert_eq!((whole.await_ms_peak, whole.aqu_sz_peak), (Some(500.0), 0.9));
         assert_eq!(whole.seconds, 4.0);
+
+        // An interval that ended in the next phase but overlapped this one raises this one's
+        // peaks without moving its requests or its time.
+        let mut burst = PhaseSums::default();
+        burst.add(&writes(10, 20, 20), 1.0);
+        let spike = writes(3, 900, 1000);
+        let f = figures(&spike, 1.0);
+        burst.raise_by(&spike, &f);
+        assert_eq!((burst.await_ms_peak, burst.aqu_sz_peak), (Some(300.0), 1.0));
+        assert_eq!((burst.seconds, burst.delta.0[WR_IOS]), (1.0, 10));
     }
 }

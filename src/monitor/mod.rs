@@ -161,9 +161,9 @@ impl Periodic {
     }
 
     /// One sample of every monitor at `t_s`; a monitor that fails stops, with a warning.
-    fn sample(&mut self, t_s: f64, phase: Option<&str>) {
+    fn sample(&mut self, t_s: f64, phase: Option<&str>, also: &[String]) {
         let mut failed = Vec::new();
-        if let Some(Err(e)) = self.disk.as_mut().map(|m| m.sample(t_s, phase)) {
+        if let Some(Err(e)) = self.disk.as_mut().map(|m| m.sample(t_s, phase, also)) {
             failed.push(format!("monitor diskstats stopped at {t_s:.1} s: {e}"));
             self.disk = None;
         }
@@ -181,6 +181,7 @@ impl Periodic {
     /// Samples every `interval` until told to stop, then once more.
     fn run(mut self, timeline: &Timeline, interval: Duration, stop: mpsc::Receiver<()>) -> Self {
         let mut next = Instant::now() + interval;
+        let mut last_t = timeline.now_s();
         loop {
             let wait = next.saturating_duration_since(Instant::now());
             let last = !matches!(
@@ -188,7 +189,10 @@ impl Periodic {
                 Err(mpsc::RecvTimeoutError::Timeout)
             );
             let t_s = timeline.now_s();
-            self.sample(t_s, timeline.phase_at(t_s).as_deref());
+            let phase = timeline.phase_at(t_s);
+            let also = timeline.phases_between(last_t, t_s, phase.as_deref());
+            self.sample(t_s, phase.as_deref(), &also);
+            last_t = t_s;
             if last {
                 return self;
             }
