@@ -253,23 +253,31 @@ impl Backend for Uring {
 mod tests {
     use super::*;
 
-    #[test]
-    fn many_in_flight_complete_on_their_slots() {
+    /// A started ring of `depth` over a temporary file of `depth` 4 KiB blocks of `byte`, with
+    /// one registered buffer per slot; `None` (and why) where io_uring is not available.
+    fn ring_over_file(
+        byte: u8,
+        depth: usize,
+    ) -> Option<(tempfile::TempDir, Uring, Vec<AlignedBuf>)> {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t");
-        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&p)
-            .unwrap();
-        let Ok((mut u, _)) = Uring::open(f.into(), 8) else {
+        std::fs::write(&p, vec![byte; depth * 4096]).unwrap();
+        let f = std::fs::File::open(&p).unwrap();
+        let Ok((mut u, _)) = Uring::open(f.into(), depth) else {
             eprintln!("skipped: io_uring is not available here");
-            return;
+            return None;
         };
-        let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
+        let bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(4096)).collect();
         let _ = u.register(&bufs);
         u.start();
+        Some((d, u, bufs))
+    }
+
+    #[test]
+    fn many_in_flight_complete_on_their_slots() {
+        let Some((_d, mut u, mut bufs)) = ring_over_file(7, 8) else {
+            return;
+        };
         for (slot, b) in bufs.iter_mut().enumerate() {
             u.submit(slot, Op::Read, slot as u64 * 4096, b, 4096);
         }
@@ -288,17 +296,9 @@ mod tests {
     fn a_deep_queue_waits_for_several_and_loses_none() {
         // 64 in flight: each wait asks for 8 when the kernel bounds the wait; the last few,
         // fewer than 8, must still come back (the bound ends the wait, ETIME is no error).
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("t");
-        std::fs::write(&p, vec![3u8; 64 * 4096]).unwrap();
-        let f = std::fs::File::open(&p).unwrap();
-        let Ok((mut u, _)) = Uring::open(f.into(), 64) else {
-            eprintln!("skipped: io_uring is not available here");
+        let Some((_d, mut u, mut bufs)) = ring_over_file(3, 64) else {
             return;
         };
-        let mut bufs: Vec<AlignedBuf> = (0..64).map(|_| AlignedBuf::new(4096)).collect();
-        let _ = u.register(&bufs);
-        u.start();
         for round in 0..3 {
             for (slot, b) in bufs.iter_mut().enumerate() {
                 u.submit(slot, Op::Read, slot as u64 * 4096, b, 4096);
