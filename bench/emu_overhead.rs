@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::time::Instant;
 
-use common::{missing, Need, TestLoop};
+use common::{image_dir, missing, Need, TestLoop};
 use iotrial::emu::model::{DeviceModel, Request, Response};
 use iotrial::emu::EmuServer;
 use iotrial::engine::buffer::AlignedBuf;
@@ -140,21 +140,6 @@ fn dd(args: &[&str]) -> String {
     last.rsplit(", ").next().unwrap_or("").to_string()
 }
 
-/// Where the images go: tmpfs when it has room, so the figures measure the emulator and not
-/// the host disk (the server's own image lives in the page cache either way).
-fn image_dir() -> &'static str {
-    let room = |d: &str| {
-        rustix::fs::statvfs(d)
-            .map(|s| s.f_bavail * s.f_frsize >= 4 * DEVICE)
-            .unwrap_or(false)
-    };
-    if room("/dev/shm") {
-        "/dev/shm"
-    } else {
-        "/var/tmp"
-    }
-}
-
 fn main() {
     let needs = [
         Need::Root,
@@ -167,7 +152,7 @@ fn main() {
         println!("emu_overhead: skipped: {why}");
         return;
     }
-    let dir = tempfile::tempdir_in(image_dir()).expect("temp dir");
+    let dir = tempfile::tempdir_in(image_dir(4 * DEVICE)).expect("temp dir");
     let plain = dir.path().join("plain.img");
     File::create(&plain)
         .and_then(|f| f.set_len(DEVICE))

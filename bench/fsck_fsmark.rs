@@ -10,7 +10,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{missing, run, Mounted, Need, TestLoop};
+use common::{image_dir, missing, run, Mounted, Need, TestLoop};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -21,20 +21,6 @@ const FILES: u64 = 20000;
 const DIRS: u64 = 20;
 const SIZE: u64 = 4096;
 const ROUNDS: usize = 5;
-
-/// Where images go: tmpfs when it holds two of them, so the host's disk is not measured.
-fn image_dir() -> &'static str {
-    let room = |d: &str| {
-        rustix::fs::statvfs(d)
-            .map(|s| s.f_bavail * s.f_frsize >= 2 * IMAGE)
-            .unwrap_or(false)
-    };
-    if room("/dev/shm") {
-        "/dev/shm"
-    } else {
-        "/var/tmp"
-    }
-}
 
 /// One iotrial round: the fill rate of `iotrial run fsck` on an image in `dir`.
 fn iotrial(dir: &Path) -> f64 {
@@ -120,10 +106,10 @@ fn main() {
         println!("skipped: {why}");
         return;
     }
-    let base = tempfile::tempdir_in(image_dir()).unwrap();
+    let base = tempfile::tempdir_in(image_dir(2 * IMAGE)).unwrap();
     println!(
         "{FILES} files of {SIZE} bytes in {DIRS} directories, one thread, fsync before close; ext4 on a loop device over an image in {}",
-        image_dir()
+        image_dir(2 * IMAGE)
     );
     let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=ROUNDS {

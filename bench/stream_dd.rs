@@ -13,7 +13,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{missing, run, which, Mounted, Need, TestLoop};
+use common::{image_dir, missing, run, which, Mounted, Need, TestLoop};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,20 +44,6 @@ fn cap_dirty(lo: &TestLoop) -> Vec<(PathBuf, String)> {
     std::fs::write(bdi.join("strict_limit"), "1").unwrap();
     std::fs::write(bdi.join("max_bytes"), DIRTY.to_string()).unwrap();
     keep
-}
-
-/// Where images go: tmpfs when it holds two of them, so the host's disk is not measured.
-fn image_dir() -> &'static str {
-    let room = |d: &str| {
-        rustix::fs::statvfs(d)
-            .map(|s| s.f_bavail * s.f_frsize >= 2 * IMAGE)
-            .unwrap_or(false)
-    };
-    if room("/dev/shm") {
-        "/dev/shm"
-    } else {
-        "/var/tmp"
-    }
 }
 
 /// One engine round: `total_mb_s` of `iotrial run stream` on an image in `dir`.
@@ -141,7 +127,7 @@ fn main() {
         println!("stream_dd: skipped: {why}");
         return;
     }
-    let dir: PathBuf = tempfile::tempdir_in(image_dir()).unwrap().keep();
+    let dir: PathBuf = tempfile::tempdir_in(image_dir(2 * IMAGE)).unwrap().keep();
     let (mut e, mut d, mut r) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         e.push(engine(&dir));
@@ -159,7 +145,7 @@ fn main() {
     println!(
         "{WRITERS} writers x {PER_WRITER_MIB} MiB, dirty cache capped at {} MiB, xfs on a loop image in {}: median engine {em:.0} MB/s, dd {dm:.0} MB/s; ratio of the medians {:.3}, median of the rounds' ratios {rm:.3} (load {})",
         DIRTY / MIB,
-        image_dir(),
+        image_dir(2 * IMAGE),
         em / dm,
         load.trim()
     );

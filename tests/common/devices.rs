@@ -254,3 +254,16 @@ pub fn assert_cleaned_up(work: &Path, loops: &[(String, String)]) {
     let left = leftovers(work, loops);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Where a bench's images go: tmpfs (`/dev/shm`) when it has `bytes` free, so the figures do
+/// not measure the host's disk, else `/var/tmp`.
+pub fn image_dir(bytes: u64) -> &'static str {
+    let room = rustix::fs::statvfs("/dev/shm")
+        .map(|s| s.f_bavail * s.f_frsize >= bytes)
+        .unwrap_or(false);
+    if room {
+        "/dev/shm"
+    } else {
+        "/var/tmp"
+    }
+}
