@@ -178,24 +178,31 @@ pub enum PlanError {
 }
 
 impl Plan {
-    /// A plan of seed 000's shape: one stream phase named `phase` running every stream until
-    /// every stream has its samples.
-    pub fn sampled(phase: &str, streams: Vec<StreamPlan>, direct: bool, seed: u64) -> Plan {
-        let all = (0..streams.len()).collect();
+    /// A plan of `phases` over `streams`, with the host's dirty limits and no checker
+    /// arguments (set those fields after, where a workload has them).
+    pub fn new(streams: Vec<StreamPlan>, phases: Vec<Phase>, direct: bool, seed: u64) -> Plan {
         Plan {
-            phases: vec![Phase {
-                name: phase.to_string(),
-                step: Step::Streams {
-                    streams: all,
-                    stop: Stop::AllHaveN,
-                },
-            }],
             streams,
+            phases,
             direct,
             seed,
             dirty_limit: None,
             checker_args: Vec::new(),
         }
+    }
+
+    /// A plan of seed 000's shape: one stream phase named `phase` running every stream until
+    /// every stream has its samples.
+    pub fn sampled(phase: &str, streams: Vec<StreamPlan>, direct: bool, seed: u64) -> Plan {
+        let all = (0..streams.len()).collect();
+        let phases = vec![Phase {
+            name: phase.to_string(),
+            step: Step::Streams {
+                streams: all,
+                stop: Stop::AllHaveN,
+            },
+        }];
+        Plan::new(streams, phases, direct, seed)
     }
 
     /// Checks that every phase can run and end.

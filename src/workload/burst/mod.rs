@@ -157,14 +157,7 @@ impl Workload for Burst {
                 ));
             }
         }
-        Ok(Plan {
-            streams,
-            phases,
-            direct: true,
-            seed: p.u64("seed"),
-            dirty_limit: None,
-            checker_args: Vec::new(),
-        })
+        Ok(Plan::new(streams, phases, true, p.u64("seed")))
     }
 
     fn analyze(

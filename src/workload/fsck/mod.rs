@@ -163,12 +163,8 @@ impl Workload for Fsck {
             action(MOUNT, Action::Mount),
         ];
         Ok(Plan {
-            streams,
-            phases,
-            direct: false,
-            seed: p.u64("seed"),
-            dirty_limit: None,
             checker_args: checker_args(p),
+            ..Plan::new(streams, phases, false, p.u64("seed"))
         })
     }
 

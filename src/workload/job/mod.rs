@@ -181,14 +181,12 @@ impl Workload for Job {
             name: PHASE.into(),
             step: Step::Streams { streams: all, stop },
         });
-        Ok(Plan {
+        Ok(Plan::new(
             streams,
             phases,
-            direct: first.bool("direct"),
-            seed: first.u64("randseed"),
-            dirty_limit: None,
-            checker_args: Vec::new(),
-        })
+            first.bool("direct"),
+            first.u64("randseed"),
+        ))
     }
 
     fn analyze(

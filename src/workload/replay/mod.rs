@@ -121,14 +121,12 @@ impl Workload for Replay {
                 source::ReplaySource::make(ctx, Arc::clone(&trace), len, pace)
             })),
         };
-        Ok(Plan {
-            streams: vec![stream],
-            phases: vec![super::stream_phase(PHASE, vec![0], Stop::OpsEnd)],
-            direct: p.bool("direct"),
-            seed: 1,
-            dirty_limit: None,
-            checker_args: Vec::new(),
-        })
+        Ok(Plan::new(
+            vec![stream],
+            vec![super::stream_phase(PHASE, vec![0], Stop::OpsEnd)],
+            p.bool("direct"),
+            1,
+        ))
     }
 
     fn analyze(

@@ -96,14 +96,7 @@ impl Workload for SmallRandWorkload {
             .iter()
             .map(|(name, _, _)| super::stream_phase(name, all.clone(), Stop::OpsEnd))
             .collect();
-        Ok(Plan {
-            streams,
-            phases,
-            direct: p.bool("direct"),
-            seed: p.u64("seed"),
-            dirty_limit: None,
-            checker_args: Vec::new(),
-        })
+        Ok(Plan::new(streams, phases, p.bool("direct"), p.u64("seed")))
     }
 
     fn analyze(

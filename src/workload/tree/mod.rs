@@ -229,14 +229,7 @@ impl Workload for Tree {
 
     fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
         check(p)?;
-        Ok(Plan {
-            streams: streams(p),
-            phases: phases(p),
-            direct: false,
-            seed: p.u64("seed"),
-            dirty_limit: None,
-            checker_args: Vec::new(),
-        })
+        Ok(Plan::new(streams(p), phases(p), false, p.u64("seed")))
     }
 
     fn analyze(
