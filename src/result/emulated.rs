@@ -85,7 +85,7 @@ impl EmulatedDevice {
         let share = self.late_share()?;
         (share > LATE_SHARE_WARNING).then(|| {
             format!(
-                "the emulated {}'s replies were late by {:.1} µs on average, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale or the load on the host)",
+                "the emulated {}'s replies were late by {:.1} µs on average, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale, or let the device pick one it keeps up with: `scale=auto`; or lower the load on the host)",
                 self.model,
                 self.server.late_us_mean,
                 share * 100.0
@@ -112,7 +112,7 @@ mod tests {
         assert!(ok.describe().contains("9.0 µs") && ok.describe().contains("0.90%"));
         let late = &EmulatedDevice::all_in(&stack(50.0, 1000.0))[0];
         let w = late.warning().unwrap();
-        assert!(w.contains("5.0%"), "{w}");
+        assert!(w.contains("5.0%") && w.contains("scale=auto"), "{w}");
     }
 
     #[test]
