@@ -107,7 +107,6 @@ fn wait_emulated(
     limits: IdleLimits,
     stop: &AtomicBool,
 ) -> Result<IdleRecord, StackError> {
-    let cap = Duration::from_secs_f64(limits.max_ms as f64 / 1000.0 / scale);
     let bands_before: Vec<Option<u64>> = devices.iter().map(|(_, s)| bands_cleaned(*s)).collect();
     let started = Instant::now();
     let mut first = Vec::with_capacity(devices.len());
@@ -130,8 +129,9 @@ fn wait_emulated(
         if stop.load(Ordering::Relaxed) {
             return Err(StackError::Interrupted);
         }
+        // The cap is model time: what was waited (scaled) plus what was skipped.
         let waited_ns = (started.elapsed().as_secs_f64() * scale * 1e9) as u64;
-        if started.elapsed() >= cap || waited_ns + skipped_ns >= limits.max_ms * 1_000_000 {
+        if waited_ns + skipped_ns >= limits.max_ms * 1_000_000 {
             capped = true;
             break;
         }
