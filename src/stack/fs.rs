@@ -5,7 +5,7 @@
 use super::actions::Actions;
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{sys, StackError};
+use super::{hash_seed, sys, StackError};
 use crate::mountinfo;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -108,12 +108,14 @@ pub fn mkfs_version(prog: &str) -> String {
 }
 
 /// Makes `fs` on `devices` (the first is the data device; btrfs takes all; the stack's checks
-/// have made sure `fs` takes them). Returns what was run, for the stack as built.
+/// have made sure `fs` takes them); ext2/3/4 get their directory hash seed from `seed` (see
+/// [`hash_seed`]). Returns what was run, for the stack as built.
 pub fn mkfs(
     fs: &str,
     extra: &[String],
     devices: &[PathBuf],
     logdev: Option<&Path>,
+    seed: u64,
     actions: &mut Actions,
 ) -> Result<Json, StackError> {
     let (prog, force) = mkfs_program(fs)?;
@@ -123,8 +125,10 @@ pub fn mkfs(
     }
     if fs.starts_with("ext") {
         args.push("-q".into());
+        args.extend(hash_seed::with_hash_seed(extra, seed));
+    } else {
+        args.extend(extra.iter().cloned());
     }
-    args.extend(extra.iter().cloned());
     match logdev {
         Some(l) if fs.starts_with("ext") => {
             ext_journal_device(prog, force, extra, l, actions)?;
@@ -295,6 +299,7 @@ mod tests {
             &[],
             &[PathBuf::from("/dev/loop9")],
             Some(Path::new("/dev/loop10")),
+            1,
             &mut a,
         )
         .unwrap();
@@ -309,12 +314,23 @@ mod tests {
         }
         let mut a = Actions::new(true);
         let (data, log) = (PathBuf::from("/dev/loop9"), Path::new("/dev/loop10"));
-        let j = mkfs("ext4", &[], std::slice::from_ref(&data), Some(log), &mut a).unwrap();
+        let j = mkfs(
+            "ext4",
+            &[],
+            std::slice::from_ref(&data),
+            Some(log),
+            5,
+            &mut a,
+        )
+        .unwrap();
+        let seed = hash_seed::uuid_from(5);
         assert_eq!(
             a.log,
             [
-                "mkfs.ext4 -F -q -O journal_dev -b 4096 /dev/loop10",
-                "mkfs.ext4 -F -q -b 4096 -J device=/dev/loop10 /dev/loop9"
+                "mkfs.ext4 -F -q -O journal_dev -b 4096 /dev/loop10".to_string(),
+                format!(
+                    "mkfs.ext4 -F -q -E hash_seed={seed} -b 4096 -J device=/dev/loop10 /dev/loop9"
+                )
             ]
         );
         assert_eq!(j["command"], a.log[1]);

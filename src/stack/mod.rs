@@ -14,6 +14,7 @@ pub mod dirty;
 pub mod files;
 pub mod fs;
 pub mod guard;
+pub mod hash_seed;
 pub mod idle;
 pub mod ledger;
 pub mod md;

@@ -631,7 +631,7 @@ impl Builder<'_> {
             as_built["zpool"] = built;
             return Ok(mounted);
         }
-        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, data, log, self.actions)?;
+        as_built["mkfs"] = fs::mkfs(fs_name, &spec.mkfs, data, log, self.plan.seed, self.actions)?;
         fs::mount(
             fs_name,
             &data[0],
