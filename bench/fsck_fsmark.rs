@@ -82,7 +82,18 @@ fn fs_mark(dir: &Path) -> f64 {
     let args = [
         "-d", &w, "-D", &d, "-n", &n, "-s", &s, "-t", "1", "-S", "1", "-L", "1",
     ];
-    let out = run("fs_mark", &args).expect("fs_mark");
+    // fs_mark writes its log (fs_log.txt) into its working directory: the round's own.
+    let o = Command::new("fs_mark")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("fs_mark");
+    assert!(
+        o.status.success(),
+        "fs_mark: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
     mounted.unmount().expect("unmount");
     drop(lo);
     let _ = std::fs::remove_file(&image);
