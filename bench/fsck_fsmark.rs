@@ -10,7 +10,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{image_dir, missing, run, Mounted, Need, TestLoop};
+use common::{image_dir, missing, run, run_in, Mounted, Need, TestLoop};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -83,17 +83,7 @@ fn fs_mark(dir: &Path) -> f64 {
         "-d", &w, "-D", &d, "-n", &n, "-s", &s, "-t", "1", "-S", "1", "-L", "1",
     ];
     // fs_mark writes its log (fs_log.txt) into its working directory: the round's own.
-    let o = Command::new("fs_mark")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("fs_mark");
-    assert!(
-        o.status.success(),
-        "fs_mark: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let out = run_in(dir, "fs_mark", &args).expect("fs_mark");
     mounted.unmount().expect("unmount");
     drop(lo);
     let _ = std::fs::remove_file(&image);

@@ -8,9 +8,15 @@ use super::need::which;
 
 /// Runs `tool args...` and returns its stdout, or a message with its stderr.
 pub fn run(tool: &str, args: &[&str]) -> Result<String, String> {
+    run_in(Path::new("."), tool, args)
+}
+
+/// [`run`] with `dir` as the tool's working directory (for tools that write files there).
+pub fn run_in(dir: &Path, tool: &str, args: &[&str]) -> Result<String, String> {
     let exe = which(tool).ok_or_else(|| format!("{tool} not found"))?;
     let out = Command::new(exe)
         .args(args)
+        .current_dir(dir)
         .output()
         .map_err(|e| format!("{tool}: {e}"))?;
     if out.status.success() {
