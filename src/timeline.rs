@@ -3,7 +3,7 @@
 //! phases; the engine and the monitors read which phase a moment fell in, so every row carries
 //! its phase. Shared between threads; marking is rare and never in an I/O hot path.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -15,6 +15,40 @@ pub struct PhaseSpan {
     pub kind: String,
     pub start_s: f64,
     pub end_s: Option<f64>,
+}
+
+/// Monitored time outside every phase: before the first phase began, or after the last ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outside {
+    Before,
+    After,
+}
+
+/// Which part of a trial a moment or a monitor interval belongs to: one of its phases, or the
+/// monitored time before the first phase or after the last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Span {
+    Phase(String),
+    Outside(Outside),
+}
+
+impl Span {
+    /// The phase's name; `None` outside every phase.
+    pub fn phase(&self) -> Option<&str> {
+        match self {
+            Span::Phase(p) => Some(p),
+            Span::Outside(_) => None,
+        }
+    }
+
+    /// Before the first phase or after the last; `None` in a phase.
+    pub fn outside(&self) -> Option<Outside> {
+        match self {
+            Span::Phase(_) => None,
+            Span::Outside(o) => Some(*o),
+        }
+    }
 }
 
 /// The origin and the phases of one trial.
@@ -100,6 +134,19 @@ impl Timeline {
             .map(|s| s.name.clone())
     }
 
+    /// The part of the trial `t_s` seconds after the origin fell in: the phase running then
+    /// (the later one at a boundary), else before the first phase (or while none has begun),
+    /// else after the last.
+    pub fn span_at(&self, t_s: f64) -> Span {
+        if let Some(p) = self.phase_at(t_s) {
+            return Span::Phase(p);
+        }
+        match self.spans().first() {
+            Some(first) if first.start_s <= t_s => Span::Outside(Outside::After),
+            _ => Span::Outside(Outside::Before),
+        }
+    }
+
     /// The phases other than `except` that ran during `(t0_s, t1_s]`, in order.
     pub fn phases_between(&self, t0_s: f64, t1_s: f64, except: Option<&str>) -> Vec<String> {
         self.spans()
@@ -145,5 +192,12 @@ mod tests {
         assert_eq!(t.phases_between(a - 1.0, b + 1.0, None), ["fill", "sync"]);
         assert_eq!(t.phases_between(a - 1.0, b + 1.0, Some("sync")), ["fill"]);
         assert!(t.phases_between(b + 1.0, b + 2.0, None).is_empty());
+        assert_eq!(t.span_at(a - 1.0), Span::Outside(Outside::Before));
+        assert_eq!(t.span_at(a).phase(), Some("fill"));
+        assert_eq!(t.span_at(b + 1.0).outside(), Some(Outside::After));
+        assert_eq!(
+            Timeline::start().span_at(0.0),
+            Span::Outside(Outside::Before)
+        );
     }
 }

@@ -199,12 +199,18 @@ fn run_built(
         };
         monitor::start(&watch, ledger)
     });
+    let boundary = |closes| {
+        if let Some(m) = &monitors {
+            m.boundary(closes);
+        }
+    };
     let walk = phases::Walk {
         timeline: &timeline,
         spill: spill.clone(),
         stop,
         progress: &pb,
         ledger,
+        boundary: &boundary,
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));

@@ -7,6 +7,7 @@
 use super::fsmap::FsMap;
 use super::series::PerPhase;
 use crate::result::monitor::IoClassRow;
+use crate::timeline::Span;
 use std::collections::BTreeMap;
 
 /// One trace event.
@@ -109,15 +110,15 @@ pub struct Tally {
 
 impl Tally {
     /// An issued request.
-    pub fn issued(&mut self, phase: Option<&str>, class: Class, op: Op, bytes: u64) {
-        let s = self.phases.get(phase).entry((class, op)).or_default();
+    pub fn issued(&mut self, span: &Span, class: Class, op: Op, bytes: u64) {
+        let s = self.phases.get(span).entry((class, op)).or_default();
         s.requests += 1;
         s.bytes += bytes;
     }
 
-    /// A request issued in `phase` completed after `latency_ns`.
-    pub fn completed(&mut self, phase: Option<&str>, class: Class, op: Op, latency_ns: u64) {
-        let s = self.phases.get(phase).entry((class, op)).or_default();
+    /// A request issued in `span` completed after `latency_ns`.
+    pub fn completed(&mut self, span: &Span, class: Class, op: Op, latency_ns: u64) {
+        let s = self.phases.get(span).entry((class, op)).or_default();
         s.latency_ns += latency_ns;
         s.completed += 1;
     }
@@ -139,7 +140,8 @@ impl Tally {
                     Op::Flush | Op::Discard => "none",
                 };
                 rows.push(IoClassRow {
-                    phase: phase.clone(),
+                    phase: phase.phase().map(str::to_string),
+                    outside: phase.outside(),
                     class: class.name().into(),
                     direction: direction.into(),
                     requests: s.requests,
@@ -207,10 +209,12 @@ mod tests {
         assert_eq!(classify(&map, "loop4", Op::Write, "W", 150), Class::Data);
         assert_eq!(classify(&map, "loop3", Op::Flush, "FF", 150), Class::Flush);
         let mut t = Tally::default();
-        t.issued(Some("run"), Class::Data, Op::Write, 4096);
-        t.issued(Some("run"), Class::Data, Op::Write, 4096);
-        t.completed(Some("run"), Class::Data, Op::Write, 3_000_000);
-        t.issued(None, Class::Flush, Op::Flush, 0);
+        let run = Span::Phase("run".into());
+        t.issued(&run, Class::Data, Op::Write, 4096);
+        t.issued(&run, Class::Data, Op::Write, 4096);
+        t.completed(&run, Class::Data, Op::Write, 3_000_000);
+        let after = Span::Outside(crate::timeline::Outside::After);
+        t.issued(&after, Class::Flush, Op::Flush, 0);
         let rows = t.rows();
         assert_eq!(t.requests(), 3);
         assert_eq!(
@@ -220,6 +224,14 @@ mod tests {
         assert_eq!(
             (rows[1].class.as_str(), rows[1].direction.as_str()),
             ("flush", "none")
+        );
+        assert_eq!(
+            (rows[0].phase.as_deref(), rows[0].outside),
+            (Some("run"), None)
+        );
+        assert_eq!(
+            (rows[1].phase.as_deref(), rows[1].outside),
+            (None, Some(crate::timeline::Outside::After))
         );
         assert_eq!(rows[1].latency_ms_mean, None);
     }

@@ -99,7 +99,7 @@ impl DeviceLogs {
                 _ => Op::Discard,
             };
             let class: Class = classify(&self.map, device, op, "", offset / 512);
-            tally.issued(timeline.phase_at(t).as_deref(), class, op, bytes);
+            tally.issued(&timeline.span_at(t), class, op, bytes);
         }
         Ok(())
     }

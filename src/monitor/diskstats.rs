@@ -10,6 +10,7 @@ use super::iostat::{parse, Counters, PhaseSums};
 use super::series::{CsvFile, PerPhase};
 use crate::result::monitor::{DeviceSummary, IostatFigures};
 use crate::stack::blockdevs::StackDevice;
+use crate::timeline::Span;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -47,8 +48,11 @@ impl Diskstats {
         let csv = CsvFile::create(&dir.join("diskstats.csv"), HEADER)?;
         let now = read()?;
         let mut warnings = Vec::new();
+        let mut names = std::collections::HashSet::new();
         let devices = devices
             .iter()
+            // A device listed twice (under two roles) is read once.
+            .filter(|d| names.insert(d.name.clone()))
             .map(|d| {
                 let last = now.get(&d.name).copied();
                 if last.is_none() {
@@ -77,12 +81,7 @@ impl Diskstats {
     /// Takes a reading at `t_s` and writes one row per device. The interval's requests count in
     /// `phase` (the one it ended in); its peaks count in `also` too, the other phases it
     /// overlapped, so a sub-second phase's spike is not lost to the phase after it.
-    pub fn sample(
-        &mut self,
-        t_s: f64,
-        phase: Option<&str>,
-        also: &[String],
-    ) -> std::io::Result<()> {
+    pub fn sample(&mut self, t_s: f64, span: &Span, also: &[String]) -> std::io::Result<()> {
         let now = read()?;
         let dt = t_s - self.last_t;
         self.last_t = t_s;
@@ -100,12 +99,12 @@ impl Diskstats {
                 continue;
             };
             let d = cur.since(&prev);
-            let f = w.phases.get(phase).add(&d, dt);
+            let f = w.phases.get(span).add(&d, dt);
             for p in also {
-                w.phases.get(Some(p)).raise_by(&d, &f);
+                w.phases.get(&Span::Phase(p.clone())).raise_by(&d, &f);
             }
             w.util_peak = w.util_peak.max(f.util_pct);
-            write_row(self.csv.start(t_s, phase), &w.dev.name, &f);
+            write_row(self.csv.start(t_s, span), &w.dev.name, &f);
             self.csv.end()?;
         }
         self.csv.flush()
@@ -149,7 +148,7 @@ fn summary(w: &Watched) -> DeviceSummary {
         .iter()
         .map(|(p, s)| {
             all.merge(s);
-            s.device_phase(p.clone())
+            s.device_phase(Some(p))
         })
         .collect();
     let whole = all.device_phase(None);
@@ -188,9 +187,12 @@ mod tests {
             name: "no-such-disk".into(),
             ..dev.clone()
         };
-        let mut m = Diskstats::start(dir.path(), &[dev, gone], 0.0).unwrap();
-        m.sample(0.5, Some("run"), &[]).unwrap();
-        m.sample(1.0, None, &[]).unwrap();
+        // A device listed twice is read once.
+        let twice = dev.clone();
+        let mut m = Diskstats::start(dir.path(), &[dev, gone, twice], 0.0).unwrap();
+        m.sample(0.5, &Span::Phase("run".into()), &[]).unwrap();
+        m.sample(1.0, &Span::Outside(crate::timeline::Outside::After), &[])
+            .unwrap();
         let (s, warnings) = m.finish();
         assert_eq!(s[0].seconds, 1.0);
         assert_eq!(s[0].phases.len(), 2);

@@ -3,6 +3,7 @@
 //! and the highest interval await and queue size, which a phase's mean hides).
 
 use crate::result::monitor::{DevicePhase, DiskTotals, IostatFigures};
+use crate::timeline::Span;
 use std::collections::HashMap;
 
 /// The counters of one line of /proc/diskstats (Documentation/admin-guide/iostats.rst), in
@@ -177,9 +178,10 @@ impl PhaseSums {
     }
 
     /// The phase as result.json holds it.
-    pub fn device_phase(&self, phase: Option<String>) -> DevicePhase {
+    pub fn device_phase(&self, span: Option<&Span>) -> DevicePhase {
         DevicePhase {
-            phase,
+            phase: span.and_then(Span::phase).map(str::to_string),
+            outside: span.and_then(Span::outside),
             seconds: self.seconds,
             means: figures(&self.delta, self.seconds),
             await_ms: await_ms(&self.delta),
@@ -245,7 +247,7 @@ mod tests {
         assert_eq!((f.w_await_ms, f.aqu_sz), (1.0, 0.1));
         s.add(&writes(1, 500, 900), 1.0);
         s.add(&writes(0, 0, 0), 1.0);
-        let p = s.device_phase(Some("burst0".into()));
+        let p = s.device_phase(Some(&Span::Phase("burst0".into())));
         assert!((p.await_ms - 600.0 / 101.0).abs() < 1e-9, "{}", p.await_ms);
         assert!((p.means.aqu_sz - 1000.0 / 3000.0).abs() < 1e-9);
         assert_eq!((p.await_ms_peak, p.aqu_sz_peak), (500.0, 0.9));

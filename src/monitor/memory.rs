@@ -4,6 +4,7 @@
 
 use super::series::CsvFile;
 use crate::result::monitor::MemorySummary;
+use crate::timeline::Span;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -50,7 +51,7 @@ pub struct Memory {
 
 impl Memory {
     /// Creates memory.csv in `dir` and writes the first reading, at `t_s`.
-    pub fn start(dir: &Path, t_s: f64, phase: Option<&str>) -> std::io::Result<Memory> {
+    pub fn start(dir: &Path, t_s: f64, span: &Span) -> std::io::Result<Memory> {
         let csv = CsvFile::create(&dir.join("memory.csv"), HEADER)?;
         let mut m = Memory {
             csv,
@@ -59,12 +60,12 @@ impl Memory {
             peak: Reading::default(),
             free_min: None,
         };
-        m.sample(t_s, phase)?;
+        m.sample(t_s, span)?;
         Ok(m)
     }
 
     /// Reads /proc/meminfo and writes a row at `t_s`.
-    pub fn sample(&mut self, t_s: f64, phase: Option<&str>) -> std::io::Result<()> {
+    pub fn sample(&mut self, t_s: f64, span: &Span) -> std::io::Result<()> {
         let r = parse(&std::fs::read_to_string("/proc/meminfo")?);
         self.samples += 1;
         self.sum.dirty += r.dirty;
@@ -72,7 +73,7 @@ impl Memory {
         self.peak.dirty = self.peak.dirty.max(r.dirty);
         self.peak.writeback = self.peak.writeback.max(r.writeback);
         self.free_min = Some(self.free_min.map_or(r.free, |m| m.min(r.free)));
-        let line = self.csv.start(t_s, phase);
+        let line = self.csv.start(t_s, span);
         let _ = write!(line, ",{},{},{},{}", r.dirty, r.writeback, r.cached, r.free);
         self.csv.end()?;
         self.csv.flush()
@@ -111,8 +112,9 @@ mod tests {
             }
         );
         let d = tempfile::tempdir().unwrap();
-        let mut m = Memory::start(d.path(), 0.0, None).unwrap();
-        m.sample(1.0, Some("run")).unwrap();
+        let before = Span::Outside(crate::timeline::Outside::Before);
+        let mut m = Memory::start(d.path(), 0.0, &before).unwrap();
+        m.sample(1.0, &Span::Phase("run".into())).unwrap();
         let s = m.finish();
         assert!(s.free_kB_min > 0.0);
         let text = std::fs::read_to_string(d.path().join("memory.csv")).unwrap();

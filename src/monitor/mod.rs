@@ -4,9 +4,11 @@
 //! host ([`threads`]), dirty and writeback memory ([`memory`]); and, with root, block requests
 //! traced through tracefs and classified as journal, metadata or data ([`trace`]); without the
 //! trace, an emulated device's own request log classified the same way ([`devlog`]). Every row
-//! carries its time from the trial's [`Timeline`] origin and the phase it fell in. They know
-//! the stack's devices and the timeline, never the workload. A monitor that fails is a
-//! warning, never a failed trial.
+//! carries its time from the trial's [`Timeline`] origin and the phase it fell in. Besides the
+//! interval clock, the counters are read at every phase boundary ([`Running::boundary`]), so
+//! no interval straddles two phases and each phase's totals are exact; a row at a boundary
+//! carries the phase it closes. They know the stack's devices and the timeline, never the
+//! workload. A monitor that fails is a warning, never a failed trial.
 
 mod blockreq;
 pub mod capture;
@@ -29,7 +31,7 @@ use crate::result::monitor::MonitorSummary;
 use crate::stack::blockdevs::StackDevices;
 use crate::stack::ledger::Ledger;
 use crate::stack::resource::Resource;
-use crate::timeline::Timeline;
+use crate::timeline::{Span, Timeline};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -119,7 +121,7 @@ impl Periodic {
     /// Starts the periodic monitors `settings` asks for, each failure a warning.
     fn start(w: &Watch, own: threads::Own, t_s: f64) -> Periodic {
         let mut p = Periodic::default();
-        let phase = w.timeline.phase_at(t_s);
+        let span = w.timeline.span_at(t_s);
         let s = w.settings;
         if s.has(Monitor::Diskstats) {
             p.disk = p.started(
@@ -131,10 +133,7 @@ impl Periodic {
             p.threads = p.started("threads", threads::Threads::start(w.dir, own, t_s));
         }
         if s.has(Monitor::Memory) {
-            p.memory = p.started(
-                "memory",
-                memory::Memory::start(w.dir, t_s, phase.as_deref()),
-            );
+            p.memory = p.started("memory", memory::Memory::start(w.dir, t_s, &span));
         }
         p
     }
@@ -160,46 +159,60 @@ impl Periodic {
         .ok()
     }
 
-    /// One sample of every monitor at `t_s`; a monitor that fails stops, with a warning.
-    fn sample(&mut self, t_s: f64, phase: Option<&str>, also: &[String]) {
+    /// One sample of every monitor at `t_s`, for an interval that belongs to `span`; a monitor
+    /// that fails stops, with a warning.
+    fn sample(&mut self, t_s: f64, span: &Span, also: &[String]) {
         let mut failed = Vec::new();
-        if let Some(Err(e)) = self.disk.as_mut().map(|m| m.sample(t_s, phase, also)) {
+        if let Some(Err(e)) = self.disk.as_mut().map(|m| m.sample(t_s, span, also)) {
             failed.push(format!("monitor diskstats stopped at {t_s:.1} s: {e}"));
             self.disk = None;
         }
-        if let Some(Err(e)) = self.threads.as_mut().map(|m| m.sample(t_s, phase)) {
+        if let Some(Err(e)) = self.threads.as_mut().map(|m| m.sample(t_s, span)) {
             failed.push(format!("monitor threads stopped at {t_s:.1} s: {e}"));
             self.threads = None;
         }
-        if let Some(Err(e)) = self.memory.as_mut().map(|m| m.sample(t_s, phase)) {
+        if let Some(Err(e)) = self.memory.as_mut().map(|m| m.sample(t_s, span)) {
             failed.push(format!("monitor memory stopped at {t_s:.1} s: {e}"));
             self.memory = None;
         }
         self.warnings.extend(failed);
     }
 
-    /// Samples every `interval` until told to stop, then once more.
-    fn run(mut self, timeline: &Timeline, interval: Duration, stop: mpsc::Receiver<()>) -> Self {
+    /// Samples every `interval`, and at every boundary it is told of, until told to stop
+    /// (the sender dropped), then once more.
+    fn run(mut self, timeline: &Timeline, interval: Duration, msgs: mpsc::Receiver<Msg>) -> Self {
         let mut next = Instant::now() + interval;
         let mut last_t = timeline.now_s();
         loop {
             let wait = next.saturating_duration_since(Instant::now());
-            let last = !matches!(
-                stop.recv_timeout(wait),
-                Err(mpsc::RecvTimeoutError::Timeout)
-            );
+            let (boundary, last) = match msgs.recv_timeout(wait) {
+                Ok(Msg::Boundary(span, ack)) => (Some((span, ack)), false),
+                Err(mpsc::RecvTimeoutError::Timeout) => (None, false),
+                Err(mpsc::RecvTimeoutError::Disconnected) => (None, true),
+            };
             let t_s = timeline.now_s();
-            let phase = timeline.phase_at(t_s);
-            let also = timeline.phases_between(last_t, t_s, phase.as_deref());
-            self.sample(t_s, phase.as_deref(), &also);
+            let (span, ack) = match boundary {
+                Some((span, ack)) => (span, Some(ack)),
+                None => (timeline.span_at(t_s), None),
+            };
+            let also = timeline.phases_between(last_t, t_s, span.phase());
+            self.sample(t_s, &span, &also);
             last_t = t_s;
             if last {
                 return self;
             }
-            next += interval;
-            let now = Instant::now();
-            if next < now {
-                next = now + interval;
+            match ack {
+                // The interval clock goes on as it was: a boundary adds a reading.
+                Some(ack) => {
+                    let _ = ack.send(());
+                }
+                None => {
+                    next += interval;
+                    let now = Instant::now();
+                    if next < now {
+                        next = now + interval;
+                    }
+                }
             }
         }
     }
@@ -217,6 +230,17 @@ impl Periodic {
     }
 }
 
+/// What the trial tells the monitors' thread.
+enum Msg {
+    /// A phase boundary: read every counter now, the interval since the last reading belonging
+    /// to the span given (the phase that just ended, or the time before the first phase), then
+    /// answer on the channel.
+    Boundary(Span, mpsc::SyncSender<()>),
+}
+
+/// The longest a trial waits for the monitors to read their counters at a boundary.
+const BOUNDARY_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Running monitors.
 pub struct Running {
     settings: Settings,
@@ -225,7 +249,8 @@ pub struct Running {
     timeline: Arc<Timeline>,
     dir: PathBuf,
     start_s: f64,
-    stop: Option<mpsc::Sender<()>>,
+    /// Boundaries go to the monitors' thread here; dropped to stop it.
+    stop: Option<mpsc::Sender<Msg>>,
     thread: Option<JoinHandle<Periodic>>,
     trace: Option<trace::Tracing>,
     device_logs: Option<devlog::DeviceLogs>,
@@ -301,6 +326,18 @@ fn register_tid(tids: &std::sync::Mutex<Vec<u32>>) {
 }
 
 impl Running {
+    /// A phase boundary: every periodic monitor reads its counters now, the interval since its
+    /// last reading belonging to `closes` (the phase that just ended, or the time before the
+    /// first phase). Returns once they have (or after [`BOUNDARY_PATIENCE`] if their thread
+    /// is stuck), so the next phase's I/O never counts in the reading.
+    pub fn boundary(&self, closes: Span) {
+        let Some(tx) = &self.stop else { return };
+        let (ack, done) = mpsc::sync_channel(1);
+        if tx.send(Msg::Boundary(closes, ack)).is_ok() {
+            let _ = done.recv_timeout(BOUNDARY_PATIENCE);
+        }
+    }
+
     /// Stops every monitor after the last phase (each takes a last reading), writes the phase
     /// boundaries (`phases.csv`) and returns what they recorded.
     pub fn stop(mut self, ledger: &mut Ledger) -> Recorded {

@@ -9,6 +9,7 @@ use super::blockreq::{self, Class, Event, Op, Tally};
 use super::fsmap::FsMap;
 use super::ringbuf::Decoder;
 use super::series::{field, CsvFile};
+use crate::timeline::{Outside, Span};
 use crate::timeline::{PhaseSpan, Timeline};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -91,6 +92,17 @@ impl Reader {
             .rposition(|s| s.start_s <= t_s && s.end_s.is_none_or(|e| t_s <= e))
     }
 
+    /// The part of the trial of a request issued at `t_s` in phase `phase`.
+    fn span_of(&self, phase: Option<usize>, t_s: f64) -> Span {
+        match phase {
+            Some(i) => Span::Phase(self.phases[i].name.clone()),
+            None if self.phases.first().is_some_and(|f| f.start_s <= t_s) => {
+                Span::Outside(Outside::After)
+            }
+            None => Span::Outside(Outside::Before),
+        }
+    }
+
     fn event(&mut self, e: Event) {
         let Some(name) = self.names.get(&e.dev) else {
             return;
@@ -114,8 +126,8 @@ impl Reader {
         let class = blockreq::classify(&self.map, &name, op, &e.rwbs, e.sector);
         let t_s = e.ts - self.origin_s;
         let phase = self.phase_at(t_s);
-        let phase_name = phase.map(|i| self.phases[i].name.as_str());
-        self.tally.issued(phase_name, class, op, bytes);
+        self.tally
+            .issued(&self.span_of(phase, t_s), class, op, bytes);
         if let Some(list) = self.emulated.get_mut(&name) {
             list.push((t_s, op, e.sector * 512, bytes));
         }
@@ -140,15 +152,15 @@ impl Reader {
 
     fn completed(&mut self, device: &str, sector: u64, p: Pending, ts: f64) {
         let latency_ns = ((ts - p.ts).max(0.0) * 1e9) as u64;
-        let phase_name = p.phase.map(|i| self.phases[i].name.as_str());
-        self.tally.completed(phase_name, p.class, p.op, latency_ns);
+        let span = self.span_of(p.phase, p.ts - self.origin_s);
+        self.tally.completed(&span, p.class, p.op, latency_ns);
         self.row(device, sector, &p, Some(latency_ns));
     }
 
     fn row(&mut self, device: &str, sector: u64, p: &Pending, latency_ns: Option<u64>) {
-        let phase = p.phase.map(|i| self.phases[i].name.clone());
+        let span = self.span_of(p.phase, p.ts - self.origin_s);
         let Some(csv) = &mut self.csv else { return };
-        let line = csv.start(p.ts - self.origin_s, phase.as_deref());
+        let line = csv.start(p.ts - self.origin_s, &span);
         let _ = write!(
             line,
             ",{},{sector},{},{},{},",

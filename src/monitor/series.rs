@@ -2,6 +2,7 @@
 //! sample (so a reader sees the series grow), and sums kept per phase in the order the
 //! phases came.
 
+use crate::timeline::Span;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -25,9 +26,9 @@ impl CsvFile {
     }
 
     /// Starts a row with `t_s` (ms precision) and the phase (empty outside every phase).
-    pub fn start(&mut self, t_s: f64, phase: Option<&str>) -> &mut String {
+    pub fn start(&mut self, t_s: f64, span: &Span) -> &mut String {
         self.line.clear();
-        let _ = write!(self.line, "{t_s:.3},{}", field(phase.unwrap_or("")));
+        let _ = write!(self.line, "{t_s:.3},{}", field(span.phase().unwrap_or("")));
         &mut self.line
     }
 
@@ -52,10 +53,11 @@ pub fn field(s: &str) -> String {
     }
 }
 
-/// Values kept per phase (`None`: outside every phase), in the order the phases came.
+/// Values kept per phase (and for the time before the first phase and after the last), in the
+/// order they came.
 #[derive(Debug, Clone)]
 pub struct PerPhase<T> {
-    pub entries: Vec<(Option<String>, T)>,
+    pub entries: Vec<(Span, T)>,
 }
 
 impl<T> Default for PerPhase<T> {
@@ -67,12 +69,12 @@ impl<T> Default for PerPhase<T> {
 }
 
 impl<T: Default> PerPhase<T> {
-    /// The value of `phase`, made when the phase is new.
-    pub fn get(&mut self, phase: Option<&str>) -> &mut T {
-        let i = match self.entries.iter().position(|(p, _)| p.as_deref() == phase) {
+    /// The value of `span`, made when it is new.
+    pub fn get(&mut self, span: &Span) -> &mut T {
+        let i = match self.entries.iter().position(|(p, _)| p == span) {
             Some(i) => i,
             None => {
-                self.entries.push((phase.map(str::to_string), T::default()));
+                self.entries.push((span.clone(), T::default()));
                 self.entries.len() - 1
             }
         };
@@ -83,24 +85,31 @@ impl<T: Default> PerPhase<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timeline::Outside;
 
     #[test]
     fn rows_are_written_and_phases_kept_in_order() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.csv");
         let mut f = CsvFile::create(&p, "t_s,phase,v").unwrap();
-        f.start(1.23456, Some("run,1")).push_str(",7");
+        f.start(1.23456, &Span::Phase("run,1".into()))
+            .push_str(",7");
         f.end().unwrap();
-        f.start(2.0, None).push_str(",8");
+        f.start(2.0, &Span::Outside(Outside::After)).push_str(",8");
         f.end().unwrap();
         f.flush().unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert_eq!(text, "t_s,phase,v\n1.235,\"run,1\",7\n2.000,,8\n");
         let mut pp: PerPhase<u32> = PerPhase::default();
-        *pp.get(Some("b")) += 1;
-        *pp.get(None) += 2;
-        *pp.get(Some("b")) += 3;
+        let (b, after) = (Span::Phase("b".into()), Span::Outside(Outside::After));
+        *pp.get(&Span::Outside(Outside::Before)) += 5;
+        *pp.get(&b) += 1;
+        *pp.get(&after) += 2;
+        *pp.get(&b) += 3;
         let order: Vec<_> = pp.entries.iter().map(|(p, v)| (p.clone(), *v)).collect();
-        assert_eq!(order, vec![(Some("b".into()), 4), (None, 2)]);
+        assert_eq!(
+            order,
+            vec![(Span::Outside(Outside::Before), 5), (b, 4), (after, 2)]
+        );
     }
 }

@@ -9,6 +9,7 @@
 
 use super::series::{field, CsvFile, PerPhase};
 use crate::result::monitor::{GroupCpu, OwnCpu, PhaseCpu, ThreadSummary};
+use crate::timeline::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -251,7 +252,7 @@ impl Threads {
     }
 
     /// Takes a reading at `t_s` and writes a row per thread that used CPU since the last.
-    pub fn sample(&mut self, t_s: f64, phase: Option<&str>) -> std::io::Result<()> {
+    pub fn sample(&mut self, t_s: f64, span: &Span) -> std::io::Result<()> {
         let dt = t_s - self.last_t;
         self.last_t = t_s;
         let used = self.scan();
@@ -262,9 +263,9 @@ impl Threads {
         let mut uses: Vec<Use> = used.iter().map(|&(tid, ns)| self.use_of(tid, ns)).collect();
         uses.extend(self.exited(&uses));
         for u in &uses {
-            self.write_row(t_s, phase, u, dt)?;
+            self.write_row(t_s, span, u, dt)?;
         }
-        self.tally(&uses, phase, dt);
+        self.tally(&uses, span, dt);
         self.csv.flush()
     }
 
@@ -282,14 +283,8 @@ impl Threads {
         }
     }
 
-    fn write_row(
-        &mut self,
-        t_s: f64,
-        phase: Option<&str>,
-        u: &Use,
-        dt: f64,
-    ) -> std::io::Result<()> {
-        let line = self.csv.start(t_s, phase);
+    fn write_row(&mut self, t_s: f64, span: &Span, u: &Use, dt: f64) -> std::io::Result<()> {
+        let line = self.csv.start(t_s, span);
         let _ = write!(
             line,
             ",{},{},{},{},{},{},{:.2}",
@@ -305,7 +300,7 @@ impl Threads {
     }
 
     /// Adds one interval's uses to the sums by group, kernel, own and phase.
-    fn tally(&mut self, uses: &[Use], phase: Option<&str>, dt: f64) {
+    fn tally(&mut self, uses: &[Use], span: &Span, dt: f64) {
         let pct = |ns: u64| ns as f64 / (dt * 1e9) * 100.0;
         let (mut kernel_ns, mut own_ns) = (0, 0);
         let mut by_group: BTreeMap<GroupKey, u64> = BTreeMap::new();
@@ -328,7 +323,7 @@ impl Threads {
         }
         self.kernel_ns += kernel_ns;
         self.kernel_peak = self.kernel_peak.max(pct(kernel_ns));
-        let p = self.phases.get(phase);
+        let p = self.phases.get(span);
         p.seconds += dt;
         p.kernel_ns += kernel_ns;
         p.own_ns += own_ns;
@@ -402,7 +397,8 @@ impl Threads {
                 .entries
                 .iter()
                 .map(|(p, s)| PhaseCpu {
-                    phase: p.clone(),
+                    phase: p.phase().map(str::to_string),
+                    outside: p.outside(),
                     seconds: s.seconds,
                     kernel_cpu_pct_mean: mean(s.kernel_ns, s.seconds),
                     own_cpu_pct_mean: mean(s.own_ns, s.seconds),
@@ -498,7 +494,7 @@ mod tests {
             })
             .unwrap();
         busy.recv().unwrap();
-        m.sample(0.06, Some("run")).unwrap();
+        m.sample(0.06, &Span::Phase("run".into())).unwrap();
         drop(stop);
         spin.join().unwrap();
         let s = m.finish();
@@ -531,7 +527,8 @@ mod tests {
         })
         .join()
         .unwrap();
-        m.sample(0.5, None).unwrap();
+        m.sample(0.5, &Span::Outside(crate::timeline::Outside::After))
+            .unwrap();
         let s = m.finish();
         let g = s
             .groups

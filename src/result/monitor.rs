@@ -4,6 +4,7 @@
 //! (journal, metadata, data, flush, discard) when the block trace ran. The per-second series
 //! are the trial's `monitor/*.csv`; docs/result-format.md documents every key.
 
+pub use crate::timeline::Outside;
 use serde::{Deserialize, Serialize};
 
 /// What the monitors of one trial saw. Trials written before monitors existed read as the
@@ -106,6 +107,10 @@ pub struct DeviceSummary {
 pub struct DevicePhase {
     /// The phase; `None` for the monitored time outside every phase.
     pub phase: Option<String>,
+    /// Outside every phase: `before` the first phase began or `after` the last ended (absent
+    /// in a phase, and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<Outside>,
     pub seconds: f64,
     pub means: IostatFigures,
     pub await_ms: f64,
@@ -176,6 +181,9 @@ pub struct GroupCpu {
 #[serde(deny_unknown_fields)]
 pub struct PhaseCpu {
     pub phase: Option<String>,
+    /// Outside every phase: `before` the first or `after` the last (absent in a phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<Outside>,
     pub seconds: f64,
     pub kernel_cpu_pct_mean: f64,
     pub own_cpu_pct_mean: f64,
@@ -198,6 +206,9 @@ pub struct MemorySummary {
 #[serde(deny_unknown_fields)]
 pub struct IoClassRow {
     pub phase: Option<String>,
+    /// Outside every phase: `before` the first or `after` the last (absent in a phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<Outside>,
     /// `journal`, `metadata`, `data`, `flush` or `discard`.
     pub class: String,
     /// `read` or `write`; `none` for flush and discard.

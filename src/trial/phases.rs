@@ -12,7 +12,7 @@ use crate::stack::action_phase::ActionCtx;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::Built;
 use crate::stack::{action_phase, idle};
-use crate::timeline::Timeline;
+use crate::timeline::{Outside, Span, Timeline};
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +27,10 @@ pub struct Walk<'a> {
     pub progress: &'a ProgressBar,
     /// The run's ledger: the device servers an `idle` phase asks.
     pub ledger: &'a Ledger,
+    /// Called at every phase boundary, before the first phase begins and before each phase is
+    /// marked ended, with the part of the trial that closes there: the monitors read their
+    /// counters.
+    pub boundary: &'a dyn Fn(Span),
 }
 
 /// Runs every phase of `plan` on `built` in order; with the samples, what the kernel refused
@@ -50,6 +54,9 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
     for (i, phase) in plan.phases.iter().enumerate() {
         if w.stop.load(Ordering::Relaxed) {
             return Err(TrialError::Interrupted);
+        }
+        if i == 0 {
+            (w.boundary)(Span::Outside(Outside::Before));
         }
         w.timeline.begin(&phase.name, phase.step.kind());
         let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
@@ -95,6 +102,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                 (None, 0, None, None, measured)
             }
         };
+        (w.boundary)(Span::Phase(phase.name.clone()));
         w.timeline.end();
         let span = w.timeline.phases().pop().expect("the phase just marked");
         records.push(PhaseRecord {

@@ -13,7 +13,7 @@ use crate::stack::provision::{self, Attached, BuildOptions};
 use crate::stack::resource::Resource;
 use crate::stack::vm_key::{Aio, VmSettings};
 use crate::stack::{DeviceSpec, StackSpec};
-use crate::timeline::Timeline;
+use crate::timeline::{Outside, Span, Timeline};
 use serde_json::{json, Value as Json};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -96,12 +96,20 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         };
         crate::monitor::start(&watch, ledger)
     });
+    let boundary = |closes: Span| {
+        if let Some(m) = &monitors {
+            m.boundary(closes);
+        }
+    };
+    boundary(Span::Outside(Outside::Before));
     timeline.begin("boot", "vm");
     let mut guest = Guest::start(&machine, ledger, t.settings.boot_timeout_s, stop)?;
     let (hello, boot_s) = guest.boot()?;
+    boundary(Span::Phase("boot".into()));
     timeline.begin("trial", "vm");
     guest.send(&Msg::Run(Box::new(request)))?;
     let out = guest.collect(&work.join("trial"))?;
+    boundary(Span::Phase("trial".into()));
     timeline.end();
     guest.finish();
     let host_monitor = monitors.map(|m| m.stop(ledger));

@@ -234,6 +234,7 @@ mod tests {
     fn phase(name: &str, mean: (f64, f64), peak: (f64, f64)) -> DevicePhase {
         DevicePhase {
             phase: Some(name.into()),
+            outside: None,
             seconds: 10.0,
             means: IostatFigures {
                 aqu_sz: mean.1,

@@ -271,6 +271,7 @@ fn monitored(streaming: f64, sync: f64) -> crate::result::monitor::MonitorSummar
     use crate::result::monitor::{MonitorSummary, OwnCpu, PhaseCpu, ThreadSummary};
     let phase = |name: &str, pct: f64| PhaseCpu {
         phase: Some(name.into()),
+        outside: None,
         seconds: 6.0,
         kernel_cpu_pct_mean: pct,
         own_cpu_pct_mean: 3.0,

@@ -139,6 +139,7 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     let monitor = MonitorSummary {
         io_classes: vec![IoClassRow {
             phase: Some(CREATE.into()),
+            outside: None,
             class: "journal".into(),
             direction: "write".into(),
             requests: 2,
