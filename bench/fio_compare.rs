@@ -1,11 +1,14 @@
 //! iotrial's `job` against fio, side by side on one zram device the bench creates and releases
 //! (root; prints why it skips otherwise). The device is filled with 1 MiB writes first, so
-//! reads decompress real data. Four cases, each run by fio and by `iotrial run job` with the
-//! same options (O_DIRECT, time-based), alternating which goes first, over several rounds:
-//! 4 KiB random reads at QD1 with psync, 1 and 2 jobs; 4 KiB random reads at QD32 with
-//! io_uring (registered buffers and file for both); 1 MiB sequential writes. iotrial samples
-//! every I/O (spilled, then written to samples.csv). Prints IOPS and MB/s of each (median of
-//! the rounds), the ratio iotrial / fio, and CPU time per I/O: the processes' own (getrusage of
+//! reads decompress real data. Six cases, each run by fio and by `iotrial run job` with the
+//! same options (O_DIRECT), alternating which goes first, over several rounds: 4 KiB random
+//! reads at QD1 with psync, 1 and 2 jobs; 4 KiB random reads at QD32 with io_uring
+//! (registered buffers and file for both); 1 MiB sequential writes; all time-based; and the
+//! two 4 KiB random-read cases of one job again as fio's default runs a job with a size and no
+//! `time_based`: one pass over 1 GiB. iotrial samples every I/O (spilled, then written to
+//! samples.csv). Prints IOPS and MB/s of each (median of the rounds), the ratio iotrial / fio,
+//! the median latency of each (fio's clat p50, iotrial's p50), then iotrial's one-pass p50 over
+//! its time-based p50 for both engines, and CPU time per I/O: the processes' own (getrusage of
 //! the child, which for iotrial includes building the stack and writing samples.csv) and the
 //! workers' during the run (fio's usr+sys per job; the CPU time of iotrial's stream threads in
 //! its `run` phase, result.json's `phases[].cpu_s`). Results: bench/README.md.
@@ -25,26 +28,24 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// zram's size: two 512 MiB regions at 1 MiB, and room to spare.
+/// zram's size: two 512 MiB regions, or one pass over 1 GiB, at 1 MiB, and room to spare.
 const DISK: &str = "1536M";
 
-/// One case: its name, fio's options, iotrial's parameters (the same, in iotrial's words).
+/// One case: its name, fio's options, iotrial's parameters (the same, in iotrial's words), and
+/// whether it makes one pass over its size (else it runs for the bench's runtime).
 struct Case {
     name: &'static str,
     fio: &'static [&'static str],
     iotrial: &'static [&'static str],
+    one_pass: bool,
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "4k randread QD1 psync, 1 job",
-        fio: &[
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--size=512m",
-        ],
-        iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=512m"],
+        fio: &["--rw=randread", "--bs=4k", "--ioengine=psync", "--size=1g"],
+        iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=1g"],
+        one_pass: false,
     },
     Case {
         name: "4k randread QD1 psync, 2 jobs",
@@ -63,6 +64,7 @@ const CASES: &[Case] = &[
             "size=512m",
             "numjobs=2",
         ],
+        one_pass: false,
     },
     Case {
         name: "4k randread QD32 io_uring",
@@ -73,15 +75,16 @@ const CASES: &[Case] = &[
             "--iodepth=32",
             "--fixedbufs",
             "--registerfiles",
-            "--size=512m",
+            "--size=1g",
         ],
         iotrial: &[
             "rw=randread",
             "bs=4k",
             "ioengine=io_uring",
             "iodepth=32",
-            "size=512m",
+            "size=1g",
         ],
+        one_pass: false,
     },
     Case {
         name: "1M seq write QD1 psync",
@@ -95,7 +98,48 @@ const CASES: &[Case] = &[
             "--scramble_buffers=0",
         ],
         iotrial: &["rw=write", "bs=1m", "ioengine=psync", "size=1g"],
+        one_pass: false,
     },
+    Case {
+        name: "4k randread QD1 psync, one pass over 1 GiB",
+        fio: &["--rw=randread", "--bs=4k", "--ioengine=psync", "--size=1g"],
+        iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=1g"],
+        one_pass: true,
+    },
+    Case {
+        name: "4k randread QD32 io_uring, one pass over 1 GiB",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--fixedbufs",
+            "--registerfiles",
+            "--size=1g",
+        ],
+        iotrial: &[
+            "rw=randread",
+            "bs=4k",
+            "ioengine=io_uring",
+            "iodepth=32",
+            "size=1g",
+        ],
+        one_pass: true,
+    },
+];
+
+/// The time-based case each one-pass case is compared with (same engine, queue depth and
+/// 1 GiB region: at QD32 the median latency is the queue depth over the IOPS, and zram serves
+/// a 512 MiB region about a sixth faster than a 1 GiB one).
+const PAIRS: &[(&str, &str)] = &[
+    (
+        "4k randread QD1 psync, one pass over 1 GiB",
+        "4k randread QD1 psync, 1 job",
+    ),
+    (
+        "4k randread QD32 io_uring, one pass over 1 GiB",
+        "4k randread QD32 io_uring",
+    ),
 ];
 
 /// A zram device of its own, reset and removed on drop.
@@ -147,19 +191,18 @@ struct Run {
     /// CPU of the workers during the run per I/O, µs.
     work_us: f64,
     ios: f64,
+    /// Median latency, µs: fio's clat p50 (of its first job), iotrial's p50.
+    p50_us: f64,
 }
 
 fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
     let before = children_cpu_s();
-    let out = Command::new(fio)
-        .args([
-            "--name=job",
-            "--thread",
-            "--direct=1",
-            "--time_based",
-            "--offset=1m",
-        ])
-        .arg(format!("--runtime={runtime}"))
+    let mut cmd = Command::new(fio);
+    cmd.args(["--name=job", "--thread", "--direct=1", "--offset=1m"]);
+    if !c.one_pass {
+        cmd.arg("--time_based").arg(format!("--runtime={runtime}"));
+    }
+    let out = cmd
         .arg(format!("--filename={dev}"))
         .args(c.fio)
         .arg("--output-format=json")
@@ -173,6 +216,16 @@ fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
     let (mut iops, mut bw, mut ios, mut work) = (0.0, 0.0, 0.0, 0.0);
+    let first = &doc["jobs"][0];
+    let dir = if c.fio.contains(&"--rw=write") {
+        "write"
+    } else {
+        "read"
+    };
+    let p50_us = first[dir]["clat_ns"]["percentile"]["50.000000"]
+        .as_f64()
+        .unwrap_or(0.0)
+        / 1e3;
     for j in doc["jobs"].as_array().unwrap() {
         for dir in ["read", "write"] {
             let d = &j[dir];
@@ -189,6 +242,7 @@ fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
         proc_us: cpu / ios * 1e6,
         work_us: work / ios * 1e6,
         ios,
+        p50_us,
     }
 }
 
@@ -199,15 +253,13 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
         .arg(format!("block:{dev}"))
         .arg("--out")
         .arg(out);
-    for s in c
-        .iotrial
-        .iter()
-        .copied()
-        .chain(["direct=true", "time_based=true"])
-    {
+    for s in c.iotrial.iter().copied().chain(["direct=true"]) {
         cmd.args(["--set", s]);
     }
-    cmd.args(["--set", &format!("runtime={runtime}s")]);
+    if !c.one_pass {
+        cmd.args(["--set", "time_based=true"]);
+        cmd.args(["--set", &format!("runtime={runtime}s")]);
+    }
     let o = cmd.output().expect("iotrial runs");
     let cpu = children_cpu_s() - before;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -225,6 +277,7 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
         proc_us: cpu / ios * 1e6,
         work_us: work / ios * 1e6,
         ios,
+        p50_us: v["lat_p50_us"].as_f64().unwrap(),
     }
 }
 
@@ -270,8 +323,9 @@ fn main() {
         "{dev} ({DISK} zram), {}, {rounds} rounds of {runtime} s per case and tool, O_DIRECT",
         String::from_utf8_lossy(&version.stdout).trim()
     );
-    println!("| case | fio IOPS | iotrial IOPS | ratio | fio MB/s | iotrial MB/s | CPU µs/I/O fio / iotrial (process) | CPU µs/I/O fio / iotrial (workers, run) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| case | fio IOPS | iotrial IOPS | ratio | fio MB/s | iotrial MB/s | p50 µs fio / iotrial | CPU µs/I/O fio / iotrial (process) | CPU µs/I/O fio / iotrial (workers, run) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut p50 = std::collections::BTreeMap::new();
     for c in CASES {
         let (mut f, mut i) = (Vec::new(), Vec::new());
         for r in 0..rounds {
@@ -291,14 +345,17 @@ fn main() {
             .zip(&i)
             .map(|(a, b)| format!("{:.3}", b.iops / a.iops))
             .collect();
+        p50.insert(c.name, m(&i, |r| r.p50_us));
         println!(
-            "| {} | {:.0} | {:.0} | **{:.3}** | {:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            "| {} | {:.0} | {:.0} | **{:.3}** | {:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
             c.name,
             m(&f, |r| r.iops),
             m(&i, |r| r.iops),
             m(&i, |r| r.iops) / m(&f, |r| r.iops),
             m(&f, |r| r.mb_s),
             m(&i, |r| r.mb_s),
+            m(&f, |r| r.p50_us),
+            m(&i, |r| r.p50_us),
             m(&f, |r| r.proc_us),
             m(&i, |r| r.proc_us),
             m(&f, |r| r.work_us),
@@ -311,6 +368,13 @@ fn main() {
             m(&f, |r| r.ios),
             m(&i, |r| r.ios)
         );
+    }
+    println!();
+    println!("| iotrial p50, one pass over time-based | one pass µs | time-based µs | ratio |");
+    println!("|---|---|---|---|");
+    for (one, timed) in PAIRS {
+        let (a, b) = (p50[one], p50[timed]);
+        println!("| {one} | {a:.2} | {b:.2} | **{:.3}** |", a / b);
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average after: {}", load.trim());
