@@ -63,6 +63,24 @@ fn fsck_fills_checks_and_mounts_again_on_ext4_and_xfs() {
             secs > 0.0 && v["fsck_peak_rss_mib"].as_f64().unwrap() > 1.0,
             "{v}"
         );
+        // The device's busy time is stretched by the scale, the host's own time is not.
+        let check = doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["kind"] == "fsck")
+            .unwrap();
+        let m = &check["measured"];
+        let f = |k: &str| m[k].as_f64().unwrap();
+        let (wall, busy, scale) = (f("wall_s"), f("device_busy_s"), f("time_scale"));
+        assert!(busy > 0.0 && busy <= wall * scale * 1.001, "{m}");
+        let model = wall - busy / scale + busy;
+        assert!(
+            (secs - model).abs() <= 1e-9 * model,
+            "{secs} against {model}: {m}"
+        );
+        let cpu = v["fsck_cpu_s"].as_f64().unwrap();
+        assert!((cpu - (f("user_s") + f("sys_s"))).abs() < 1e-9, "{v}");
         let rate = v["fsck_files_per_s"].as_f64().unwrap();
         assert!((rate - 300.0 / secs).abs() <= 1e-9 * rate, "{v}");
         assert!(v["fill_files_per_s"].as_f64().unwrap() > 0.0, "{v}");

@@ -86,6 +86,30 @@ pub struct ModelState {
     pub offset_ns: u64,
     /// Every request received, while a trial's monitors ask for it.
     pub log: Option<RequestLog>,
+    /// How long, in model time, the host has had a request in service.
+    pub outstanding: Outstanding,
+}
+
+/// The model time during which at least one request was in service (from its arrival to its
+/// completion, as the host sees it): the union of the requests' spans. Time scaling stretches
+/// exactly this part of a run; the rest is the host's own time (its CPU, between requests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outstanding {
+    /// Completion of the latest request seen so far, model ns.
+    until_ns: u64,
+    /// The union's length so far, model ns.
+    pub total_ns: u64,
+}
+
+impl Outstanding {
+    /// A request arrived at `arrive_ns` and completes at `done_ns` (model ns; arrivals never
+    /// go backwards).
+    pub fn add(&mut self, arrive_ns: u64, done_ns: u64) {
+        if done_ns > self.until_ns {
+            self.total_ns += done_ns - arrive_ns.max(self.until_ns);
+            self.until_ns = done_ns;
+        }
+    }
 }
 
 impl ModelState {
@@ -142,6 +166,7 @@ impl EmuFs {
         let arrive = self.sender.clock.now_ns();
         let model_now = m.model_time(arrive, self.scale);
         let resp = m.model.service(model_now, Request { kind, offset, len });
+        m.outstanding.add(model_now, resp.done_ns);
         let delay = (resp.done_ns.saturating_sub(model_now) as f64 / self.scale) as u64;
         if let Some(log) = &mut m.log {
             log.push(kind, offset, len, arrive, delay);
@@ -405,5 +430,25 @@ impl Filesystem for EmuFs {
             }
         }
         reply.ok();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outstanding;
+
+    #[test]
+    fn outstanding_time_is_the_union_of_the_requests_spans() {
+        let mut o = Outstanding::default();
+        o.add(0, 10);
+        // Overlapping: only what reaches past 10 counts.
+        o.add(5, 15);
+        // Inside a span already counted: nothing.
+        o.add(6, 12);
+        // After a gap (15..20 idle: the host's own time).
+        o.add(20, 30);
+        // Acknowledged at once (a drive's write cache): no time in service.
+        o.add(40, 40);
+        assert_eq!(o.total_ns, 25);
     }
 }

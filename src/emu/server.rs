@@ -123,6 +123,7 @@ impl EmuServer {
             last_ns: 0,
             offset_ns: 0,
             log: None,
+            outstanding: Default::default(),
         }));
         let counters = Arc::clone(&sender.counters);
         let fs = EmuFs::new(
@@ -185,6 +186,7 @@ impl EmuServer {
             "scale": self.scale,
             "model_stats": m.model.stats(),
             "server": server,
+            "outstanding_ns": m.outstanding.total_ns,
         })
     }
 

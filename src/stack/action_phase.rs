@@ -23,6 +23,9 @@ pub struct ActionCtx<'a> {
     pub checker_args: &'a [String],
     /// Ctrl-C: ends a running checker.
     pub stop: &'a AtomicBool,
+    /// Model time the stack's emulated device has had a request in service so far
+    /// ([`super::idle::outstanding_ns`]); `None` on other devices.
+    pub outstanding_ns: &'a dyn Fn() -> Option<u64>,
 }
 
 /// Does `action` on the built stack. Returns what the action measured, for result.json's
@@ -65,7 +68,11 @@ fn fsck(built: &Built, ctx: &ActionCtx) -> Result<Json, StackError> {
     let (prog, args) = checker::command(&m.fs, &m.device, &extra)?;
     let output = ctx.dir.join(checker_output(ctx.phase));
     let before = reads_of(&m.device);
+    let busy_before = (ctx.outstanding_ns)();
     let run = checker::run(&prog, &args, &output, ctx.stop)?;
+    let busy = busy_before
+        .zip((ctx.outstanding_ns)())
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
     let read = before
         .zip(reads_of(&m.device))
         .map(|(a, b)| (b.0 - a.0, b.1 - a.1));
@@ -82,6 +89,7 @@ fn fsck(built: &Built, ctx: &ActionCtx) -> Result<Json, StackError> {
         "time_scale": built.time_scale,
         "read_requests": read.map(|r| r.0),
         "read_bytes": read.map(|r| r.1),
+        "device_busy_s": busy,
     });
     if m.fs.starts_with("ext") {
         let text = std::fs::read_to_string(&output).unwrap_or_default();
@@ -263,6 +271,7 @@ mod tests {
             dir,
             checker_args: &[],
             stop,
+            outstanding_ns: &|| None,
         }
     }
 

@@ -52,6 +52,16 @@ pub fn worked_s(built: &Built, ledger: &Ledger) -> Result<Option<f64>, StackErro
     Ok(Some(ns as f64 * 1e-9))
 }
 
+/// Model nanoseconds the stack's emulated device has had a request in service so far (see
+/// [`crate::emu::fs::Outstanding`]); `None` unless the stack has exactly one emulated device
+/// (the union over several devices cannot be had from their totals) or its server cannot say.
+pub fn outstanding_ns(built: &Built, ledger: &Ledger) -> Option<u64> {
+    match devices(built, ledger).1[..] {
+        [(_, s)] => s.stats()["outstanding_ns"].as_u64(),
+        _ => None,
+    }
+}
+
 /// Waits as `limits` say until the stack's devices are idle; `stop` (Ctrl-C) ends the wait.
 pub fn wait(
     built: &Built,

@@ -88,6 +88,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                     dir: &w.spill,
                     checker_args: &plan.checker_args,
                     stop: w.stop,
+                    outstanding_ns: &|| idle::outstanding_ns(built, w.ledger),
                 };
                 let measured = match a {
                     Action::Idle(limits) => {

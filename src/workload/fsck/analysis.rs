@@ -148,12 +148,25 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<FsckOutcome, 
     })
 }
 
-/// The check's figures from its phase's `measured` (host times, scaled to the model's).
+/// The check's time in the model's terms: with the device's busy time known, that part of the
+/// host's wall time is stretched by the time scale and the rest (the checker's own CPU and
+/// whatever else the host did between requests) is kept as it was; else all of it is
+/// multiplied by the scale. Host seconds in, model seconds out.
+pub fn model_time_s(wall_s: f64, scale: f64, device_busy_s: Option<f64>) -> f64 {
+    match device_busy_s {
+        Some(busy) => (wall_s - busy / scale).max(0.0) + busy,
+        None => wall_s * scale,
+    }
+}
+
+/// The check's figures from its phase's `measured` (host times, in the model's terms).
 fn checker_figures(v: &mut Verdict, m: &Json, warnings: &mut Vec<String>) {
     let f = |k: &str| m[k].as_f64();
     let scale = f("time_scale").unwrap_or(1.0);
-    let wall = f("wall_s").map(|w| w * scale);
-    let cpu = f("user_s").zip(f("sys_s")).map(|(u, s)| (u + s) * scale);
+    let busy = f("device_busy_s");
+    let wall = f("wall_s").map(|w| model_time_s(w, scale, busy));
+    // The checker's CPU ran on this host at this host's speed, whatever the scale.
+    let cpu = f("user_s").zip(f("sys_s")).map(|(u, s)| u + s);
     let rss = m["peak_rss_bytes"].as_u64();
     v.fsck_command = m["command"].as_str().map(str::to_string);
     v.fsck_s = wall;
@@ -163,7 +176,7 @@ fn checker_figures(v: &mut Verdict, m: &Json, warnings: &mut Vec<String>) {
         .filter(|_| v.files > 0)
         .map(|b| b as f64 / v.files as f64);
     v.fsck_cpu_s = cpu;
-    v.fsck_cpu_share = f("cpu_share");
+    v.fsck_cpu_share = cpu.zip(wall).filter(|(_, w)| *w > 0.0).map(|(c, w)| c / w);
     v.fsck_bound = v
         .fsck_cpu_share
         .map(|s| if s >= CPU_BOUND_SHARE { "cpu" } else { "io" }.to_string());
@@ -184,11 +197,16 @@ fn checker_figures(v: &mut Verdict, m: &Json, warnings: &mut Vec<String>) {
             s.unwrap_or(0)
         )),
     }
-    if scale != 1.0 {
-        warnings.push(format!(
-            "the checker's time and CPU are the host's multiplied by the time scale {}; its CPU share is the host's",
+    match (scale != 1.0, busy) {
+        (false, _) => {}
+        (true, Some(_)) => warnings.push(format!(
+            "the checker's time is the device's busy time multiplied by the time scale {} plus the host's own time between its requests (its CPU, not scaled)",
             num(scale)
-        ));
+        )),
+        (true, None) => warnings.push(format!(
+            "the checker's time is the host's multiplied by the time scale {} (its own CPU time too: the device's busy time is not known here)",
+            num(scale)
+        )),
     }
 }
 
@@ -248,5 +266,21 @@ impl Outcome for FsckOutcome {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model_time_s;
+
+    #[test]
+    fn only_the_devices_busy_time_is_stretched_by_the_scale() {
+        // 2 s on the host at scale 100, the device busy 150 s of model time (1.5 s of the
+        // host's): 0.5 s of the host's own time plus 150 s.
+        assert!((model_time_s(2.0, 100.0, Some(150.0)) - 150.5).abs() < 1e-9);
+        // Unknown busy time: everything scaled, as before.
+        assert_eq!(model_time_s(2.0, 100.0, None), 200.0);
+        // At scale 1 both agree.
+        assert_eq!(model_time_s(2.0, 1.0, Some(1.5)), 2.0);
     }
 }
