@@ -25,6 +25,39 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("zfs", "zpool", ""),
 ];
 
+/// Debian's package of each mkfs program, and whether scripts/install-deps.sh installs it.
+const PACKAGES: &[(&str, &str, bool)] = &[
+    ("mkfs.ext2", "e2fsprogs", true),
+    ("mkfs.ext3", "e2fsprogs", true),
+    ("mkfs.ext4", "e2fsprogs", true),
+    ("mkfs.xfs", "xfsprogs", true),
+    ("mkfs.btrfs", "btrfs-progs", true),
+    ("mkfs.f2fs", "f2fs-tools", false),
+    ("mkfs.jfs", "jfsutils", false),
+    ("mkfs.vfat", "dosfstools", false),
+    ("mkfs.exfat", "exfatprogs", false),
+    ("zpool", "zfsutils-linux", false),
+];
+
+/// What to do about a missing mkfs program: the project's install script when it installs the
+/// program's package, else the package to install.
+fn install_hint(prog: &str) -> String {
+    match PACKAGES.iter().find(|(p, _, _)| *p == prog) {
+        Some((_, _, true)) => "run scripts/install-deps.sh".into(),
+        Some((_, pkg, false)) => format!("install Debian's {pkg}"),
+        None => format!("install {prog}"),
+    }
+}
+
+/// Why the running kernel cannot mount `fs`: nothing to install on the host helps.
+fn kernel_lacks(fs: &str) -> String {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "filesystem {fs} is not available here: this kernel ({}) has no {fs} ({fs} is not in /proc/filesystems and no {fs} module can be loaded), so installing its tools would not help",
+        release.trim()
+    )
+}
+
 /// Whether the running kernel has `fs` (in /proc/filesystems, or as a loadable module).
 fn kernel_has(fs: &str) -> bool {
     let listed = std::fs::read_to_string("/proc/filesystems")
@@ -76,12 +109,14 @@ pub fn check_mount_options(options: &str) -> Result<(), String> {
 /// The mkfs program for `fs`, or why it cannot be built here.
 pub fn mkfs_program(fs: &str) -> Result<(&'static str, &'static str), StackError> {
     let (prog, force) = known(fs).map_err(StackError::Invalid)?;
-    if !sys::have(prog) {
-        return Err(StackError::Unavailable(format!("filesystem {fs} is not available here: {prog} is not installed (run scripts/install-deps.sh)")));
-    }
+    // The kernel first: without it, the tools would not help.
     if !kernel_has(fs) {
+        return Err(StackError::Unavailable(kernel_lacks(fs)));
+    }
+    if !sys::have(prog) {
         return Err(StackError::Unavailable(format!(
-            "filesystem {fs} is not available here: the kernel has no {fs} support"
+            "filesystem {fs} is not available here: {prog} is not installed ({})",
+            install_hint(prog)
         )));
     }
     Ok((prog, force))
@@ -281,6 +316,23 @@ mod tests {
             e.contains("unknown filesystem 'reiserfs'") && e.contains("ext4"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_filesystem_this_kernel_lacks_says_it_is_the_kernel() {
+        // Whichever of these this kernel lacks: the reason is the kernel, not a missing tool.
+        for fs in ["jfs", "f2fs", "zfs"] {
+            if kernel_has(fs) {
+                continue;
+            }
+            let e = mkfs_program(fs).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("has no {fs}")) && !e.contains("install-deps"),
+                "{e}"
+            );
+        }
+        assert_eq!(install_hint("mkfs.xfs"), "run scripts/install-deps.sh");
+        assert_eq!(install_hint("mkfs.jfs"), "install Debian's jfsutils");
     }
 
     #[test]
