@@ -83,6 +83,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
     expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
     presets: super::cards::CARDS,
+    preset_key: "card",
 };
 
 /// Parameters of a flash card, in base units (bytes, seconds, bytes per second).

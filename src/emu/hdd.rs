@@ -2,7 +2,10 @@
 //! stroke, the platter's rotational phase on the model's timeline, zoned transfer rates) plus
 //! the drive's buffer (read segments with read-ahead and look-behind: what passed under the head
 //! while it waited for a sector; optional write-back with flush) and a
-//! command queue. The disk is generic over a [`Translation`] from logical to physical
+//! command queue (NCQ): the drive accepts up to `queue_depth` commands at once, so a read
+//! waiting for the media does not hold back the writes behind it, which go to the write-back
+//! buffer, and the media serves reads and the buffer's destages in the order they came: a read
+//! waits behind the writes buffered before it ([`Disk::admit`]). The disk is generic over a [`Translation`] from logical to physical
 //! placement, so the `smr` model reuses all of it with its own translation layer.
 
 use super::model::PROBE_RANDOM_IO;
@@ -18,6 +21,8 @@ const CYLINDERS: f64 = 200_000.0;
 const SEGMENTS: usize = 16;
 /// Commands the write-back buffer holds at most.
 const WB_SLOTS: usize = 64;
+/// The deepest command queue a drive may have (SATA NCQ: 32; SAS: more).
+const MAX_QUEUE: usize = 256;
 /// A rotational wait this close to a whole revolution counts as none (rounding of the timeline
 /// to whole nanoseconds must not cost a sequential transfer a revolution).
 const ROT_SLACK_NS: f64 = 1_000.0;
@@ -106,6 +111,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "16MiB",
         "dirty data the write-back buffer holds",
     ),
+    ParamSpec::new(
+        "queue_depth",
+        Kind::Count,
+        "32",
+        "commands the drive accepts at once (NCQ); 1: each waits for the one before to complete",
+    ),
 ];
 
 /// The `hdd` model.
@@ -115,7 +126,8 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     params: &[PARAMS],
     build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
     expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
-    presets: &[],
+    presets: super::twins::DRIVES,
+    preset_key: "drive",
 };
 
 /// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).
@@ -135,6 +147,7 @@ pub struct HddParams {
     pub readahead: u64,
     pub write_back: bool,
     pub write_buffer: u64,
+    pub queue_depth: u64,
 }
 
 impl HddParams {
@@ -155,6 +168,7 @@ impl HddParams {
             readahead: v.u64("readahead"),
             write_back: v.bool("write_back"),
             write_buffer: v.u64("write_buffer"),
+            queue_depth: v.u64("queue_depth"),
         }
     }
 
@@ -177,6 +191,12 @@ impl HddParams {
         }
         if self.overhead.is_nan() || self.overhead < 0.0 {
             return Err(ModelError::new("overhead", "must be 0 or more"));
+        }
+        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE as u64 {
+            return Err(ModelError::new(
+                "queue_depth",
+                format!("must be from 1 to {MAX_QUEUE}"),
+            ));
         }
         if self.write_back && self.write_buffer == 0 {
             return Err(ModelError::new(
@@ -590,7 +610,14 @@ pub struct Disk<T: Translation> {
     seg_max: u64,
     overhead_ns: f64,
     iface: f64,
-    busy_until: u64,
+    /// When the host interface is free for the next command's transfer.
+    iface_free: u64,
+    /// The latest completion of any command so far.
+    replied: u64,
+    /// Completion times of the commands in the drive's queue (the first `queue_len`).
+    queue: [u64; MAX_QUEUE],
+    queue_len: usize,
+    queue_depth: usize,
     mech_free: u64,
     segs: [Segment; SEGMENTS],
     /// Index of the segment still reading ahead, or SEGMENTS for none.
@@ -635,7 +662,11 @@ impl<T: Translation> Disk<T> {
             seg_max: (p.buffer / SEGMENTS as u64).max(1),
             overhead_ns: p.overhead * 1e9,
             iface: p.iface_rate * 1e-9,
-            busy_until: 0,
+            iface_free: 0,
+            replied: 0,
+            queue: [0; MAX_QUEUE],
+            queue_len: 0,
+            queue_depth: p.queue_depth.clamp(1, MAX_QUEUE as u64) as usize,
             mech_free: 0,
             segs: [Segment::default(); SEGMENTS],
             active: SEGMENTS,
@@ -686,15 +717,19 @@ impl<T: Translation> Disk<T> {
         {
             self.st.read_hits += 1;
             let g = &mut self.segs[i];
-            let done =
-                (s + self.overhead_ns as u64 + (len as f64 / self.iface) as u64).max(g.ready(end));
+            let sent = s + self.overhead_ns as u64 + (len as f64 / self.iface) as u64;
+            let done = sent.max(g.ready(end));
             g.used = self.clock;
             if i == self.active {
                 g.end = g.end.max(end + self.readahead);
                 g.start = g.start.max(g.end.saturating_sub(self.seg_max));
             }
+            // Data still to come from the media does not hold the interface: the drive
+            // takes other commands meanwhile (a queued command disconnects).
+            self.iface_free = sent;
             return done;
         }
+        self.iface_free = s + self.overhead_ns as u64;
         let ms = (s + self.overhead_ns as u64).max(self.mech_free);
         self.stop_readahead(ms);
         self.last_destage = None;
@@ -730,6 +765,7 @@ impl<T: Translation> Disk<T> {
                 }
             }
         }
+        self.iface_free = s + self.host_ns(len) as u64;
         if !self.write_back || len > self.write_buffer {
             let ms = (s + self.overhead_ns as u64).max(self.mech_free);
             self.stop_readahead(ms);
@@ -813,11 +849,49 @@ impl<T: Translation> Disk<T> {
         self.wb_len = 0;
         self.wb_dirty = 0;
         let done = s + self.overhead_ns as u64;
-        if self.write_back {
+        let done = if self.write_back {
             done.max(self.mech_free)
         } else {
             done
+        };
+        // Not a queued command: nothing else starts before it completes.
+        self.iface_free = done;
+        done
+    }
+
+    /// When a command arriving at `now` enters the drive: at once while its queue has room,
+    /// else when the earliest queued command completes; and not before the interface is free.
+    /// With `queue_depth` 1 each command waits for the one before it to complete.
+    fn admit(&mut self, now: u64) -> u64 {
+        let mut s = now;
+        loop {
+            let q = &mut self.queue[..self.queue_len];
+            let mut i = 0;
+            let mut len = q.len();
+            while i < len {
+                if q[i] <= s {
+                    len -= 1;
+                    q.swap(i, len);
+                } else {
+                    i += 1;
+                }
+            }
+            self.queue_len = len;
+            if len < self.queue_depth {
+                break;
+            }
+            s = q[..len].iter().copied().min().unwrap_or(s);
         }
+        s.max(self.iface_free)
+    }
+
+    /// `done` joins the queue's completion times.
+    fn enqueue(&mut self, done: u64) {
+        if self.queue_len < MAX_QUEUE {
+            self.queue[self.queue_len] = done;
+            self.queue_len += 1;
+        }
+        self.replied = self.replied.max(done);
     }
 }
 
@@ -825,7 +899,7 @@ impl<T: Translation> Disk<T> {
     /// Does the translation layer's background work due between the end of the last request
     /// and `now_ns`.
     fn catch_up(&mut self, now_ns: u64) {
-        let idle_since = self.busy_until.max(self.mech_free);
+        let idle_since = self.replied.max(self.mech_free);
         if now_ns > idle_since {
             let free = self.stl.idle(&mut self.mech, idle_since, now_ns);
             if free > idle_since {
@@ -841,11 +915,11 @@ impl<T: Translation> DeviceModel for Disk<T> {
     fn background(&mut self, now_ns: u64) -> Background {
         self.catch_up(now_ns);
         // Destages of the write-back buffer and cleaning in progress end at `mech_free`.
-        let until = self.busy_until.max(self.mech_free);
+        let until = self.replied.max(self.mech_free);
         Background {
             pending: until > now_ns || self.stl.pending(),
             idle_at_ns: until,
-            host_done_ns: self.busy_until,
+            host_done_ns: self.replied,
             worked_ns: self.stl.worked_ns(),
         }
     }
@@ -860,7 +934,11 @@ impl<T: Translation> DeviceModel for Disk<T> {
 
     fn service(&mut self, now_ns: u64, req: Request) -> Response {
         self.catch_up(now_ns);
-        let s = now_ns.max(self.busy_until);
+        let mut s = self.admit(now_ns);
+        if req.kind == ReqKind::Flush {
+            // A flush waits for every queued command.
+            s = s.max(self.replied);
+        }
         // Requests past the end transfer nothing (the server rejects them; never index past it).
         let mut req = req;
         req.offset = req.offset.min(self.capacity);
@@ -871,11 +949,15 @@ impl<T: Translation> DeviceModel for Disk<T> {
             ReqKind::Flush => self.flush(s),
             ReqKind::Discard => {
                 self.st.discards += 1;
-                s + self.overhead_ns as u64
+                self.iface_free = s + self.overhead_ns as u64;
+                self.iface_free
             }
-            ReqKind::Read | ReqKind::Write => s + self.overhead_ns as u64,
+            ReqKind::Read | ReqKind::Write => {
+                self.iface_free = s + self.overhead_ns as u64;
+                self.iface_free
+            }
         };
-        self.busy_until = done;
+        self.enqueue(done);
         Response {
             done_ns: done,
             errno: 0,
@@ -955,355 +1037,5 @@ pub(crate) fn expect_on(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::rng::SplitMix64;
-
-    fn req(kind: ReqKind, offset: u64, len: u64) -> Request {
-        Request { kind, offset, len }
-    }
-
-    fn curve() -> SeekCurve {
-        let p = HddParams::default();
-        SeekCurve::fit(p.track_to_track, p.avg_seek, p.full_stroke).unwrap()
-    }
-
-    #[test]
-    fn seek_is_monotone_in_distance_and_bounded_by_full_stroke() {
-        let c = curve();
-        let mut last = 0.0;
-        for i in 1..=10_000 {
-            let t = c.time(i as f64 / 10_000.0);
-            assert!(t >= last, "seek shrinks at {i}");
-            assert!(t <= 0.017 + 1e-12);
-            last = t;
-        }
-        assert!((c.time(1.0) - 0.017).abs() < 1e-9);
-        assert!((c.time(1.0 / CYLINDERS) - 0.0008).abs() < 1e-9);
-    }
-
-    #[test]
-    fn seek_curve_mean_matches_average_seek_and_numeric_integral() {
-        let c = curve();
-        assert!((c.mean() - 0.0085).abs() < 1e-9, "mean {}", c.mean());
-        assert!(
-            (c.mean_over(1.0) - c.mean()).abs() < 2e-6,
-            "{} vs {}",
-            c.mean_over(1.0),
-            c.mean()
-        );
-        assert!(c.knee() > 0.0 && c.knee() < 1.0);
-    }
-
-    #[test]
-    fn impossible_average_seek_is_rejected() {
-        let e = SeekCurve::fit(0.0008, 0.0161, 0.017).unwrap_err();
-        assert_eq!(e.param, "avg_seek");
-        assert!(SeekCurve::fit(0.0008, 0.009, 0.0085).is_err());
-    }
-
-    #[test]
-    fn rotational_wait_is_within_one_revolution() {
-        let m = Mechanics::new(&HddParams::default(), 64 << 30).unwrap();
-        let mut r = SplitMix64::new(3);
-        for _ in 0..10_000 {
-            let w = m.rotation_ns(r.below(1 << 40) as f64, r.below(64 << 30));
-            assert!((0.0..m.rev_ns()).contains(&w));
-        }
-    }
-
-    #[test]
-    fn inner_zones_are_slower_than_outer() {
-        let p = HddParams::default();
-        let m = Mechanics::new(&p, p.capacity).unwrap();
-        let rates: Vec<f64> = (0..16).map(|i| m.rate_at(i * (p.capacity / 16))).collect();
-        assert!(rates.windows(2).all(|w| w[1] < w[0]));
-        assert!((rates[0] * 1e9 - 250e6).abs() < 1.0);
-        assert!((rates[15] * 1e9 - 120e6).abs() < 1.0);
-        let e = expect(&p, 1 << 20).unwrap();
-        assert!(e.seq_read_inner_mbs < e.seq_read_outer_mbs);
-    }
-
-    #[test]
-    fn requests_queue_behind_a_busy_disk() {
-        let mut d = Hdd::new(&HddParams::default()).unwrap();
-        let a = d.service(0, req(ReqKind::Read, 40 << 30, 4096));
-        let b = d.service(10, req(ReqKind::Read, 1 << 30, 4096));
-        assert!(b.done_ns > a.done_ns + 800_000);
-    }
-
-    /// Mean QD1 random 4 KiB read time of the model itself, requests spaced by up to `gap` ns
-    /// so none queues. (Read-ahead runs during the gaps; on a small disk long gaps would let it
-    /// cover a noticeable part of the disk, which the expectation, made for back-to-back
-    /// requests, leaves out.)
-    fn monte_carlo_random_read_ms(p: &HddParams, n: u64, gap: u64) -> f64 {
-        let mut d = Hdd::new(p).unwrap();
-        let mut r = SplitMix64::new(7);
-        let (mut now, mut sum) = (0u64, 0u64);
-        let blocks = p.capacity / 4096;
-        for _ in 0..n {
-            let done = d
-                .service(now, req(ReqKind::Read, r.below(blocks) * 4096, 4096))
-                .done_ns;
-            sum += done - now;
-            now = done + 1 + r.below(gap);
-        }
-        sum as f64 / n as f64 * 1e-6
-    }
-
-    #[test]
-    fn a_descending_walk_reads_from_what_passed_under_the_head() {
-        // 4 KiB reads walking down 64 blocks, as a directory walk does when the blocks lie in
-        // reverse order: after the first miss each block lies just below the last, which
-        // passed under the head while it waited for that one (look-behind), so most reads
-        // come from the buffer instead of waiting nearly a revolution each.
-        let p = HddParams::default();
-        let mut d = Hdd::new(&p).unwrap();
-        let top = 10u64 << 30;
-        let mut now = 0;
-        for i in 0..64u64 {
-            now = d
-                .service(now, req(ReqKind::Read, top - i * 4096, 4096))
-                .done_ns
-                + 1;
-        }
-        let hits = d.stats()["read_cache_hits"].as_u64().unwrap();
-        assert!(hits >= 32, "{hits} of 64 reads from the buffer");
-        let rev_ns = 60e9 / p.rpm;
-        assert!((now as f64) < 32.0 * rev_ns, "{now} ns for 64 reads");
-    }
-
-    #[test]
-    fn random_read_expectation_matches_monte_carlo() {
-        let p = HddParams::default();
-        let e = expect(&p, 1 << 20).unwrap();
-        let mc = monte_carlo_random_read_ms(&p, 100_000, 10_000_000);
-        assert!(
-            (mc / e.random_read_ms - 1.0).abs() < 0.01,
-            "model {mc} ms, expected {} ms",
-            e.random_read_ms
-        );
-        let small = HddParams {
-            capacity: 1 << 30,
-            ..HddParams::default()
-        };
-        let e = expect(&small, 1 << 20).unwrap();
-        let mc = monte_carlo_random_read_ms(&small, 50_000, 200_000);
-        assert!(
-            (mc / e.random_read_ms - 1.0).abs() < 0.015,
-            "model {mc} ms, expected {} ms",
-            e.random_read_ms
-        );
-    }
-
-    /// QD1 sequential throughput (MB/s) of `n` back-to-back transfers from `start` (writes
-    /// end with a flush, so data still in the write-back buffer counts).
-    fn sequential_mbs(d: &mut dyn DeviceModel, kind: ReqKind, start: u64, io: u64, n: u64) -> f64 {
-        let mut now = d.service(0, req(kind, start, io)).done_ns;
-        let t0 = now;
-        for i in 1..=n {
-            now = d.service(now, req(kind, start + i * io, io)).done_ns;
-        }
-        if kind == ReqKind::Write {
-            now = d.service(now, req(ReqKind::Flush, 0, 0)).done_ns;
-        }
-        (n * io) as f64 / (now - t0) as f64 * 1e3
-    }
-
-    #[test]
-    fn sequential_expectations_match_the_model() {
-        for write_back in [true, false] {
-            let p = HddParams {
-                write_back,
-                ..HddParams::default()
-            };
-            let e = expect(&p, 1 << 20).unwrap();
-            let inner = p.capacity - p.capacity / 100;
-            let r_out = sequential_mbs(&mut Hdd::new(&p).unwrap(), ReqKind::Read, 0, 1 << 20, 200);
-            let r_in = sequential_mbs(
-                &mut Hdd::new(&p).unwrap(),
-                ReqKind::Read,
-                inner,
-                1 << 20,
-                200,
-            );
-            let w = sequential_mbs(&mut Hdd::new(&p).unwrap(), ReqKind::Write, 0, 1 << 20, 400);
-            assert!(
-                (r_out / e.seq_read_outer_mbs - 1.0).abs() < 0.01,
-                "{r_out} vs {e:?}"
-            );
-            assert!(
-                (r_in / e.seq_read_inner_mbs - 1.0).abs() < 0.01,
-                "{r_in} vs {e:?}"
-            );
-            assert!(
-                (w / e.seq_write_mbs - 1.0).abs() < 0.02,
-                "wb {write_back}: {w} vs {e:?}"
-            );
-        }
-    }
-
-    /// QD1 sequential writes of `io` bytes, each split in two pieces that reach the model
-    /// swapped, the second `skew` ns after the first (the loop device splits a 1 MiB request at
-    /// its segment limit and the server's threads race); ends with a flush. MB/s.
-    fn swapped_halves_mbs(p: &HddParams, io: u64, n: u64, skew: u64) -> (f64, Json) {
-        let mut d = Hdd::new(p).unwrap();
-        let half = io / 2;
-        let mut now = 0;
-        for i in 0..n {
-            let o = i * io;
-            let hi = d
-                .service(now, req(ReqKind::Write, o + half, io - half))
-                .done_ns;
-            let lo = d.service(now + skew, req(ReqKind::Write, o, half)).done_ns;
-            now = hi.max(lo);
-        }
-        now = d.service(now, req(ReqKind::Flush, 0, 0)).done_ns;
-        ((n * io) as f64 / now as f64 * 1e3, d.stats())
-    }
-
-    #[test]
-    fn write_back_destages_swapped_pieces_in_lba_order() {
-        let p = HddParams::default();
-        let e = expect(&p, 1 << 20).unwrap();
-        let (mbs, st) = swapped_halves_mbs(&p, 1 << 20, 400, 300_000);
-        assert!(
-            (mbs / e.seq_write_mbs - 1.0).abs() < 0.02,
-            "{mbs} MB/s vs {e:?}, {st}"
-        );
-        assert!(st["destages_merged"].as_u64().unwrap() > 350, "{st}");
-    }
-
-    #[test]
-    fn a_destage_already_started_is_not_replanned() {
-        // Upper half first on an idle disk: its destage starts as soon as it is in the
-        // buffer, before the lower half arrives, so the lower half costs a seek back.
-        let p = HddParams::default();
-        let mut d = Hdd::new(&p).unwrap();
-        let o = 10 << 30;
-        let hi = d.service(0, req(ReqKind::Write, o + (512 << 10), 512 << 10));
-        let lo = d.service(hi.done_ns + 1, req(ReqKind::Write, o, 512 << 10));
-        assert!(lo.done_ns > hi.done_ns);
-        assert_eq!(d.stats()["destages_merged"], 0);
-        // Without write-back nothing is buffered, so nothing can be replanned either.
-        let (mbs, st) = swapped_halves_mbs(
-            &HddParams {
-                write_back: false,
-                ..p
-            },
-            1 << 20,
-            50,
-            300_000,
-        );
-        assert_eq!(st["destages_merged"], 0);
-        assert!(mbs < 150.0, "{mbs}");
-    }
-
-    #[test]
-    fn a_read_between_pieces_stops_the_replanning() {
-        let p = HddParams::default();
-        let mut d = Hdd::new(&p).unwrap();
-        // Fill the buffer so destages are planned far ahead.
-        let mut now = 0;
-        for i in 0..8u64 {
-            now = d
-                .service(now, req(ReqKind::Write, i << 20, 1 << 20))
-                .done_ns;
-        }
-        let o = 8u64 << 20;
-        d.service(now, req(ReqKind::Write, o + (512 << 10), 512 << 10));
-        d.service(now + 10, req(ReqKind::Read, 40 << 30, 4096));
-        d.service(now + 20, req(ReqKind::Write, o, 512 << 10));
-        assert_eq!(d.stats()["destages_merged"], 0);
-    }
-
-    #[test]
-    fn random_write_expectation_matches_the_model() {
-        for write_back in [true, false] {
-            let p = HddParams {
-                write_back,
-                ..HddParams::default()
-            };
-            let e = expect(&p, 1 << 20).unwrap();
-            let mut d = Hdd::new(&p).unwrap();
-            let mut r = SplitMix64::new(11);
-            let blocks = p.capacity / 4096;
-            let mut now = 0;
-            let n = 20_000;
-            for _ in 0..1000 {
-                now = d
-                    .service(now, req(ReqKind::Write, r.below(blocks) * 4096, 4096))
-                    .done_ns;
-            }
-            let t0 = now;
-            for _ in 0..n {
-                now = d
-                    .service(now, req(ReqKind::Write, r.below(blocks) * 4096, 4096))
-                    .done_ns;
-            }
-            let iops = n as f64 / (now - t0) as f64 * 1e9;
-            assert!(
-                (iops / e.random_write_iops - 1.0).abs() < 0.02,
-                "wb {write_back}: {iops} vs {e:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn requests_past_the_end_do_not_panic() {
-        let p = HddParams::default();
-        let mut hdd = Hdd::new(&p).unwrap();
-        let mut smr = crate::emu::smr::new(&p, &Default::default()).unwrap();
-        for d in [&mut hdd as &mut dyn DeviceModel, &mut smr] {
-            for kind in [ReqKind::Read, ReqKind::Write] {
-                let r = d.service(0, req(kind, p.capacity - 4096, 1 << 20));
-                assert!(r.done_ns > 0);
-                d.service(r.done_ns, req(kind, p.capacity + (1 << 30), 4096));
-            }
-        }
-    }
-
-    #[test]
-    fn write_back_is_background_work_until_destaged() {
-        let mut d = Hdd::new(&HddParams::default()).unwrap();
-        let ack = d.service(0, req(ReqKind::Write, 1 << 30, 64 << 10)).done_ns;
-        let b = d.background(ack);
-        assert!(b.pending && b.idle_at_ns > ack, "{b:?}");
-        let later = d.background(b.idle_at_ns);
-        assert_eq!(
-            later,
-            Background {
-                pending: false,
-                idle_at_ns: b.idle_at_ns,
-                host_done_ns: ack,
-                worked_ns: 0,
-            }
-        );
-        let f = d
-            .service(b.idle_at_ns + 1, req(ReqKind::Flush, 0, 0))
-            .done_ns;
-        assert!(!d.background(f).pending);
-    }
-
-    #[test]
-    fn flush_drains_the_write_back_buffer() {
-        let mut d = Hdd::new(&HddParams::default()).unwrap();
-        let w = d.service(0, req(ReqKind::Write, 10 << 30, 4096)).done_ns;
-        assert!(w < 200_000, "write-back acknowledges from the buffer: {w}");
-        let f = d.service(w, req(ReqKind::Flush, 0, 0)).done_ns;
-        assert!(f > 1_000_000, "flush waits for the destage: {f}");
-        let f2 = d.service(f, req(ReqKind::Flush, 0, 0)).done_ns;
-        assert!(f2 - f < 200_000);
-    }
-
-    #[test]
-    fn read_ahead_serves_the_next_sequential_read() {
-        let mut d = Hdd::new(&HddParams::default()).unwrap();
-        let a = d.service(0, req(ReqKind::Read, 5 << 30, 65536)).done_ns;
-        let b = d
-            .service(a + 5_000_000, req(ReqKind::Read, (5 << 30) + 65536, 65536))
-            .done_ns;
-        assert!(b - (a + 5_000_000) < 300_000);
-        assert!(d.stats()["read_cache_hits"] == 1);
-    }
-}
+#[path = "hdd_tests.rs"]
+mod tests;

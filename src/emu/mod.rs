@@ -21,6 +21,7 @@ pub use reqlog::mono_now_ns;
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};
 pub mod cards;
+pub mod closed_loop;
 pub mod fault;
 pub mod flash;
 pub mod hdd;
@@ -28,6 +29,7 @@ pub mod null;
 pub mod smr;
 pub mod spec;
 pub mod ssd;
+pub mod twins;
 
 pub use model::ModelDescriptor;
 pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};

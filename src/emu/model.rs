@@ -131,12 +131,12 @@ pub struct ModelDescriptor {
     pub build: fn(&Params) -> Result<Box<dyn DeviceModel>, ModelError>,
     /// What a seeker-style probe should measure, with sequential transfers of the given bytes.
     pub expect: fn(&Params, u64) -> Result<Expectations, ModelError>,
-    /// Named sets of parameter values (`card=lexar`), chosen with [`PRESET_KEY`]; empty for most.
+    /// Named sets of parameter values (`card=lexar`), chosen with `preset_key`; empty for most.
     pub presets: &'static [Preset],
+    /// The key that chooses a preset in a spec (`card` in `emu:flash,card=lexar`, `drive` in
+    /// `emu:hdd,drive=wd80emaz`).
+    pub preset_key: &'static str,
 }
-
-/// The key that chooses a model's preset in a spec (`emu:flash,card=lexar`).
-pub const PRESET_KEY: &str = "card";
 
 /// A named set of parameter values of one model: a spec naming it starts from these values,
 /// and keys it also names override them.

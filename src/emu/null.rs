@@ -21,6 +21,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     build: |v| Ok(Box::new(Null::new(v.u64("size")))),
     expect: |_, _| Ok(expect()),
     presets: &[],
+    preset_key: "drive",
 };
 
 /// The no-delay model.

@@ -52,6 +52,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
         )
     },
     presets: &[],
+    preset_key: "drive",
 };
 
 /// Parameters of the shingled translation layer.

@@ -5,7 +5,7 @@
 
 use super::autoscale::{self, AutoScale, AUTO_IO};
 use super::fault::{Fault, FaultParams};
-use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError, Preset, PRESET_KEY};
+use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError, Preset};
 use super::{flash, hdd, null, smr, ssd};
 use crate::cause::{Cause, HasCause};
 use crate::params::{parse_value, Kind, ParamSpec, Params, Value};
@@ -153,13 +153,14 @@ impl ModelSpec {
             })
             .collect::<Result<Vec<_>, _>>()?;
         // A preset first, wherever it is written, so the keys beside it override it.
-        for (_, val) in pairs.iter().filter(|(k, _)| *k == PRESET_KEY) {
+        let preset_key = model.preset_key;
+        for (_, val) in pairs.iter().filter(|(k, _)| *k == preset_key) {
             if !model.presets.is_empty() {
                 spec.apply_preset(val)?;
             }
         }
         for (key, val) in pairs {
-            if key == PRESET_KEY && !model.presets.is_empty() {
+            if key == preset_key && !model.presets.is_empty() {
                 continue;
             }
             if key == FAIL_RANGE.name {
@@ -186,11 +187,9 @@ impl ModelSpec {
         let presets = self.model.presets;
         let Some(p) = presets.iter().find(|p| p.name == name) else {
             let names = presets.iter().map(|p| p.name).collect::<Vec<_>>();
-            let message = format!(
-                "unknown {PRESET_KEY} '{name}'; allowed: {}",
-                names.join(", ")
-            );
-            return Err(self.invalid(PRESET_KEY, message));
+            let key = self.model.preset_key;
+            let message = format!("unknown {key} '{name}'; allowed: {}", names.join(", "));
+            return Err(self.invalid(key, message));
         };
         for (key, val) in p.values {
             self.assign(key, val)?;
@@ -221,7 +220,7 @@ impl ModelSpec {
                 .chain(COMMON)
                 .map(|d| d.name)
                 .chain([FAIL_RANGE.name])
-                .chain((!self.model.presets.is_empty()).then_some(PRESET_KEY))
+                .chain((!self.model.presets.is_empty()).then_some(self.model.preset_key))
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(SpecError::UnknownKey {
@@ -311,7 +310,7 @@ impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.model.name)?;
         if let Some(p) = self.preset {
-            write!(f, ",{PRESET_KEY}={}", p.name)?;
+            write!(f, ",{}={}", self.model.preset_key, p.name)?;
         }
         for (n, v) in self.values.entries().iter().chain(self.common.entries()) {
             write!(f, ",{n}={v}")?;
@@ -370,7 +369,7 @@ pub fn model_table() -> Vec<ModelParamRow> {
     for m in MODELS.iter().filter(|m| !m.presets.is_empty()) {
         rows.extend(m.presets.iter().map(|p| ModelParamRow {
             model: m.name,
-            parameter: PRESET_KEY,
+            parameter: m.preset_key,
             default: p.name,
             unit: "preset",
             meaning: p.summary,
@@ -520,7 +519,7 @@ mod tests {
                 .iter()
                 .any(|r| r.model == m.name && r.parameter == "size"));
         }
-        let plain = |r: &&ModelParamRow| r.parameter != "fail_range" && r.parameter != PRESET_KEY;
+        let plain = |r: &&ModelParamRow| r.parameter != "fail_range" && r.unit != "preset";
         for r in rows.iter().filter(plain) {
             let def = MODELS
                 .iter()

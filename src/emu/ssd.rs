@@ -58,6 +58,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
     build: |v| Ok(Box::new(Flash::new(&FlashParams::from_values(v))?)),
     expect: |v, seq_io| expect(&FlashParams::from_values(v), seq_io),
     presets: &[],
+    preset_key: "drive",
 };
 
 #[cfg(test)]

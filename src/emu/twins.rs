@@ -1,0 +1,80 @@
+//! Device twins: presets of the disk models standing for the seeds' real drives
+//! (`emu:hdd,drive=wd80emaz`). A twin is calibrated on its seed's device-level figures only
+//! (raw partitions, no filesystem); what a filesystem then does on it is a prediction. Every
+//! value cites where it comes from; keys written beside the preset override it.
+//!
+//! **`wd80emaz`, seed 000's drive** (the shucked WD 8 TB white-label drive, "generally
+//! comparable to the WD Red drives"):
+//! - From the WD Red datasheet (8 TB, 256 MB cache model): 5400 rpm class, a sustained
+//!   transfer rate up to 198 MB/s (the outer zone). The inner zone at 95 MB/s is about half the
+//!   outer, the ratio of the zoned recording of drives of that generation.
+//! - Calibrated on the seed's raw-partition row (8 record and 2 playback streams of 1 MiB at
+//!   queue depth 1 each, the disk split in ten, mq-deadline, which passes ten requests straight
+//!   to a drive that queues 32): a 5 s record window of ~200 ms, 1 MB reads of ~400 ms on
+//!   average, and the playback streams taking twice as long as the record streams. Two values
+//!   are fitted to those three figures, nothing else:
+//!   - `avg_seek` 12 ms (full stroke 24 ms): sets the time per request, ~22 ms, and so the
+//!     record window (the seed's 2048 writes in ~400 s per record stream).
+//!   - `write_buffer` 8 MiB: the dirty data the drive's write-back buffer holds. With command
+//!     queueing the writers keep it full, and a read waits for the writes buffered before it
+//!     (see [`super::hdd`]): this is what makes a read take twice a write, and the buffer size
+//!     sets that ratio. The datasheet's 256 MB is the whole cache (read segments included).
+//! - The closed-loop run of the model ([`super::closed_loop::hammer`]) gives a 202 ms window,
+//!   389 ms reads and a ratio of 1.99. The seed's worst playback figure (~750 ms) is not
+//!   reached: in arrival order the number of writes ahead of a read barely varies, so the
+//!   model's worst read is ~440 ms. A drive that reorders its queue (rotational position
+//!   ordering with command aging) starves the reads at the platter's edges now and then; the
+//!   model serves in arrival order and does not.
+//! - Logical capacity maps onto the full stroke, so the default 16 GiB seeks like the 8 TB disk.
+
+use super::model::Preset;
+
+/// The drives of the seeds, as presets of `hdd`.
+pub static DRIVES: &[Preset] = &[Preset {
+    name: "wd80emaz",
+    summary: "WD 8 TB white label (WD80EMAZ, seed 000): 5400 rpm, calibrated on the seed's raw row",
+    values: &[
+        ("size", "16GiB"),
+        ("rpm", "5400"),
+        ("avg_seek", "12ms"),
+        ("full_stroke", "24ms"),
+        ("outer_rate", "198"),
+        ("inner_rate", "95"),
+        ("buffer", "256MiB"),
+        ("write_back", "true"),
+        ("write_buffer", "8MiB"),
+        ("queue_depth", "32"),
+    ],
+}];
+
+#[cfg(test)]
+mod tests {
+    use crate::emu::closed_loop::{hammer, Hammer};
+    use crate::emu::ModelSpec;
+
+    fn within(x: f64, seed: f64, tol: f64) -> bool {
+        (x / seed - 1.0).abs() <= tol
+    }
+
+    #[test]
+    fn the_wd_twin_has_seed_000s_raw_partition_figures() {
+        let s = ModelSpec::parse("hdd,drive=wd80emaz").unwrap();
+        let mut m = (s.model.build)(&s.values).unwrap();
+        let f = hammer(m.as_mut(), &Hammer::seed_000());
+        assert!(within(f.record_window_ms, 200.0, 0.10), "{f:?}");
+        assert!(within(f.read_mean_ms, 400.0, 0.10), "{f:?}");
+        assert!(within(f.time_ratio, 2.0, 0.10), "{f:?}");
+        assert!(s.to_string().starts_with("hdd,drive=wd80emaz,"), "{s}");
+    }
+
+    #[test]
+    fn drive_keys_override_the_preset_and_unknown_drives_name_the_allowed() {
+        let s = ModelSpec::parse("hdd,size=1GiB,drive=wd80emaz").unwrap();
+        assert_eq!(s.values.u64("size"), 1 << 30);
+        assert_eq!(s.values.u64("write_buffer"), 8 << 20);
+        let e = ModelSpec::parse("hdd,drive=st8000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wd80emaz"), "{e}");
+    }
+}
