@@ -157,7 +157,7 @@ fn resume_refuses_a_different_study() {
     let msg = e.to_string();
     assert!(matches!(e, StudyError::Mismatch { .. }), "{msg}");
     assert!(
-        msg.contains("parameter samples = 256 then, 2048 now"),
+        msg.contains("parameter samples = 64 then, 2048 now"),
         "{msg}"
     );
     let only = Options {
@@ -182,7 +182,7 @@ fn resume_names_a_changed_device() {
     let msg = resume(&r.root, &dvr(&other)).unwrap_err().to_string();
     assert!(
         msg.contains(
-            "stack 'raw-partitions' devices [emu:hdd,size=16GiB] then, [image:size=4GiB] now"
+            "stack 'raw-partitions' devices [emu:hdd,drive=wd80emaz] then, [image:size=4GiB] now"
         ),
         "{msg}"
     );
