@@ -47,6 +47,9 @@ impl FigureSpec {
 pub struct VerdictFigures {
     pub values: Vec<Option<f64>>,
     pub meets_target: Option<bool>,
+    /// Why the figures cannot be what the stack does (above what its drives can physically
+    /// take, say): such a trial is marked and never ranked.
+    pub impossible: Option<String>,
 }
 
 /// A number with 3 significant digits or so, no exponent: the precision every comparison

@@ -83,6 +83,7 @@ pub(crate) mod example {
             Ok(VerdictFigures {
                 values: vec![v.mbit, v.preroll],
                 meets_target: v.meets_target,
+                impossible: None,
             })
         }
 

@@ -61,7 +61,7 @@ pub fn rankings(tables: &[(String, VerdictTable)]) -> Option<Rankings> {
     }
     let mut stacks: Vec<String> = Vec::new();
     for (_, t) in tables {
-        for r in t.rows.iter().filter(|r| !r.baseline) {
+        for r in t.rows.iter().filter(|r| !r.unranked()) {
             if !stacks.contains(&r.stack) {
                 stacks.push(r.stack.clone());
             }
@@ -78,7 +78,7 @@ pub fn rankings(tables: &[(String, VerdictTable)]) -> Option<Rankings> {
             stacks
                 .iter()
                 .map(|s| {
-                    let r = t.rows.iter().find(|r| &r.stack == s && !r.baseline)?;
+                    let r = t.rows.iter().find(|r| &r.stack == s && !r.unranked())?;
                     r.estimates.first()?.as_ref().map(|e| sign * e.mean)
                 })
                 .collect()

@@ -2,8 +2,9 @@
 //! figure, the mean over repeats with its 95% confidence interval; pass/fail against the
 //! target; the best stack in each column by the figure's direction; and Welch's test of every
 //! other stack against the best on the headline (first) figure. Baseline stacks are shown and
-//! labelled but never ranked or tested. The terminal table, report.md and report.html all
-//! render this one table.
+//! labelled but never ranked or tested; so are stacks whose figures are impossible (above what
+//! their drives can physically do), marked with the cause. The terminal table, report.md and
+//! report.html all render this one table.
 
 use super::Better;
 use super::{num, FigureSpec, Rows, VerdictFigures};
@@ -78,6 +79,16 @@ pub struct StackRow {
     pub target: Target,
     /// Welch's test of this stack against the best on the headline figure.
     pub vs_best: Option<Welch>,
+    /// Why its figures are impossible, one per distinct cause over its repeats; such a row is
+    /// marked and never ranked.
+    pub impossible: Vec<String>,
+}
+
+impl StackRow {
+    /// Shown, never ranked or tested: a baseline, or figures that cannot be true.
+    pub fn unranked(&self) -> bool {
+        self.baseline || !self.impossible.is_empty()
+    }
 }
 
 /// Where a table is shown: text tables mark the best of a column with `*`, report.html in bold.
@@ -110,7 +121,7 @@ impl VerdictTable {
         if let Some(&reference) = best.first().and_then(|b| b.first()) {
             let against = rows[reference].values[0].clone();
             for (i, r) in rows.iter_mut().enumerate() {
-                if i != reference && !r.baseline {
+                if i != reference && !r.unranked() {
                     r.vs_best = compare::welch(&r.values[0], &against);
                 }
             }
@@ -174,6 +185,8 @@ impl VerdictTable {
         let r = &self.rows[i];
         let mut v = vec![if r.baseline {
             format!("{} (baseline)", r.stack)
+        } else if !r.impossible.is_empty() {
+            format!("{} (impossible ⚠)", r.stack)
         } else {
             r.stack.clone()
         }];
@@ -257,7 +270,15 @@ impl VerdictTable {
         } else {
             ""
         };
-        head + &stats + baseline
+        let mut impossible = String::new();
+        for r in self.rows.iter().filter(|r| !r.impossible.is_empty()) {
+            impossible.push_str(&format!(
+                " ⚠ {} is not ranked, its figures are impossible: {}.",
+                r.stack,
+                r.impossible.join("; ")
+            ));
+        }
+        head + &stats + baseline + &impossible
     }
 }
 
@@ -270,7 +291,14 @@ fn row(columns: &[FigureSpec], s: StackFigures) -> StackRow {
                 .collect()
         })
         .collect();
+    let mut impossible: Vec<String> = Vec::new();
+    for why in s.repeats.iter().filter_map(|r| r.impossible.clone()) {
+        if !impossible.contains(&why) {
+            impossible.push(why);
+        }
+    }
     StackRow {
+        impossible,
         repeats: s.repeats.len(),
         estimates: values.iter().map(|v| Estimate::of(v)).collect(),
         values,
@@ -287,7 +315,7 @@ fn best_rows(rows: &[StackRow], col: usize, better: Better) -> Vec<usize> {
     let means: Vec<(usize, f64)> = rows
         .iter()
         .enumerate()
-        .filter(|(_, r)| !r.baseline)
+        .filter(|(_, r)| !r.unranked())
         .filter_map(|(i, r)| r.estimates[col].map(|e| (i, e.mean)))
         .collect();
     if means.len() < 2 || means.iter().all(|(_, m)| *m == means[0].1) {
@@ -355,6 +383,7 @@ mod tests {
                 .map(|&(m, p, met)| VerdictFigures {
                     values: vec![Some(m), Some(p)],
                     meets_target: Some(met),
+                    impossible: None,
                 })
                 .collect(),
         }
@@ -428,6 +457,30 @@ mod tests {
         );
         assert!(t.is_best_stack(0) && t.is_best_stack(1) && !t.is_best_stack(2));
         assert!(t.is_best(0, 1) && t.is_best(2, 1) && !t.is_best(1, 1));
+    }
+
+    #[test]
+    fn an_impossible_figure_is_marked_with_its_cause_and_never_best() {
+        let mut guest = stack("md-guest", false, &[(455.0, 0.1, true)]);
+        guest.repeats[0].impossible = Some("settled 455 MB/s is 1.55 of raw".into());
+        let t = VerdictTable::build(
+            COLUMNS,
+            vec![
+                stack("btrfs", false, &[(285.0, 1.0, true)]),
+                guest,
+                stack("xfs", false, &[(250.0, 1.2, true)]),
+            ],
+        );
+        assert!(t.is_best_stack(0), "the highest possible figure is best");
+        assert!(!t.is_best_stack(1) && !t.is_best(1, 1));
+        let rows = t.rows_text(Medium::Terminal);
+        assert_eq!(rows.rows[0][0], "★ btrfs");
+        assert_eq!(rows.rows[1][0], "md-guest (impossible ⚠)");
+        let note = t.method_note(Medium::Terminal);
+        assert!(
+            note.contains("md-guest is not ranked") && note.contains("1.55 of raw"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -58,6 +58,7 @@ impl KindReport for BurstReport {
                 v.peak_await_ms,
             ],
             meets_target: None,
+            impossible: None,
         })
     }
 

@@ -100,6 +100,7 @@ impl Verdict {
                 self.playback_completion_spread,
             ],
             meets_target: self.meets_target,
+            impossible: None,
         }
     }
 }

@@ -135,6 +135,7 @@ impl Verdict {
                 self.fill_files_per_s,
             ],
             meets_target: None,
+            impossible: None,
         }
     }
 }

@@ -132,6 +132,7 @@ impl Verdict {
                 self.lat_p999_us,
             ],
             meets_target: None,
+            impossible: None,
         }
     }
 }

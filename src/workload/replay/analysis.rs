@@ -160,6 +160,7 @@ impl KindReport for ReplayReport {
         crate::workload::figures_of(trial, |v: &Verdict| VerdictFigures {
             values: vec![v.total_s, v.lat_p99_ms, v.behind_max_s],
             meets_target: None,
+            impossible: None,
         })
     }
 

@@ -65,6 +65,7 @@ impl KindReport for SmallRandReport {
                 v.random_read_kB_s,
             ],
             meets_target: None,
+            impossible: None,
         })
     }
 

@@ -182,8 +182,13 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<StreamOutcome
         raw_fraction: None,
         intervals: full,
         kernel_cpu_pct: seen.kernel_cpu_pct_in(PHASE),
+        impossible: None,
     };
     verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
+    verdict.impossible = impossible(&verdict);
+    if let Some(why) = &verdict.impossible {
+        warnings.push(format!("{why}; the stack is not ranked"));
+    }
     caveats(p, &verdict, &streams, window, &mut warnings);
     Ok(StreamOutcome {
         interval_s: interval,
@@ -213,6 +218,30 @@ fn total(
             (None, None)
         }
     }
+}
+
+/// Why the verdict cannot be what the drives did: a sustained figure above the raw
+/// capability of the stack's share of the drives (raw_fraction above 1).
+fn impossible(v: &Verdict) -> Option<String> {
+    let (f, raw, level) = (v.raw_fraction?, v.raw_mb_s?, v.sustained()?);
+    if f <= 1.0 {
+        return None;
+    }
+    let what = if v.settled_mb_s.is_some() {
+        "settled"
+    } else {
+        "sustained"
+    };
+    let total = v
+        .total_mb_s
+        .map(|t| format!(" (with the final sync counted: {} MB/s)", num(t)))
+        .unwrap_or_default();
+    Some(format!(
+        "{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}: above what the drives can physically do, so the page cache, not the drives, absorbed the writers",
+        num(level),
+        num(f),
+        num(raw)
+    ))
 }
 
 /// Warnings about what the verdict rests on.
@@ -268,6 +297,9 @@ impl Outcome for StreamOutcome {
         }
         if let Some(f) = v.raw_fraction {
             parts.push(format!("{} of raw", num(f)));
+        }
+        if v.impossible.is_some() {
+            parts.push("IMPOSSIBLE (above the drives' raw capability; not ranked)".into());
         }
         if let Some(b) = v.burstiness {
             parts.push(format!("burstiness {}", num(b)));

@@ -95,6 +95,10 @@ pub struct Verdict {
     /// threads monitor did not run.
     #[serde(default)]
     pub kernel_cpu_pct: Option<f64>,
+    /// Why the sustained figure cannot be what the stack's drives took (raw_fraction above 1:
+    /// the page cache absorbed the writers); the stack is then marked and never ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impossible: Option<String>,
 }
 
 /// stream's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -164,6 +168,7 @@ impl Verdict {
                 self.kernel_cpu_pct,
             ],
             meets_target: None,
+            impossible: self.impossible.clone(),
         }
     }
 }

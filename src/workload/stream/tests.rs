@@ -181,6 +181,18 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     let p = params(&[("writers", "1"), ("raw_mb_s", "200")]);
     let v = analyze(&p, &set, &Seen::default()).unwrap().verdict;
     assert!((v.raw_fraction.unwrap() - 0.25).abs() < 1e-9);
+    assert!(v.impossible.is_none() && v.figures().impossible.is_none());
+    // Settling above what the drives can take raw is impossible: marked, with its cause.
+    let q = params(&[("writers", "1"), ("raw_mb_s", "40")]);
+    let out = analyze(&q, &set, &Seen::default()).unwrap();
+    let why = out.verdict.impossible.clone().unwrap();
+    assert!(why.contains("1.25 of the 40.0 MB/s"), "{why}");
+    assert_eq!(
+        out.verdict.figures().impossible.as_deref(),
+        Some(why.as_str())
+    );
+    assert!(out.warnings.iter().any(|w| w.contains("not ranked")));
+    assert!(out.verdict_line().contains("IMPOSSIBLE"));
     // A study's raw stack settled at 660 MB/s; a RAID10 over the same drives can use half.
     let reference = Reference {
         stack: "raw".into(),

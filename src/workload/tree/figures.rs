@@ -145,6 +145,7 @@ impl Verdict {
                 self.host_late_pct,
             ],
             meets_target: None,
+            impossible: None,
         }
     }
 
