@@ -233,8 +233,8 @@ fn run_built(
     });
     if built.time_scale != 1.0 {
         warnings.push(format!(
-            "times are the device model's: measured times multiplied by the time scale {} (so the host's own CPU time is multiplied too)",
-            crate::units::trim_float(built.time_scale)
+            "times are the device model's: measured times multiplied by the time scale {s}, so the host's own CPU time is multiplied by {s} too, and the kernel's timers, which run in host time (a filesystem's commit interval, the page cache's 30 s writeback expiry), last {s} times as long against the device's time; compare stacks at scale 1 where either matters",
+            s = crate::units::trim_float(built.time_scale)
         ));
     }
     let emulated = ledger.server_stats();

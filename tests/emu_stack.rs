@@ -108,7 +108,10 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
             "{fs}: mean record access {mean} ms is not a disk's"
         );
         assert!(
-            doc["warnings"].to_string().contains("time scale 20"),
+            doc["warnings"].to_string().contains("time scale 20")
+                && doc["warnings"]
+                    .to_string()
+                    .contains("kernel's timers, which run in host time"),
             "{}",
             doc["warnings"]
         );
