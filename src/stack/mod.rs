@@ -18,6 +18,7 @@ pub mod hash_seed;
 pub mod idle;
 pub mod ledger;
 pub mod md;
+pub mod memimage;
 pub mod provision;
 pub mod raw;
 pub mod resource;

@@ -9,7 +9,7 @@ use super::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use super::files::{self, FileLayout};
 use super::ledger::Ledger;
 use super::resource::Resource;
-use super::{dirty, fs, guard, md, raw, scheduler, sys, volume, zfs};
+use super::{dirty, fs, guard, md, memimage, raw, scheduler, sys, volume, zfs};
 use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Op, Placement, Plan};
@@ -169,6 +169,8 @@ struct Dev {
 struct Devs {
     data: Vec<Dev>,
     log: Option<Dev>,
+    /// Where the emulated devices' images are.
+    images: memimage::Placement,
 }
 
 impl Devs {
@@ -323,7 +325,16 @@ impl Builder<'_> {
             "scheduler_requested": self.spec.scheduler,
             "notices": notices,
         });
+        if devs.images.in_memory || devs.images.warning.is_some() {
+            let place = if devs.images.in_memory {
+                "memory"
+            } else {
+                "disk"
+            };
+            as_built["emulated_images"] = json!(place);
+        }
         let mut warnings = notices;
+        warnings.extend(devs.images.warning.clone());
         let volume = self.volume(&devs, &mut as_built)?;
         let log = devs.log.as_ref().map(|d| d.path.as_path());
         let laid = match self.spec.layout {
@@ -393,23 +404,34 @@ impl Builder<'_> {
         work: &Path,
     ) -> Result<Devs, StackError> {
         let partscan = self.spec.layout == LayoutKind::Partitions;
+        let emulated: u64 = devices
+            .iter()
+            .chain(logdev)
+            .filter_map(|d| match d {
+                DeviceSpec::Emu { model, .. } => Some(model.values.u64("size")),
+                _ => None,
+            })
+            .sum();
+        let images = memimage::place(emulated, work, self.ledger, self.actions)?;
         let mut data = Vec::new();
         for (i, d) in devices.iter().enumerate() {
-            data.push(self.attach(d, i, work, partscan)?);
+            data.push(self.attach(d, i, work, &images.dir, partscan)?);
         }
         let log = match logdev {
-            Some(l) => Some(self.attach(l, data.len(), work, false)?),
+            Some(l) => Some(self.attach(l, data.len(), work, &images.dir, false)?),
             None => None,
         };
-        Ok(Devs { data, log })
+        Ok(Devs { data, log, images })
     }
 
-    /// Attaches device number `index` of the stack; its files go in `work`.
+    /// Attaches device number `index` of the stack; its files go in `work`, an emulated
+    /// device's image in `images`.
     fn attach(
         &mut self,
         spec: &DeviceSpec,
         index: usize,
         work: &Path,
+        images: &Path,
         partscan: bool,
     ) -> Result<Dev, StackError> {
         let (mut backing, mut emulated) = (None, None);
@@ -422,7 +444,7 @@ impl Builder<'_> {
             DeviceSpec::Block(p) => self.attach_block(p)?,
             DeviceSpec::Emu { text, model } => {
                 let (image, mp) = (
-                    work.join(format!("emu{index}.img")),
+                    images.join(format!("emu{index}.img")),
                     work.join(format!("emu{index}")),
                 );
                 let attached = self.attach_emu(text, model, index, (&image, &mp), partscan)?;
