@@ -69,7 +69,11 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
         );
         assert_eq!(doc["stack"]["mount"]["fs_type"], fs);
         // A small emulated disk keeps its image in memory, so no reply waits for the host's disk.
-        assert_eq!(doc["stack"]["emulated_images"], "memory", "{}", doc["stack"]);
+        assert_eq!(
+            doc["stack"]["emulated_images"], "memory",
+            "{}",
+            doc["stack"]
+        );
         assert_eq!(doc["time_scale"], 20.0);
         let emu = &doc["stack"]["emulated"][0];
         assert_eq!(emu["model"], "hdd");

@@ -536,3 +536,59 @@ quick = { samples = "{4,8,12}" }"#,
     assert_eq!(key.as_deref(), Some("device"));
     assert!(message.contains("without its"), "{message}");
 }
+
+/// Bytes free to iotrial (statfs's f_bavail × block size, what it lays files out in) on a
+/// fresh filesystem made by `mkfs.ext4 -T largefile4` on a sparse image of `bytes`: the free
+/// blocks less the reserved ones and the clusters ext4 keeps back for delayed allocation (2%
+/// of the blocks, at most 4096).
+fn ext4_largefile4_free(bytes: u64) -> Option<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    std::fs::File::create(&img).unwrap().set_len(bytes).unwrap();
+    let mkfs = std::process::Command::new("mkfs.ext4")
+        .args(["-F", "-q", "-T", "largefile4"])
+        .arg(&img)
+        .status()
+        .ok()?;
+    assert!(mkfs.success(), "mkfs.ext4 failed");
+    let out = std::process::Command::new("dumpe2fs")
+        .arg("-h")
+        .arg(&img)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+    };
+    let held = field("Reserved block count:") + (field("Block count:") / 50).min(4096);
+    Some((field("Free blocks:") - held) * field("Block size:"))
+}
+
+#[test]
+fn builtin_dvr_regions_fit_ext4_on_its_twin() {
+    // Regression: regions of 1600 MiB on the 16 GiB twin left the file stacks no room on ext4.
+    let dvr = builtin::load("dvr").unwrap();
+    for (quick, bytes) in [(false, 16u64 << 30), (true, 4 << 30)] {
+        let opts = Options {
+            quick,
+            ..Options::default()
+        };
+        let exp = expand(&dvr, &opts).unwrap();
+        let t = exp.trials.iter().find(|t| t.stack.name == "ext4").unwrap();
+        let Some(free) = ext4_largefile4_free(bytes) else {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+            assert!(!ci, "mkfs.ext4 or dumpe2fs missing, and CI is set");
+            eprintln!("skipped builtin_dvr_regions_fit_ext4_on_its_twin: no mkfs.ext4 or dumpe2fs");
+            return;
+        };
+        let plan = t.workload_impl().plan(&t.params).unwrap();
+        let regions = iotrial::stack::files::region_lengths(&plan, free);
+        assert!(
+            regions.is_ok(),
+            "quick {quick}: {regions:?} bytes needed, {free} free"
+        );
+    }
+}
