@@ -19,10 +19,10 @@
 //!     queueing the writers keep it full, and a read waits for the writes buffered before it
 //!     (see [`super::hdd`]): this is what makes a read take twice a write, and the buffer size
 //!     sets that ratio. The datasheet's 256 MB is the whole cache (read segments included).
-//! - The closed-loop run of the model ([`super::closed_loop::hammer`]) gives a 202 ms window,
-//!   389 ms reads and a ratio of 1.99. The seed's worst playback figure (~750 ms) is not
+//! - The closed-loop run of the model ([`super::closed_loop::hammer`]) gives a 204 ms window,
+//!   391 ms reads and a ratio of 2.00. The seed's worst playback figure (~750 ms) is not
 //!   reached: in arrival order the number of writes ahead of a read barely varies, so the
-//!   model's worst read is ~440 ms. A drive that reorders its queue (rotational position
+//!   model's worst read is 447 ms. A drive that reorders its queue (rotational position
 //!   ordering with command aging) starves the reads at the platter's edges now and then; the
 //!   model serves in arrival order and does not.
 //! - Logical capacity maps onto the full stroke, so the default 16 GiB seeks like the 8 TB disk.
