@@ -49,10 +49,9 @@ fn the_built_in_study_has_the_seeds_stacks_in_its_order() {
     );
     assert!(out.contains("zfs set compression=off"), "{out}");
     assert!(out.contains("mkfs.btrfs -f -d raid10 -m raid10"), "{out}");
-    assert!(
-        out.contains("emu:hdd,size=8GiB,outer_rate=115,inner_rate=60"),
-        "{out}"
-    );
+    // The seed's drives' twin, its preset values written out.
+    assert!(out.contains("hdd,drive=sata2-2tb,size=8GiB,"), "{out}");
+    assert!(out.contains(",outer_rate=115,inner_rate=60,"), "{out}");
     assert_eq!(
         std::fs::read_dir(work.path()).unwrap().count(),
         0,
