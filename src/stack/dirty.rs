@@ -3,7 +3,8 @@
 //! what the stack writes back once that much is dirty, whatever the host's memory (a host's
 //! default, a fifth of its memory, takes a minute of a 100 MB/s disk to drain). Only devices
 //! the stack made are touched: its filesystem's bdi, or its raw devices'; the values before are
-//! in the ledger and written back when it is released.
+//! in the ledger and written back when it is released. In iotrial's own guest, whose kernel
+//! may lack per-device limits, the guest's whole page cache is capped instead.
 
 use super::actions::Actions;
 use super::fs::Mounted;
@@ -13,6 +14,7 @@ use super::StackError;
 use serde_json::{json, Value as Json};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a stack's writes go through: its filesystem, or its raw devices.
 pub struct Stack<'a> {
@@ -54,6 +56,10 @@ pub fn cap(
         warnings.push("dirty_limit: found no writeback device of the stack's own to limit; the host's limits apply".into());
     }
     if let Some(b) = bdis.iter().find(|b| !can_limit(b)) {
+        if WHOLE_MACHINE.load(Ordering::Relaxed) {
+            limit_machine(bytes, ledger, actions)?;
+            return Ok(Some(json!({"bytes": bytes, "whole_machine": true})));
+        }
         warnings.push(format!(
             "dirty_limit: this kernel has no per-device strict_limit and max_bytes ({} lacks them; they came with Linux 6.2), so the host's dirty limits apply and a buffered run may take longer to settle",
             b.display()
@@ -64,6 +70,43 @@ pub fn cap(
         limit(b, bytes, ledger, actions)?;
     }
     Ok(Some(json!({"bytes": bytes, "bdi": bdis})))
+}
+
+/// Set in iotrial's own guest, which runs nothing but its trial: where the kernel has no
+/// per-device limit (Debian's 6.1 guest kernel), the machine's own dirty limits are set instead.
+static WHOLE_MACHINE: AtomicBool = AtomicBool::new(false);
+
+/// Lets [`cap`] set the machine's dirty limits where the kernel has no per-device ones: only
+/// for a machine that runs nothing but the trial (iotrial's guest).
+pub fn allow_whole_machine() {
+    WHOLE_MACHINE.store(true, Ordering::Relaxed);
+}
+
+/// Caps the machine's dirty page cache at `bytes` (writeback starting at half of it): the
+/// ratios before are recorded in the ledger and written back, which also clears the byte
+/// limits.
+fn limit_machine(bytes: u64, ledger: &mut Ledger, actions: &mut Actions) -> Result<(), StackError> {
+    let vm = Path::new("/proc/sys/vm");
+    let changes = [
+        ("dirty_ratio", "dirty_bytes", bytes),
+        (
+            "dirty_background_ratio",
+            "dirty_background_bytes",
+            bytes / 2,
+        ),
+    ];
+    for (kept, written, value) in changes {
+        let path = vm.join(kept);
+        let previous = std::fs::read_to_string(&path)
+            .map_err(|e| StackError::io(format!("read {}", path.display()), e))?
+            .trim()
+            .to_string();
+        ledger
+            .record(Resource::Sysfs { path, previous })
+            .map_err(|e| StackError::io("write the ledger", e))?;
+        actions.write_sysfs(&vm.join(written), &value.to_string())?;
+    }
+    Ok(())
 }
 
 /// Whether the kernel lets `bdi` have a strict limit in bytes of its own.
@@ -127,4 +170,45 @@ pub fn limit(
         actions.write_sysfs(&bdi.join(written), &value)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_machine_limit_records_the_ratios_and_writes_the_bytes() {
+        let mut ledger = Ledger::detached();
+        let mut actions = Actions::new(true);
+        limit_machine(256 << 20, &mut ledger, &mut actions).unwrap();
+        let log = actions.log.join("\n");
+        assert!(
+            log.contains("echo 268435456 > /proc/sys/vm/dirty_bytes"),
+            "{log}"
+        );
+        assert!(
+            log.contains("echo 134217728 > /proc/sys/vm/dirty_background_bytes"),
+            "{log}"
+        );
+        // Writing the ratios back clears the byte limits, so the ratios are what is kept.
+        let kept: Vec<Resource> = ledger.resources().to_vec();
+        let paths: Vec<String> = kept
+            .iter()
+            .map(|r| match r {
+                Resource::Sysfs { path, .. } => path.display().to_string(),
+                other => format!("{other}"),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/proc/sys/vm/dirty_ratio",
+                "/proc/sys/vm/dirty_background_ratio"
+            ]
+        );
+        // A dry run changed nothing: nothing to write back.
+        for r in &kept {
+            ledger.forget(r);
+        }
+    }
 }

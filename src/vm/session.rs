@@ -8,10 +8,11 @@ use super::qemu::{self, Machine};
 use super::{cpu, host, image, modules, VmError};
 use crate::stack::actions::Actions;
 use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
+use crate::stack::dirty;
 use crate::stack::ledger::Ledger;
 use crate::stack::provision::{self, Attached, BuildOptions};
 use crate::stack::resource::Resource;
-use crate::stack::vm_key::{Aio, VmSettings};
+use crate::stack::vm_key::{Aio, Cache, VmSettings};
 use crate::stack::{DeviceSpec, StackSpec};
 use crate::timeline::{Outside, Span, Timeline};
 use serde_json::{json, Value as Json};
@@ -69,6 +70,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     let image = image::ensure(&kernel, &exe)?;
     let mut actions = Actions::new(false);
     let attached = provision::attach_only(t.stack, t.devices, t.build, ledger, &mut actions, stop)?;
+    let host_dirty = limit_host_dirty(t, &attached, ledger, &mut actions)?;
     let work = work_dir(ledger)?;
     let request = request(t, &attached);
     let machine = Machine {
@@ -114,6 +116,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     guest.finish();
     let host_monitor = monitors.map(|m| m.stop(ledger));
     let mut warnings: Vec<String> = accel_warning.into_iter().collect();
+    warnings.extend(host_dirty.1);
     if !image.missing_tools.is_empty() {
         warnings.push(format!(
             "the guest image lacks {} (not installed on the host)",
@@ -136,6 +139,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         "guest_uptime_at_boot_s": hello.1,
         "guest_disks": hello.2,
         "guest_diskstats": out.diskstats,
+        "host_dirty_limit": host_dirty.0,
         "host_cpu": out.cpu_detail,
     });
     Ok(GuestRun {
@@ -147,6 +151,39 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         host_monitor,
         warnings,
     })
+}
+
+/// With `cache=writeback` QEMU writes the guest's disks through the host's page cache, which
+/// would absorb a buffered workload's writes behind the guest's own dirty limit (a guest's
+/// MD RAID10 then "settles" above what its drives can take). The workload's `dirty_limit`
+/// is therefore also the most the host may hold dirty for the guest's disks together: each
+/// host device gets its share, as a strict limit, restored by the ledger. Returns what was
+/// done and the warnings.
+fn limit_host_dirty(
+    t: &GuestTrial,
+    attached: &[Attached],
+    ledger: &mut Ledger,
+    actions: &mut Actions,
+) -> Result<(Option<Json>, Vec<String>), VmError> {
+    let bytes = t
+        .params
+        .iter()
+        .find(|(k, _)| k == "dirty_limit")
+        .and_then(|(_, v)| crate::units::parse_size(v).ok())
+        .unwrap_or(0);
+    if t.settings.cache != Cache::Writeback || bytes == 0 || attached.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let paths: Vec<PathBuf> = attached.iter().map(|a| a.path.clone()).collect();
+    let share = (bytes / paths.len() as u64).max(1 << 20);
+    let stack = dirty::Stack {
+        zfs: false,
+        mounted: None,
+        volume: &paths,
+    };
+    let mut warnings = Vec::new();
+    let done = dirty::cap(&stack, share, ledger, actions, &mut warnings)?;
+    Ok((done, warnings))
 }
 
 fn aio_name(a: Aio) -> &'static str {
