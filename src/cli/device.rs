@@ -1,0 +1,213 @@
+//! `iotrial device`: `serve` puts an emulated device under any program until Ctrl-C; `probe`
+//! measures a device seeker-style beside the model's expectation.
+
+use super::errors::{failed, usage};
+use anyhow::{Context, Result};
+use iotrial::present::Rows;
+use iotrial::report::{self, terminal};
+use iotrial::stack::ledger::Ledger;
+use iotrial::stack::provision::BuildOptions;
+use iotrial::stack::DeviceSpec;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The arguments of `iotrial device`.
+#[derive(clap::Args)]
+pub struct DeviceArgs {
+    #[command(subcommand)]
+    what: DeviceCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum DeviceCommand {
+    /// Serve an emulated device to any program: prints the loop device to use (fio, a
+    /// database, a recorder), serves until Ctrl-C or SIGTERM, then releases everything and
+    /// prints the model's statistics.
+    Serve {
+        /// The device: emu:MODEL[,k=v] (see `iotrial list models`).
+        #[arg(required_unless_present = "for_ledger")]
+        spec: Option<String>,
+        /// Print the device, its model and the expectations `device probe` uses as JSON, and
+        /// the statistics at the end as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Serve the emulated devices of the run whose ledger this is, and release what it
+        /// lists when the run is gone (started by iotrial itself).
+        #[arg(long, hide = true, value_name = "LEDGER")]
+        for_ledger: Option<PathBuf>,
+    },
+    /// Seeker-style probe: random 4 KiB read access time, sequential read MB/s at the outer and
+    /// inner 1%, random 4 KiB write IOPS, sequential write MB/s; beside the model's expectation
+    /// for emu: devices. Writes to the device.
+    Probe {
+        /// The device: emu:MODEL[,k=v], image:[PATH][,size=], block:/dev/X.
+        spec: String,
+        /// Random I/Os per random phase.
+        #[arg(long, default_value_t = 1000)]
+        random_ios: usize,
+        /// Bytes per sequential phase (at most 1% of the device).
+        #[arg(long, default_value = "256MiB")]
+        seq_bytes: String,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs the device subcommand.
+pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
+    match a.what {
+        DeviceCommand::Serve {
+            spec,
+            json,
+            for_ledger,
+        } => match for_ledger {
+            Some(ledger) => {
+                if iotrial::stack::server::process::serve_for_ledger(&ledger) {
+                    Ok(())
+                } else {
+                    anyhow::bail!("some resources were left for `iotrial cleanup`")
+                }
+            }
+            None => serve(spec.as_deref().unwrap_or_default(), json, stop),
+        },
+        DeviceCommand::Probe {
+            spec,
+            random_ios,
+            seq_bytes,
+            wipe,
+            json,
+        } => probe(&spec, random_ios, &seq_bytes, wipe, json, stop),
+    }
+}
+
+/// Probes the device and prints its figures beside the model's.
+fn probe(
+    spec: &str,
+    random_ios: usize,
+    seq_bytes: &str,
+    wipe: Vec<PathBuf>,
+    as_json: bool,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    use iotrial::probe::{probe, ProbeOptions};
+    let device = DeviceSpec::parse(spec).map_err(failed)?;
+    let seq_bytes = iotrial::units::parse_size(seq_bytes)
+        .map_err(|e| usage(format!("--seq-bytes: {}", e.0)))?;
+    if random_ios == 0 {
+        return Err(usage("--random-ios: must be at least 1"));
+    }
+    let opts = ProbeOptions {
+        random_ios,
+        seq_bytes,
+        ..Default::default()
+    };
+    let build = BuildOptions {
+        wipe,
+        ..Default::default()
+    };
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let r = probe(&device, &opts, &build, &mut ledger, stop).map_err(failed)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    let rows = Rows {
+        headings: ["figure", "measured", "model expects", "difference", "note"]
+            .map(String::from)
+            .to_vec(),
+        rows: r
+            .figures
+            .iter()
+            .map(|f| {
+                vec![
+                    format!("{} ({})", f.name, f.unit),
+                    format!("{:.3}", f.measured),
+                    f.expected
+                        .map(|e| format!("{e:.3}"))
+                        .unwrap_or_else(|| "-".into()),
+                    f.diff_pct
+                        .map(|d| format!("{d:+.1}%"))
+                        .unwrap_or_else(|| "-".into()),
+                    if f.host_bound {
+                        format!(
+                            "may be host-bound ({:.0} µs of wall time per I/O): lower the scale",
+                            f.wall_us_per_io
+                        )
+                    } else if f.time_scale != r.time_scale {
+                        format!(
+                            "at scale {}: the emulator's own ~{} µs per I/O under {}% of it",
+                            f.time_scale,
+                            iotrial::probe::HOST_PATH_US,
+                            iotrial::probe::HOST_PATH_SHARE * 100.0
+                        )
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect(),
+    };
+    println!(
+        "{} ({} bytes){}",
+        r.device,
+        r.capacity_bytes,
+        if r.time_scale != 1.0 {
+            format!(", times scaled back by {}", r.time_scale)
+        } else {
+            String::new()
+        }
+    );
+    println!("{}", terminal::table(&rows));
+    Ok(())
+}
+
+/// Serves the device until Ctrl-C or SIGTERM, then prints its statistics.
+fn serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
+    use iotrial::stack::serve::serve;
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let ready = |s: &iotrial::stack::serve::Served| {
+        if as_json {
+            println!("{}", serde_json::to_string(s).expect("serializes"));
+        } else {
+            println!("{}", s.device.display());
+            eprintln!(
+                "serving {} ({} bytes, model {}) on {}; Ctrl-C to stop",
+                s.spec,
+                s.capacity_bytes,
+                s.model,
+                s.device.display()
+            );
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    };
+    let (stats, warning) = serve(spec, &mut ledger, stop, ready).map_err(failed)?;
+    if as_json {
+        println!("{}", serde_json::to_string(&stats)?);
+    } else {
+        println!("{}", terminal::table(&stats_rows(&stats)));
+    }
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
+/// The server's counters and the model's statistics as two-column rows.
+fn stats_rows(stats: &serde_json::Value) -> Rows {
+    let mut rows = Vec::new();
+    for (section, key) in [("server", "server"), ("model", "model_stats")] {
+        for (k, v) in report::model::flatten(&stats[key]) {
+            rows.push(vec![format!("{section} {k}"), v]);
+        }
+    }
+    Rows {
+        headings: vec!["statistic".into(), "value".into()],
+        rows,
+    }
+}

@@ -1,0 +1,99 @@
+//! `iotrial run`: one workload (or a fio job file) once on one stack described by flags; writes a
+//! results directory and prints the streams' table and the verdict.
+
+use super::errors::{failed, usage};
+use super::stack_args::{parse_sets, stack_from_args, MonitorArgs, StackArgs};
+use anyhow::{Context, Result};
+use iotrial::report::terminal;
+use iotrial::stack::ledger::Ledger;
+use iotrial::stack::provision::BuildOptions;
+use iotrial::study::results::ResultsDir;
+use iotrial::study::{expand, Manifest, Status};
+use iotrial::trial;
+use iotrial::workload::{self, Outcome};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The arguments of `iotrial run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Workload kind (see `iotrial list workloads`), or fio:PATH for a fio job file run as
+    /// the `job` workload.
+    workload: String,
+    /// Where to run: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X. Default: a fresh
+    /// temporary directory. Repeat for a filesystem over several devices (btrfs).
+    #[arg(long)]
+    target: Vec<String>,
+    #[command(flatten)]
+    stack: StackArgs,
+    /// Set a workload parameter, e.g. --set samples=2048 --set region_size=8GiB.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Directory the results directory is created in.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Print result.json on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    monitor: MonitorArgs,
+}
+
+/// Runs the trial and writes its results directory.
+pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
+    let (w, mut overrides) = match a.workload.strip_prefix(iotrial::fio::PREFIX) {
+        Some(path) => {
+            let file = iotrial::fio::parse_file(Path::new(path)).map_err(failed)?;
+            for n in &file.notes {
+                eprintln!("note: {n}");
+            }
+            (workload::find("job").map_err(usage)?, file.overrides)
+        }
+        None => (workload::find(&a.workload).map_err(usage)?, Vec::new()),
+    };
+    overrides.extend(parse_sets(&a.set)?);
+    let params = w.resolve(&overrides).map_err(usage)?;
+    let monitor = a.monitor.settings()?;
+    let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
+    // Refuse impossible parameters before anything is created on disk.
+    w.plan(&params).map_err(usage)?;
+    let mut ledger = Ledger::new().context("create the resource ledger")?;
+    let setup = trial::Setup {
+        workload: w.name(),
+        stack: &stack,
+        devices: &devices,
+        build: BuildOptions {
+            wipe: a.stack.wipe.clone(),
+            ..Default::default()
+        },
+        monitor: &monitor,
+    };
+    let output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
+    let out = &a.out;
+    let results = ResultsDir::create(out, w.name())
+        .with_context(|| format!("create results directory in {}", out.display()))?;
+    // The run as a one-trial study: study.toml and the manifest every results directory has.
+    let exp = expand::single_run(w.name(), &params, stack.clone(), &monitor)?;
+    let mut manifest = Manifest::create(&results, &exp)?;
+    let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
+    trial::write(&tmp, &output)?;
+    let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;
+    manifest.update(&results.root, &exp.trials[0].id, Status::Done, None)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&output.doc)?);
+    } else {
+        print_outcome(output.outcome.as_ref(), &output.doc.warnings);
+        println!("results: {}", dir.display());
+    }
+    Ok(())
+}
+
+/// The streams' table, the warnings and the verdict line of an outcome.
+pub fn print_outcome(outcome: &dyn Outcome, warnings: &[String]) {
+    println!("{}", terminal::table(&outcome.stream_rows()));
+    for w in warnings {
+        println!("warning: {w}");
+    }
+    println!("{}", outcome.verdict_line());
+}
