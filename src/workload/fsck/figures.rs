@@ -3,6 +3,7 @@
 //! model's seconds; per-op times are microseconds, as fs_mark prints them.
 
 use crate::present::{num, num_opt, Better, FigureSpec, VerdictFigures};
+use crate::result::{ResultError, Trial};
 use serde::{Deserialize, Serialize};
 
 /// One fill thread: an element of result.json's `streams`.
@@ -138,4 +139,20 @@ impl Verdict {
             impossible: None,
         }
     }
+}
+
+/// A trial's verdict through fsck's type.
+pub fn verdict_of(t: &Trial) -> Result<Verdict, ResultError> {
+    t.result.verdict_as().map_err(|e| t.error(e))
+}
+
+/// `x` in a few characters: `10M`, `1G`, `20k`.
+pub fn count(x: f64) -> String {
+    let (d, s) = match x {
+        x if x >= 1e9 => (1e9, "G"),
+        x if x >= 1e6 => (1e6, "M"),
+        x if x >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    format!("{}{s}", num(x / d))
 }

@@ -3,18 +3,13 @@
 //! scaling section ([`super::scaling`]): the fit of check time against files per stack with
 //! its extrapolation, and files/s per filesystem size.
 
-use super::figures::{Verdict, COLUMNS};
+use super::figures::{verdict_of, Verdict, COLUMNS};
 use crate::present::chart::{Block, Section, Table};
-use crate::present::{num, num_opt, FigureSpec, KindReport, VerdictFigures};
+use crate::present::{num_opt, FigureSpec, KindReport, VerdictFigures};
 use crate::result::{ResultError, StackTrials, Trial};
 
 /// fsck's part of the report.
 pub struct FsckReport;
-
-/// A trial's verdict through fsck's type.
-pub fn verdict_of(t: &Trial) -> Result<Verdict, ResultError> {
-    t.result.verdict_as().map_err(|e| t.error(e))
-}
 
 /// The per-stack table of one workload: fill and check, repeat by repeat.
 fn table(stacks: &[StackTrials<'_>]) -> Result<Table, ResultError> {
@@ -103,15 +98,4 @@ impl KindReport for FsckReport {
     fn sweep_sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {
         super::scaling::sections(stacks)
     }
-}
-
-/// `x` in a few characters: `10M`, `1G`, `20k`.
-pub fn count(x: f64) -> String {
-    let (d, s) = match x {
-        x if x >= 1e9 => (1e9, "G"),
-        x if x >= 1e6 => (1e6, "M"),
-        x if x >= 1e3 => (1e3, "k"),
-        _ => (1.0, ""),
-    };
-    format!("{}{s}", num(x / d))
 }

@@ -6,7 +6,7 @@
 //! stack (each stack is a filesystem at one size: the seed's Tables 2 and 3), with the same
 //! comparison as a table.
 
-use super::report::{count, verdict_of};
+use super::figures::{count, verdict_of};
 use crate::analysis::fit::PowerLaw;
 use crate::present::chart::{Block, Chart, Section, Series, Style, Table};
 use crate::present::{num, num_opt};
