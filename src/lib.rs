@@ -25,5 +25,6 @@ pub mod trace;
 pub mod trial;
 pub mod units;
 pub mod utc;
+pub mod verify;
 pub mod vm;
 pub mod workload;

@@ -1,0 +1,285 @@
+//! fio's verify header, byte for byte as fio 3.33 (Debian's fio) writes it, so a block iotrial
+//! wrote is one `fio --verify_only` checks and a block fio wrote is one iotrial reads:
+//!
+//! ```text
+//! 0  magic u16 (0xacca)   2  verify_type u16   4  len u32 (bytes this header covers)
+//! 8  rand_seed u64        16 offset u64 (of this header in the file or device)
+//! 24 time_sec u32         28 time_nsec u32 (when the write was issued)
+//! 32 thread u16           34 numberio u16 (the writer's sequence number, mod 2^16)
+//! 36 crc32 u32: CRC-32C of bytes 0..36 (fio's: without the final inversion)
+//! 40 the checksum of the data (md5: 16 bytes; crc32c: 4; meta and pattern: none), then data
+//! ```
+//! All fields little-endian. One header starts every `verify_interval` bytes of a written
+//! block; its checksum covers the data from the end of the checksum to the next header.
+
+use super::crc32c::crc32c_fio as crc32c;
+use super::md5::md5;
+
+/// The header's first two bytes.
+pub const MAGIC: u16 = 0xACCA;
+/// Bytes of the header itself, before the data's checksum.
+pub const HEADER_LEN: usize = 40;
+/// Where the header's own CRC-32C starts (it covers the bytes before it).
+const CRC_AT: usize = 36;
+
+/// What checks the data after a header: fio's `verify=` values iotrial implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Checksum {
+    /// The header only (fio's `meta`, `VERIFY_HDR_ONLY`): offset, writer, sequence and time.
+    Meta,
+    /// MD5 of the data.
+    Md5,
+    /// CRC-32C of the data (`crc32c`, also `crc32c-intel`).
+    Crc32c,
+    /// The data holds the job's `verify_pattern`, compared byte for byte.
+    Pattern,
+}
+
+impl Checksum {
+    /// Every kind, in the order `verify=` lists them.
+    pub const ALL: [Checksum; 4] = [
+        Checksum::Meta,
+        Checksum::Md5,
+        Checksum::Crc32c,
+        Checksum::Pattern,
+    ];
+
+    /// The value fio writes in `verify_type`.
+    pub fn fio_type(self) -> u16 {
+        match self {
+            Checksum::Meta => 1,
+            Checksum::Md5 => 2,
+            Checksum::Crc32c => 5,
+            Checksum::Pattern => 17,
+        }
+    }
+
+    /// The kind fio's `verify_type` value names, if iotrial implements it.
+    pub fn from_fio_type(t: u16) -> Option<Checksum> {
+        match t {
+            1 => Some(Checksum::Meta),
+            2 => Some(Checksum::Md5),
+            5 | 6 => Some(Checksum::Crc32c),
+            17 => Some(Checksum::Pattern),
+            _ => None,
+        }
+    }
+
+    /// The kind a `verify=` value names (`crc32c-intel` is `crc32c`).
+    pub fn parse(name: &str) -> Option<Checksum> {
+        match name {
+            "meta" => Some(Checksum::Meta),
+            "md5" => Some(Checksum::Md5),
+            "crc32c" | "crc32c-intel" => Some(Checksum::Crc32c),
+            "pattern" => Some(Checksum::Pattern),
+            _ => None,
+        }
+    }
+
+    /// The name `verify=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Checksum::Meta => "meta",
+            Checksum::Md5 => "md5",
+            Checksum::Crc32c => "crc32c",
+            Checksum::Pattern => "pattern",
+        }
+    }
+
+    /// Bytes of the data's checksum stored after the header.
+    pub fn sum_len(self) -> usize {
+        match self {
+            Checksum::Md5 => 16,
+            Checksum::Crc32c => 4,
+            Checksum::Meta | Checksum::Pattern => 0,
+        }
+    }
+
+    /// Bytes at the start of each verify interval that are not data: header and checksum.
+    pub fn prefix_len(self) -> usize {
+        HEADER_LEN + self.sum_len()
+    }
+
+    /// The smallest verify interval this kind fits in (fio refuses a block no larger than the
+    /// header and checksum: "Blocksize too small").
+    pub fn min_interval(self) -> usize {
+        self.prefix_len() + 1
+    }
+}
+
+/// The fields of one header a writer chooses; `len` is the interval's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHeader {
+    pub len: u32,
+    pub rand_seed: u64,
+    pub offset: u64,
+    pub time_sec: u32,
+    pub time_nsec: u32,
+    pub thread: u16,
+    pub numberio: u16,
+}
+
+/// A header read back from an interval that passed every check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sealed {
+    pub header: BlockHeader,
+    pub checksum: Checksum,
+}
+
+/// Why an interval read back is not one a writer sealed whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    /// No header magic: never written with a header, or overwritten by other data. `zeros` says
+    /// the whole interval is zero (never written, or discarded).
+    #[error("no verify header (magic missing){}", if *zeros { "; the block is all zeros" } else { "" })]
+    NoHeader { zeros: bool },
+    /// The header's own CRC-32C does not match: the header is damaged or half written.
+    #[error("bad header crc {stored:#010x}, computed {computed:#010x}")]
+    HeaderCrc { stored: u32, computed: u32 },
+    /// The header covers another length than the interval read.
+    #[error("bad header length {stored}, wanted {wanted}")]
+    Length { stored: u32, wanted: usize },
+    /// A verify type iotrial does not implement (fio's crc64, sha256, ...).
+    #[error("verify type {0} is not one iotrial checks (meta, md5, crc32c, pattern)")]
+    UnknownType(u16),
+    /// The header is whole but the data's checksum (or pattern) differs: the data is damaged,
+    /// or only part of the write reached the medium (torn).
+    #[error("{} of the data does not match its header{}", checksum.name(), first_bad.map(|b| format!(" (first bad byte at +{b})")).unwrap_or_default())]
+    Data {
+        checksum: Checksum,
+        /// For a pattern: the first byte (from the interval's start) that differs.
+        first_bad: Option<usize>,
+    },
+}
+
+/// Writes a header for `h` at the start of `interval` and the checksum of the data after it.
+/// The data must already be in place (random bytes, or the pattern for [`Checksum::Pattern`]).
+/// `h.len` is set to the interval's length.
+///
+/// # Panics
+/// If the interval is shorter than [`Checksum::min_interval`] (checked where a job's sizes are
+/// resolved, so never in a run).
+pub fn seal(interval: &mut [u8], h: &BlockHeader, sum: Checksum) {
+    assert!(
+        interval.len() >= sum.min_interval() && interval.len() <= u32::MAX as usize,
+        "verify interval of {} bytes cannot hold a {} header",
+        interval.len(),
+        sum.name()
+    );
+    let p = sum.prefix_len();
+    match sum {
+        Checksum::Md5 => {
+            let d = md5(&interval[p..]);
+            interval[HEADER_LEN..p].copy_from_slice(&d);
+        }
+        Checksum::Crc32c => {
+            let c = crc32c(&interval[p..]);
+            interval[HEADER_LEN..p].copy_from_slice(&c.to_le_bytes());
+        }
+        Checksum::Meta | Checksum::Pattern => {}
+    }
+    let len = interval.len() as u32;
+    let b = &mut interval[..HEADER_LEN];
+    b[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+    b[2..4].copy_from_slice(&sum.fio_type().to_le_bytes());
+    b[4..8].copy_from_slice(&len.to_le_bytes());
+    b[8..16].copy_from_slice(&h.rand_seed.to_le_bytes());
+    b[16..24].copy_from_slice(&h.offset.to_le_bytes());
+    b[24..28].copy_from_slice(&h.time_sec.to_le_bytes());
+    b[28..32].copy_from_slice(&h.time_nsec.to_le_bytes());
+    b[32..34].copy_from_slice(&h.thread.to_le_bytes());
+    b[34..36].copy_from_slice(&h.numberio.to_le_bytes());
+    let crc = crc32c(&b[..CRC_AT]);
+    b[CRC_AT..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Seals every `interval` bytes of `block`, fio's way: header k holds `base.offset + k *
+/// interval`, the other fields as `base`. A last piece shorter than `interval` gets a header
+/// of its own length.
+pub fn seal_block(block: &mut [u8], interval: usize, base: &BlockHeader, sum: Checksum) {
+    for (k, piece) in block.chunks_mut(interval).enumerate() {
+        let h = BlockHeader {
+            offset: base.offset + (k * interval) as u64,
+            ..*base
+        };
+        seal(piece, &h, sum);
+    }
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Reads the header at the start of `interval` and checks it: magic, its own CRC, the length it
+/// covers, and the data's checksum. `pattern` is the job's verify pattern, compared with the
+/// data of a [`Checksum::Pattern`] header (no pattern: only the header is checked).
+pub fn inspect(interval: &[u8], pattern: Option<&[u8]>) -> Result<Sealed, Mismatch> {
+    if interval.len() < HEADER_LEN || u16_at(interval, 0) != MAGIC {
+        return Err(Mismatch::NoHeader {
+            zeros: interval.iter().all(|&b| b == 0),
+        });
+    }
+    let stored = u32_at(interval, CRC_AT);
+    let computed = crc32c(&interval[..CRC_AT]);
+    if stored != computed {
+        return Err(Mismatch::HeaderCrc { stored, computed });
+    }
+    let t = u16_at(interval, 2);
+    let checksum = Checksum::from_fio_type(t).ok_or(Mismatch::UnknownType(t))?;
+    let len = u32_at(interval, 4);
+    if len as usize != interval.len() || interval.len() < checksum.min_interval() {
+        return Err(Mismatch::Length {
+            stored: len,
+            wanted: interval.len(),
+        });
+    }
+    let p = checksum.prefix_len();
+    let data_ok = match checksum {
+        Checksum::Md5 => md5(&interval[p..]) == interval[HEADER_LEN..p],
+        Checksum::Crc32c => crc32c(&interval[p..]).to_le_bytes() == interval[HEADER_LEN..p],
+        Checksum::Meta => true,
+        Checksum::Pattern => match pattern.filter(|q| !q.is_empty()) {
+            None => true,
+            Some(q) => {
+                if let Some(bad) = (p..interval.len()).find(|&i| interval[i] != q[i % q.len()]) {
+                    return Err(Mismatch::Data {
+                        checksum,
+                        first_bad: Some(bad),
+                    });
+                }
+                true
+            }
+        },
+    };
+    if !data_ok {
+        return Err(Mismatch::Data {
+            checksum,
+            first_bad: None,
+        });
+    }
+    Ok(Sealed {
+        header: BlockHeader {
+            len,
+            rand_seed: u64_at(interval, 8),
+            offset: u64_at(interval, 16),
+            time_sec: u32_at(interval, 24),
+            time_nsec: u32_at(interval, 28),
+            thread: u16_at(interval, 32),
+            numberio: u16_at(interval, 34),
+        },
+        checksum,
+    })
+}
+
+#[cfg(test)]
+#[path = "header_tests.rs"]
+mod tests;
