@@ -95,6 +95,19 @@ pub struct StreamIo {
     pub mix: Option<u8>,
     /// An fsync of the target after every this many writes (fio's `fsync`); 0: never.
     pub fsync_every: u64,
+    /// Every write carries fio's verify header at the start of each interval; `None`: writes
+    /// carry the stream's pseudo-random bytes only.
+    pub seal: Option<Seal>,
+}
+
+/// How a stream's writes verify themselves: fio's header ([`crate::verify`]) every `interval`
+/// bytes, with the stream's index as `thread`, its count of sealed writes as `numberio`, the
+/// write's offset in the target, its issue time (the trial's clock) and the stream's seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seal {
+    pub checksum: crate::verify::Checksum,
+    /// Bytes each header covers (fio's `verify_interval`; at most the I/O size).
+    pub interval: u32,
 }
 
 /// Where one stream's region lives: a file or device path and the byte range within it.
@@ -190,3 +203,7 @@ pub fn open_target(path: &std::path::Path, op: Op, direct: bool) -> std::io::Res
     }
     o.open(path)
 }
+
+#[cfg(test)]
+#[path = "seal_tests.rs"]
+mod seal_tests;

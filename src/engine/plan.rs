@@ -175,6 +175,13 @@ pub enum PlanError {
     NeverEnds { phase: String, stream: String },
     #[error("phase {phase}: {message}")]
     BadStop { phase: String, message: String },
+    #[error("stream {stream}: a {checksum} verify header every {interval} bytes {why}")]
+    BadSeal {
+        stream: String,
+        checksum: &'static str,
+        interval: u32,
+        why: String,
+    },
 }
 
 impl Plan {
@@ -205,10 +212,41 @@ impl Plan {
         Plan::new(streams, phases, direct, seed)
     }
 
-    /// Checks that every phase can run and end.
+    /// Checks that every phase can run and end, and that every stream's writes can carry
+    /// their verify headers.
     pub fn check(&self) -> Result<(), PlanError> {
         if self.phases.is_empty() {
             return Err(PlanError::NoPhases);
+        }
+        for s in &self.streams {
+            let Some(seal) = s.io.seal else { continue };
+            let bad = |why: String| PlanError::BadSeal {
+                stream: s.name.clone(),
+                checksum: seal.checksum.name(),
+                interval: seal.interval,
+                why,
+            };
+            let min = seal.checksum.min_interval() as u64;
+            if u64::from(seal.interval) < min {
+                return Err(bad(format!(
+                    "leaves no room for data: the interval must be at least {min} bytes"
+                )));
+            }
+            if u64::from(seal.interval) > s.io_size {
+                return Err(bad(format!(
+                    "is longer than the stream's {}-byte I/Os",
+                    s.io_size
+                )));
+            }
+            if s.io_size % u64::from(seal.interval) != 0
+                && s.io_size % u64::from(seal.interval) < min
+            {
+                return Err(bad(format!(
+                    "leaves a last piece of {} bytes in each {}-byte I/O, too short for a header",
+                    s.io_size % u64::from(seal.interval),
+                    s.io_size
+                )));
+            }
         }
         for (i, p) in self.phases.iter().enumerate() {
             if self.phases[..i].iter().any(|q| q.name == p.name) {

@@ -11,7 +11,8 @@ use super::protocol::Protocol;
 use super::record::StreamSink;
 use super::rng::SplitMix64;
 use super::sample::{Op, Sample};
-use super::{Pacing, Pattern, Placement, Stop, StreamPlan};
+use super::{Pacing, Pattern, Placement, Seal, Stop, StreamPlan};
+use crate::verify::{seal_block, BlockHeader};
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
 use std::time::Duration;
@@ -24,6 +25,8 @@ pub struct Cursor {
     next: u64,
     /// Seed of the stream: its offsets and its buffer's bytes derive from it.
     seed: u64,
+    /// Writes sealed with a verify header so far (the next one's `numberio`).
+    sealed: u64,
 }
 
 impl Cursor {
@@ -39,7 +42,25 @@ impl Cursor {
             rng: SplitMix64::new(seed),
             next: 0,
             seed,
+            sealed: 0,
         }
+    }
+
+    /// Seals the write about to go to `offset` (fio's header every interval, stamped now).
+    #[inline]
+    fn seal(&mut self, seal: Seal, index: usize, offset: u64, buf: &mut [u8], protocol: &Protocol) {
+        let now = protocol.now_ns();
+        let base = BlockHeader {
+            len: 0,
+            rand_seed: self.seed,
+            offset,
+            time_sec: (now / 1_000_000_000) as u32,
+            time_nsec: (now % 1_000_000_000) as u32,
+            thread: index as u16,
+            numberio: self.sealed as u16,
+        };
+        seal_block(buf, seal.interval as usize, &base, seal.checksum);
+        self.sealed += 1;
     }
 
     /// The next slot of `slots`, or `None` when a one-pass pattern has covered its region.
@@ -271,6 +292,17 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
                 Some(_) => Op::Write,
                 None => plan.op,
             };
+            if op == Op::Write {
+                if let Some(seal) = plan.io.seal {
+                    cursor.seal(
+                        seal,
+                        index,
+                        offset,
+                        &mut bufs[slot].as_mut_slice()[..io],
+                        protocol,
+                    );
+                }
+            }
             let sampled = protocol.sampling();
             let issue = protocol.now_ns();
             if protocol.past_deadline(issue) {

@@ -132,6 +132,7 @@ fn group_streams(g: &Group) -> Vec<StreamPlan> {
                     bytes: if p.bool("time_based") { 0 } else { size },
                     mix,
                     fsync_every: p.u64("fsync"),
+                    seal: None,
                 },
             }
         })
