@@ -343,3 +343,58 @@ fn stopping_under_an_attached_loop_device_aborts_instead_of_hanging() {
     let loops = run("losetup", &["-a"]).unwrap();
     assert!(!loops.contains(dir.path().to_str().unwrap()), "{loops}");
 }
+
+#[test]
+fn a_drive_that_reorders_its_queue_answers_every_request_with_its_data() {
+    skip_unless_ready!("a_drive_that_reorders_its_queue_answers_every_request_with_its_data");
+    let dir = tempfile::tempdir().unwrap();
+    // The drive decides a request's completion only when its head starts it, so replies come
+    // from the timer's ticks as well as from arrivals. Eight threads write their own pattern at
+    // random offsets of their own slice and read each block back: every request is answered,
+    // with the data it wrote, and the drive served its queue out of arrival order.
+    let spec = ModelSpec::parse("hdd,size=4GiB,queue_order=rpo,age_limit=200ms,scale=4").unwrap();
+    let server = EmuServer::start(
+        spec.build().unwrap(),
+        &dir.path().join("image"),
+        &dir.path().join("fuse"),
+        4.0,
+    )
+    .expect("server starts");
+    let file = server.device_file();
+    let slice = 512 * MIB;
+    std::thread::scope(|s| {
+        for i in 0..8u64 {
+            let file = &file;
+            s.spawn(move || {
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(file)
+                    .unwrap();
+                let mut rng = iotrial::engine::rng::SplitMix64::new(i + 1);
+                let mut back = vec![0u8; 65536];
+                for j in 0..24u64 {
+                    let off = i * slice + rng.below(slice / 65536) * 65536;
+                    let block = vec![(i * 31 + j) as u8; 65536];
+                    f.write_all_at(&block, off).unwrap();
+                    f.read_exact_at(&mut back, off).unwrap();
+                    assert_eq!(back, block, "thread {i} block {j} at {off}");
+                }
+            });
+        }
+    });
+    let stats = server.stats();
+    assert_eq!(stats["server"]["errors"], 0, "{stats}");
+    assert_eq!(
+        stats["server"]["in_flight"], 0,
+        "every request answered: {stats}"
+    );
+    assert_eq!(stats["server"]["requests"]["write"], 8 * 24, "{stats}");
+    assert_eq!(stats["model_stats"]["queue_order"], "rpo");
+    let waited = stats["model_stats"]["longest_queue_wait_ms"]
+        .as_f64()
+        .unwrap();
+    assert!(waited > 0.0, "reads waited in the drive's queue: {stats}");
+    server.stop().unwrap();
+    assert!(fuse_mounts_at(&dir.path().join("fuse")).unwrap().is_empty());
+}

@@ -50,6 +50,11 @@ pub struct Hammer {
     pub samples: usize,
     /// The host's time between a completion and the stream's next request, ns.
     pub think_ns: u64,
+    /// Time between the arrivals of one I/O's pieces, ns (the kernel sends them one after
+    /// the other, not at once).
+    pub piece_gap_ns: u64,
+    /// The model's time when the streams start, ns (after whatever it served before).
+    pub start_ns: u64,
     pub seed: u64,
 }
 
@@ -61,7 +66,41 @@ impl Hammer {
             piece: 512 << 10,
             samples: 2048,
             think_ns: 30_000,
+            piece_gap_ns: 0,
+            start_ns: 0,
             seed: 3,
+        }
+    }
+}
+
+/// Streams of the seed's protocol: eight writers between two readers.
+const STREAMS: usize = 10;
+
+/// The streams of a closed-loop run: each issues its next I/O once every piece of its last
+/// one has completed.
+struct Streams {
+    /// When each issues next; None while its I/O is in the drive.
+    next_issue: [Option<u64>; STREAMS],
+    issued: [u64; STREAMS],
+    /// Pieces of its I/O not yet reported.
+    left: [u32; STREAMS],
+    /// The latest completion of its pieces reported so far.
+    done: [u64; STREAMS],
+    lat: Vec<Vec<(u64, u64)>>,
+    samples: usize,
+    think_ns: u64,
+}
+
+impl Streams {
+    /// A piece of stream `i`'s I/O completes at `d`.
+    fn finish(&mut self, i: usize, d: u64) {
+        self.done[i] = self.done[i].max(d);
+        self.left[i] -= 1;
+        if self.left[i] == 0 {
+            if self.lat[i].len() < self.samples {
+                self.lat[i].push((self.issued[i], self.done[i] - self.issued[i]));
+            }
+            self.next_issue[i] = Some(self.done[i] + self.think_ns);
         }
     }
 }
@@ -69,38 +108,80 @@ impl Hammer {
 /// Runs `h` on `model` (its capacity split in ten regions) and returns the seed's figures.
 pub fn hammer(model: &mut dyn DeviceModel, h: &Hammer) -> HammerFigures {
     let (io, samples, seed) = (h.io, h.samples, h.seed);
-    const STREAMS: usize = 10;
     let region = model.capacity() / STREAMS as u64;
     let slots = (region / io).max(1);
     let mut rng = Rng(seed);
-    let mut next_issue = [0u64; STREAMS];
-    let mut lat: Vec<Vec<(u64, u64)>> = (0..STREAMS).map(|_| Vec::with_capacity(samples)).collect();
-    while lat.iter().any(|l| l.len() < samples) {
-        let (i, &now) = next_issue
+    let mut st = Streams {
+        next_issue: [Some(h.start_ns); STREAMS],
+        issued: [0; STREAMS],
+        left: [0; STREAMS],
+        done: [0; STREAMS],
+        lat: (0..STREAMS).map(|_| Vec::with_capacity(samples)).collect(),
+        samples,
+        think_ns: h.think_ns,
+    };
+    let mut reported = Vec::new();
+    // Pieces of I/Os already issued that arrive later: (arrival, stream, id, request).
+    let mut later: Vec<(u64, usize, u64, Request)> = Vec::new();
+    while st.lat.iter().any(|l| l.len() < samples) {
+        let issue = st
+            .next_issue
             .iter()
             .enumerate()
-            .min_by_key(|(_, t)| **t)
-            .unwrap_or((0, &0));
-        let read = i == 0 || i == STREAMS - 1;
-        let kind = if read { ReqKind::Read } else { ReqKind::Write };
-        let offset = i as u64 * region + rng.below(slots) * io;
-        let mut done = now;
-        let mut at = 0;
-        while at < io {
-            let len = h.piece.min(io - at);
-            let req = Request {
-                kind,
-                offset: offset + at,
-                len,
-            };
-            done = done.max(model.service(now, req).done_ns);
-            at += len;
+            .filter_map(|(i, t)| t.map(|t| (i, t)))
+            .min_by_key(|&(_, t)| t);
+        let piece = (0..later.len()).min_by_key(|&k| later[k].0);
+        let first = match (issue, piece) {
+            (Some((_, t)), Some(k)) if later[k].0 <= t => Some(later[k].0),
+            (Some((_, t)), _) => Some(t),
+            (None, Some(k)) => Some(later[k].0),
+            (None, None) => None,
+        };
+        let now = match (first, model.next_event_ns()) {
+            (Some(t), Some(e)) if e < t => e,
+            (None, Some(e)) => e,
+            (None, None) => panic!("every stream waits and the model owes nothing"),
+            (Some(t), _) => {
+                if let Some(k) = piece.filter(|&k| later[k].0 == t) {
+                    let (_, i, id, req) = later.swap_remove(k);
+                    if let Some(r) = model.submit(t, id, req) {
+                        st.finish(i, r.done_ns);
+                    }
+                } else if let Some((i, _)) = issue {
+                    let read = i == 0 || i == STREAMS - 1;
+                    let kind = if read { ReqKind::Read } else { ReqKind::Write };
+                    let offset = i as u64 * region + rng.below(slots) * io;
+                    st.next_issue[i] = None;
+                    st.issued[i] = t;
+                    st.done[i] = t;
+                    st.left[i] = io.div_ceil(h.piece) as u32;
+                    let (mut at, mut n) = (0, 0u64);
+                    while at < io {
+                        let len = h.piece.min(io - at);
+                        let req = Request {
+                            kind,
+                            offset: offset + at,
+                            len,
+                        };
+                        let id = ((i as u64) << 32) | n;
+                        if n > 0 && h.piece_gap_ns > 0 {
+                            later.push((t + n * h.piece_gap_ns, i, id, req));
+                        } else if let Some(r) = model.submit(t, id, req) {
+                            st.finish(i, r.done_ns);
+                        }
+                        at += len;
+                        n += 1;
+                    }
+                }
+                t
+            }
+        };
+        model.advance(now, &mut |id, r| reported.push((id, r.done_ns)));
+        for (id, d) in reported.drain(..) {
+            st.finish((id >> 32) as usize, d);
         }
-        if lat[i].len() < samples {
-            lat[i].push((now, done - now));
-        }
-        next_issue[i] = done + h.think_ns;
     }
+    let lat = st.lat;
     let span = |l: &[(u64, u64)]| l.last().map_or(0, |&(t, d)| t + d) as f64;
     let (mut record_window, mut record_span, mut play_span) = (0f64, 0f64, 0f64);
     let (mut read_sum, mut read_n, mut read_worst, mut pair) = (0u64, 0u64, 0u64, 0u64);

@@ -2,7 +2,7 @@
 //! or that lose a (deterministic, seeded) coin toss, complete with EIO. The inner model still
 //! times the request, so a failing device keeps its timing and a trial on it finishes.
 
-use super::model::{DeviceModel, ReqKind, Request, Response};
+use super::model::{DeviceModel, ReqKind, Request, RequestId, Response};
 use crate::engine::rng::SplitMix64;
 use serde_json::Value as Json;
 
@@ -36,6 +36,8 @@ pub struct Fault {
     rng: SplitMix64,
     range_faults: u64,
     random_faults: u64,
+    /// Requests the inner model defers that are to fail when it reports them.
+    failing: Vec<RequestId>,
 }
 
 impl Fault {
@@ -52,6 +54,24 @@ impl Fault {
             rng: SplitMix64::new(p.seed),
             range_faults: 0,
             random_faults: 0,
+            failing: Vec::new(),
+        }
+    }
+
+    /// The errno `req` gets: EIO when it touches a failing range or loses the coin toss.
+    fn errno(&mut self, req: Request) -> i32 {
+        if !matches!(req.kind, ReqKind::Read | ReqKind::Write) {
+            return 0;
+        }
+        let end = req.offset + req.len.max(1);
+        if self.ranges.iter().any(|&(a, b)| req.offset < b && a < end) {
+            self.range_faults += 1;
+            EIO
+        } else if self.threshold > 0 && self.rng.next_u64() < self.threshold {
+            self.random_faults += 1;
+            EIO
+        } else {
+            0
         }
     }
 }
@@ -67,18 +87,45 @@ impl DeviceModel for Fault {
 
     fn service(&mut self, now_ns: u64, req: Request) -> Response {
         let mut r = self.inner.service(now_ns, req);
-        if !matches!(req.kind, ReqKind::Read | ReqKind::Write) {
-            return r;
-        }
-        let end = req.offset + req.len.max(1);
-        if self.ranges.iter().any(|&(a, b)| req.offset < b && a < end) {
-            self.range_faults += 1;
-            r.errno = EIO;
-        } else if self.threshold > 0 && self.rng.next_u64() < self.threshold {
-            self.random_faults += 1;
-            r.errno = EIO;
+        let errno = self.errno(req);
+        if errno != 0 {
+            r.errno = errno;
         }
         r
+    }
+
+    fn submit(&mut self, now_ns: u64, id: RequestId, req: Request) -> Option<Response> {
+        let r = self.inner.submit(now_ns, id, req);
+        let errno = self.errno(req);
+        match r {
+            Some(mut r) => {
+                if errno != 0 {
+                    r.errno = errno;
+                }
+                Some(r)
+            }
+            None => {
+                if errno != 0 {
+                    self.failing.push(id);
+                }
+                None
+            }
+        }
+    }
+
+    fn advance(&mut self, now_ns: u64, done: &mut dyn FnMut(RequestId, Response)) {
+        let failing = &mut self.failing;
+        self.inner.advance(now_ns, &mut |id, mut r| {
+            if let Some(i) = failing.iter().position(|&f| f == id) {
+                failing.swap_remove(i);
+                r.errno = EIO;
+            }
+            done(id, r)
+        });
+    }
+
+    fn next_event_ns(&self) -> Option<u64> {
+        self.inner.next_event_ns()
     }
 
     fn background(&mut self, now_ns: u64) -> super::model::Background {

@@ -17,10 +17,8 @@ use fuser::{
 use rustix::fs::FallocateFlags;
 
 use super::backing::Backing;
-use super::counters::{BufPool, Counters};
-use super::model::{DeviceModel, ReqKind, Request};
-use super::reqlog::RequestLog;
-use super::timer::{Clock, TimerQueue};
+use super::model::ReqKind;
+use super::replies::{Begun, ModelState, Out, Pending};
 
 /// Name of the device file in the mount.
 pub const DISK_NAME: &str = "disk";
@@ -31,159 +29,56 @@ pub const MAX_IO: u32 = 1 << 20;
 /// Requests the kernel may keep in flight in the background (async direct I/O from loop).
 pub const MAX_BACKGROUND: u16 = 128;
 
-/// A reply waiting for its due time.
-pub enum Pending {
-    Data {
-        reply: ReplyData,
-        buf: Vec<u8>,
-        len: usize,
-    },
-    Written(ReplyWrite, u32),
-    Empty(ReplyEmpty),
-}
-
-/// Sends replies and accounts for them; used inline and by the timer thread.
-#[derive(Clone)]
-pub struct Sender {
-    pub clock: Clock,
-    pub counters: Arc<Counters>,
-    pub pool: Arc<BufPool>,
-}
-
-impl Sender {
-    /// Sends `p` (as error `errno` if non-zero), due at `due_ns`.
-    pub fn send(&self, due_ns: u64, p: Pending, errno: i32) {
-        let now = self.clock.now_ns();
-        let late = now.saturating_sub(due_ns);
-        let err = (errno != 0).then(|| Errno::from_i32(errno));
-        // Counted before the reply goes out: whoever the reply wakes sees it counted.
-        self.counters.replied(late, errno != 0);
-        match (p, err) {
-            (Pending::Data { reply, buf, len }, None) => {
-                reply.data(&buf[..len]);
-                self.pool.give(buf);
-            }
-            (Pending::Data { reply, buf, .. }, Some(e)) => {
-                reply.error(e);
-                self.pool.give(buf);
-            }
-            (Pending::Written(reply, n), None) => reply.written(n),
-            (Pending::Written(reply, _), Some(e)) => reply.error(e),
-            (Pending::Empty(reply), None) => reply.ok(),
-            (Pending::Empty(reply), Some(e)) => reply.error(e),
-        }
-        self.counters.sent(self.clock.now_ns() - now);
-    }
-}
-
-/// The model and its arrival clock, shared by the FUSE threads and the server's `stats()`.
-pub struct ModelState {
-    pub model: Box<dyn DeviceModel>,
-    /// Last arrival time given to the model (arrivals must not go backwards).
-    pub last_ns: u64,
-    /// Model time added to the scaled real time: what fast-forwards over idle background work
-    /// skipped ([`crate::emu::EmuServer::background`]).
-    pub offset_ns: u64,
-    /// Every request received, while a trial's monitors ask for it.
-    pub log: Option<RequestLog>,
-    /// How long, in model time, the host has had a request in service.
-    pub outstanding: Outstanding,
-}
-
-/// The model time during which at least one request was in service (from its arrival to its
-/// completion, as the host sees it): the union of the requests' spans. Time scaling stretches
-/// exactly this part of a run; the rest is the host's own time (its CPU, between requests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Outstanding {
-    /// Completion of the latest request seen so far, model ns.
-    until_ns: u64,
-    /// The union's length so far, model ns.
-    pub total_ns: u64,
-}
-
-impl Outstanding {
-    /// A request arrived at `arrive_ns` and completes at `done_ns` (model ns; arrivals never
-    /// go backwards).
-    pub fn add(&mut self, arrive_ns: u64, done_ns: u64) {
-        if done_ns > self.until_ns {
-            self.total_ns += done_ns - arrive_ns.max(self.until_ns);
-            self.until_ns = done_ns;
-        }
-    }
-}
-
-impl ModelState {
-    /// The model's clock at real time `real_ns` on a device at time scale `scale` (never
-    /// before the last time given to the model), remembered as the last.
-    pub fn model_time(&mut self, real_ns: u64, scale: f64) -> u64 {
-        let t = ((real_ns as f64 * scale) as u64)
-            .saturating_add(self.offset_ns)
-            .max(self.last_ns);
-        self.last_ns = t;
-        t
-    }
-}
-
 /// The filesystem shared by the FUSE worker threads.
 pub struct EmuFs {
     model: Arc<Mutex<ModelState>>,
     backing: Backing,
     capacity: u64,
-    scale: f64,
-    sender: Sender,
-    timer: Arc<TimerQueue<(Pending, i32)>>,
+    out: Out,
     uid: u32,
     gid: u32,
     started: SystemTime,
 }
 
 impl EmuFs {
-    pub fn new(
-        model: Arc<Mutex<ModelState>>,
-        capacity: u64,
-        backing: Backing,
-        scale: f64,
-        sender: Sender,
-        timer: Arc<TimerQueue<(Pending, i32)>>,
-    ) -> Self {
+    pub fn new(model: Arc<Mutex<ModelState>>, capacity: u64, backing: Backing, out: Out) -> Self {
         EmuFs {
             model,
             backing,
             capacity,
-            scale,
-            sender,
-            timer,
+            out,
             uid: rustix::process::getuid().as_raw(),
             gid: rustix::process::getgid().as_raw(),
             started: SystemTime::now(),
         }
     }
 
-    /// Hands `req` to the model at the current time; returns (errno, real due time in ns).
-    fn begin(&self, kind: ReqKind, offset: u64, len: u64) -> (i32, u64) {
-        self.sender.counters.arrive(kind, len);
+    /// Hands a request to the model at the current time: its errno and due time, or deferred.
+    fn begin(&self, kind: ReqKind, offset: u64, len: u64) -> Begun {
+        self.out.sender.counters.arrive(kind, len);
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
-        let arrive = self.sender.clock.now_ns();
-        let model_now = m.model_time(arrive, self.scale);
-        let resp = m.model.service(model_now, Request { kind, offset, len });
-        m.outstanding.add(model_now, resp.done_ns);
-        let delay = (resp.done_ns.saturating_sub(model_now) as f64 / self.scale) as u64;
-        if let Some(log) = &mut m.log {
-            log.push(kind, offset, len, arrive, delay);
-        }
-        drop(m);
-        self.sender.counters.serviced(kind, delay);
-        (resp.errno, arrive + delay)
+        let arrive = self.out.sender.clock.now_ns();
+        m.begin(&self.out, kind, offset, len, arrive)
     }
 
-    /// Sends `p` now if due, else queues it on the timer.
-    fn finish(&self, due_ns: u64, p: Pending, errno: i32) {
-        let now = self.sender.clock.now_ns();
-        if due_ns <= now {
-            self.sender.counters.late_path(false, now - due_ns);
-            self.sender.send(due_ns, p, errno);
-        } else {
-            self.timer.push(due_ns, (p, errno));
+    /// The errno a request ends with: the model's when it failed the request, else that of
+    /// the image I/O `image`, which is not done for a failed request (a failed write leaves
+    /// the old data).
+    fn errno(begun: Begun, image: impl FnOnce() -> std::io::Result<()>) -> i32 {
+        match begun {
+            Begun::Due { errno, .. } if errno != 0 => errno,
+            _ => image().err().map_or(0, |e| errno_of(&e)),
+        }
+    }
+
+    /// Sends `p` when due: now, on the timer, or once the model reports a deferred request.
+    fn finish(&self, begun: Begun, p: Pending, errno: i32) {
+        match begun {
+            Begun::Due { due_ns, .. } => self.out.finish(due_ns, p, errno, false),
+            Begun::Deferred(id) => {
+                let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+                m.park(&self.out, id, p, errno);
+            }
         }
     }
 
@@ -309,14 +204,12 @@ impl Filesystem for EmuFs {
         if len == 0 {
             return reply.data(&[]);
         }
-        let (mut errno, due) = self.begin(ReqKind::Read, offset, len as u64);
-        let mut buf = self.sender.pool.take(len);
-        if errno == 0 {
-            if let Err(e) = self.backing.read_exact_at(&mut buf[..len], offset) {
-                errno = errno_of(&e);
-            }
-        }
-        self.finish(due, Pending::Data { reply, buf, len }, errno);
+        let begun = self.begin(ReqKind::Read, offset, len as u64);
+        let mut buf = self.out.sender.pool.take(len);
+        let errno = Self::errno(begun, || {
+            self.backing.read_exact_at(&mut buf[..len], offset)
+        });
+        self.finish(begun, Pending::Data { reply, buf, len }, errno);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -339,13 +232,9 @@ impl Filesystem for EmuFs {
         if len < data.len() {
             return reply.error(Errno::ENOSPC);
         }
-        let (mut errno, due) = self.begin(ReqKind::Write, offset, len as u64);
-        if errno == 0 {
-            if let Err(e) = self.backing.write_all_at(data, offset) {
-                errno = errno_of(&e);
-            }
-        }
-        self.finish(due, Pending::Written(reply, len as u32), errno);
+        let begun = self.begin(ReqKind::Write, offset, len as u64);
+        let errno = Self::errno(begun, || self.backing.write_all_at(data, offset));
+        self.finish(begun, Pending::Written(reply, len as u32), errno);
     }
 
     fn flush(
@@ -370,8 +259,9 @@ impl Filesystem for EmuFs {
     ) {
         // The loop driver's REQ_OP_FLUSH. The backing image is scratch space, so it is not
         // synced; only the model pays the flush.
-        let (errno, due) = self.begin(ReqKind::Flush, 0, 0);
-        self.finish(due, Pending::Empty(reply), errno);
+        let begun = self.begin(ReqKind::Flush, 0, 0);
+        let errno = Self::errno(begun, || Ok(()));
+        self.finish(begun, Pending::Empty(reply), errno);
     }
 
     fn fallocate(
@@ -389,23 +279,21 @@ impl Filesystem for EmuFs {
         }
         let mode = FallocateFlags::from_bits_retain(mode as u32);
         let len = self.clip(offset, length);
-        let (kind, res) = if mode.contains(FallocateFlags::PUNCH_HOLE) {
+        let kind = if mode.contains(FallocateFlags::PUNCH_HOLE) {
             // Discard (or write-zeroes that may unmap).
-            (ReqKind::Discard, self.backing.punch_hole(offset, len))
+            ReqKind::Discard
         } else if mode.contains(FallocateFlags::ZERO_RANGE) {
             // Write-zeroes: the device writes the range; the image need not store zeros.
-            (ReqKind::Write, self.backing.punch_hole(offset, len))
+            ReqKind::Write
         } else if (mode - FallocateFlags::KEEP_SIZE).is_empty() {
             // Preallocation: the device is already "allocated"; nothing to model.
             return reply.ok();
         } else {
             return reply.error(Errno::EOPNOTSUPP);
         };
-        let (mut errno, due) = self.begin(kind, offset, len);
-        if let (0, Err(e)) = (errno, res) {
-            errno = errno_of(&e);
-        }
-        self.finish(due, Pending::Empty(reply), errno);
+        let begun = self.begin(kind, offset, len);
+        let errno = Self::errno(begun, || self.backing.punch_hole(offset, len));
+        self.finish(begun, Pending::Empty(reply), errno);
     }
 
     fn readdir(
@@ -430,25 +318,5 @@ impl Filesystem for EmuFs {
             }
         }
         reply.ok();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Outstanding;
-
-    #[test]
-    fn outstanding_time_is_the_union_of_the_requests_spans() {
-        let mut o = Outstanding::default();
-        o.add(0, 10);
-        // Overlapping: only what reaches past 10 counts.
-        o.add(5, 15);
-        // Inside a span already counted: nothing.
-        o.add(6, 12);
-        // After a gap (15..20 idle: the host's own time).
-        o.add(20, 30);
-        // Acknowledged at once (a drive's write cache): no time in service.
-        o.add(40, 40);
-        assert_eq!(o.total_ns, 25);
     }
 }

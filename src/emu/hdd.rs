@@ -1,498 +1,46 @@
-//! `hdd`: a conventional hard disk. Mechanics (a sqrt-then-linear seek curve over the full
-//! stroke, the platter's rotational phase on the model's timeline, zoned transfer rates) plus
-//! the drive's buffer (read segments with read-ahead and look-behind: what passed under the head
-//! while it waited for a sector; optional write-back with flush) and a
-//! command queue (NCQ): the drive accepts up to `queue_depth` commands at once, so a read
-//! waiting for the media does not hold back the writes behind it, which go to the write-back
-//! buffer, and the media serves reads and the buffer's destages in the order they came: a read
-//! waits behind the writes buffered before it ([`Disk::admit`]). The disk is generic over a [`Translation`] from logical to physical
-//! placement, so the `smr` model reuses all of it with its own translation layer.
+//! `hdd`: a conventional hard disk. Its mechanics ([`super::mechanics`]: seek curve, rotation,
+//! zones) plus the drive's buffer (read segments with read-ahead and look-behind; optional
+//! write-back with flush) and a command queue (NCQ): the drive accepts up to `queue_depth`
+//! commands at once, so a read waiting for the media does not hold back the writes behind it,
+//! which go to the write-back buffer. This disk's media serves reads and the buffer's destages
+//! in the order they came (`queue_order=fifo`): a read waits behind the writes buffered before
+//! it ([`Disk::admit`]); with `queue_order=rpo` the `hdd` model is [`super::queued`]'s disk,
+//! which reorders its queue. The disk is generic over a [`Translation`] from logical to
+//! physical placement, so the `smr` model reuses all of it with its own translation layer.
 
+pub use super::mechanics::{HddParams, SeekCurve, PARAMS};
+use super::mechanics::{Mechanics, MAX_QUEUE};
 use super::model::PROBE_RANDOM_IO;
 use super::model::{
     Background, DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
 };
-use crate::params::{Kind, ParamSpec, Params};
+use super::queued::{QueueParams, QueuedDisk, QUEUE_PARAMS};
+use super::readcache::ReadCache;
+use crate::params::Params;
 use serde_json::{json, Map, Value as Json};
-
-/// Cylinders across the full stroke: decides when two offsets share a cylinder (no seek).
-const CYLINDERS: f64 = 200_000.0;
-/// Read segments in the drive's buffer.
-const SEGMENTS: usize = 16;
 /// Commands the write-back buffer holds at most.
 const WB_SLOTS: usize = 64;
-/// The deepest command queue a drive may have (SATA NCQ: 32; SAS: more).
-const MAX_QUEUE: usize = 256;
-/// A rotational wait this close to a whole revolution counts as none (rounding of the timeline
-/// to whole nanoseconds must not cost a sequential transfer a revolution).
-const ROT_SLACK_NS: f64 = 1_000.0;
-
-/// Parameters of `hdd` (also the mechanics and buffer of `smr`).
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::new(
-        "size",
-        Kind::Size,
-        "64GiB",
-        "logical capacity; mapped onto the full stroke",
-    ),
-    ParamSpec::new("rpm", Kind::Float, "7200", "spindle speed").in_unit("rev/min"),
-    ParamSpec::new(
-        "track_to_track",
-        Kind::Duration,
-        "0.8ms",
-        "seek to the next cylinder",
-    ),
-    ParamSpec::new(
-        "avg_seek",
-        Kind::Duration,
-        "8.5ms",
-        "mean seek between uniformly random positions",
-    ),
-    ParamSpec::new(
-        "full_stroke",
-        Kind::Duration,
-        "17ms",
-        "seek across the whole stroke",
-    ),
-    ParamSpec::new(
-        "outer_rate",
-        Kind::Float,
-        "250",
-        "media rate of the outermost zone",
-    )
-    .in_unit("MB/s"),
-    ParamSpec::new(
-        "inner_rate",
-        Kind::Float,
-        "120",
-        "media rate of the innermost zone",
-    )
-    .in_unit("MB/s"),
-    ParamSpec::new(
-        "zones",
-        Kind::Count,
-        "16",
-        "recording zones; rates fall linearly from outer to inner",
-    ),
-    ParamSpec::new(
-        "overhead",
-        Kind::Duration,
-        "0.1ms",
-        "command processing time per request",
-    ),
-    ParamSpec::new(
-        "iface_rate",
-        Kind::Float,
-        "550",
-        "interface rate of transfers to and from the buffer",
-    )
-    .in_unit("MB/s"),
-    ParamSpec::new(
-        "buffer",
-        Kind::Size,
-        "64MiB",
-        "read buffer: segments holding read data and read-ahead",
-    ),
-    ParamSpec::new(
-        "readahead",
-        Kind::Size,
-        "2MiB",
-        "data read ahead after a read, while the drive is idle",
-    ),
-    ParamSpec::new(
-        "write_back",
-        Kind::Bool,
-        "true",
-        "acknowledge writes from the buffer, destage later",
-    ),
-    ParamSpec::new(
-        "write_buffer",
-        Kind::Size,
-        "16MiB",
-        "dirty data the write-back buffer holds",
-    ),
-    ParamSpec::new(
-        "queue_depth",
-        Kind::Count,
-        "32",
-        "commands the drive accepts at once (NCQ); 1: each waits for the one before to complete",
-    ),
-];
 
 /// The `hdd` model.
 pub static MODEL: ModelDescriptor = ModelDescriptor {
     name: "hdd",
     summary: "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
-    params: &[PARAMS],
-    build: |v| Ok(Box::new(Hdd::new(&HddParams::from_values(v))?)),
+    params: &[PARAMS, QUEUE_PARAMS],
+    build,
     expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),
     presets: super::twins::DRIVES,
     preset_key: "drive",
 };
 
-/// Parameters of a hard disk, in base units (bytes, seconds, bytes per second).
-#[derive(Debug, Clone, PartialEq)]
-pub struct HddParams {
-    pub capacity: u64,
-    pub rpm: f64,
-    pub track_to_track: f64,
-    pub avg_seek: f64,
-    pub full_stroke: f64,
-    pub outer_rate: f64,
-    pub inner_rate: f64,
-    pub zones: u64,
-    pub overhead: f64,
-    pub iface_rate: f64,
-    pub buffer: u64,
-    pub readahead: u64,
-    pub write_back: bool,
-    pub write_buffer: u64,
-    pub queue_depth: u64,
-}
-
-impl HddParams {
-    /// Reads the parameters of [`PARAMS`] from resolved values.
-    pub fn from_values(v: &Params) -> Self {
-        HddParams {
-            capacity: v.u64("size"),
-            rpm: v.f64("rpm"),
-            track_to_track: v.f64("track_to_track"),
-            avg_seek: v.f64("avg_seek"),
-            full_stroke: v.f64("full_stroke"),
-            outer_rate: v.f64("outer_rate") * 1e6,
-            inner_rate: v.f64("inner_rate") * 1e6,
-            zones: v.u64("zones"),
-            overhead: v.f64("overhead"),
-            iface_rate: v.f64("iface_rate") * 1e6,
-            buffer: v.u64("buffer"),
-            readahead: v.u64("readahead"),
-            write_back: v.bool("write_back"),
-            write_buffer: v.u64("write_buffer"),
-            queue_depth: v.u64("queue_depth"),
-        }
-    }
-
-    fn check(&self) -> Result<(), ModelError> {
-        let positive = |name, x: f64| {
-            if x > 0.0 && x.is_finite() {
-                Ok(())
-            } else {
-                Err(ModelError::new(name, "must be greater than 0"))
-            }
-        };
-        positive("size", self.capacity as f64)?;
-        positive("rpm", self.rpm)?;
-        positive("outer_rate", self.outer_rate)?;
-        positive("inner_rate", self.inner_rate)?;
-        positive("iface_rate", self.iface_rate)?;
-        positive("zones", self.zones as f64)?;
-        if self.zones > 4096 {
-            return Err(ModelError::new("zones", "must be at most 4096"));
-        }
-        if self.overhead.is_nan() || self.overhead < 0.0 {
-            return Err(ModelError::new("overhead", "must be 0 or more"));
-        }
-        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE as u64 {
-            return Err(ModelError::new(
-                "queue_depth",
-                format!("must be from 1 to {MAX_QUEUE}"),
-            ));
-        }
-        if self.write_back && self.write_buffer == 0 {
-            return Err(ModelError::new(
-                "write_buffer",
-                "must be greater than 0 with write_back",
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Default for HddParams {
-    fn default() -> Self {
-        HddParams::from_values(&Params::defaults(PARAMS))
-    }
-}
-
-/// Seek time as a function of the distance `u` (a fraction of the full stroke): `t1 + b(sqrt(u) -
-/// sqrt(u1))` up to a knee `uc`, then linear with the same slope at the knee, reaching the full
-/// stroke time at `u = 1`. The knee is fitted so that the mean over uniformly random pairs of
-/// positions is the average seek time. All times in seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SeekCurve {
-    t1: f64,
-    b: f64,
-    r1: f64,
-    uc: f64,
-    tc: f64,
-    e: f64,
-}
-
-impl SeekCurve {
-    /// Fits the curve to track-to-track, average and full-stroke seek times.
-    pub fn fit(t1: f64, avg: f64, full: f64) -> Result<Self, ModelError> {
-        if !(t1 > 0.0 && t1 < avg) {
-            return Err(ModelError::new(
-                "track_to_track",
-                "must be greater than 0 and less than avg_seek",
-            ));
-        }
-        if !(avg < full && full.is_finite()) {
-            return Err(ModelError::new(
-                "full_stroke",
-                "must be greater than avg_seek",
-            ));
-        }
-        let u1 = 1.0 / CYLINDERS;
-        let (lo_mean, hi_mean) = (
-            Self::with_knee(t1, full, u1).mean(),
-            Self::with_knee(t1, full, 1.0).mean(),
-        );
-        if !(avg >= lo_mean && avg <= hi_mean) {
-            return Err(ModelError::new(
-                "avg_seek",
-                format!(
-                    "with track_to_track {:.3}ms and full_stroke {:.3}ms it must lie between {:.3}ms and {:.3}ms",
-                    t1 * 1e3,
-                    full * 1e3,
-                    lo_mean * 1e3,
-                    hi_mean * 1e3
-                ),
-            ));
-        }
-        // The mean grows as the knee moves out (the curve becomes more concave): bisect.
-        let (mut lo, mut hi) = (u1, 1.0);
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if Self::with_knee(t1, full, mid).mean() < avg {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(Self::with_knee(t1, full, 0.5 * (lo + hi)))
-    }
-
-    fn with_knee(t1: f64, full: f64, uc: f64) -> Self {
-        let r1 = (1.0 / CYLINDERS).sqrt();
-        let sc = uc.sqrt();
-        let b = (full - t1) / ((sc - r1) + (1.0 - uc) / (2.0 * sc));
-        SeekCurve {
-            t1,
-            b,
-            r1,
-            uc,
-            tc: t1 + b * (sc - r1),
-            e: b / (2.0 * sc),
-        }
-    }
-
-    /// Seek time in seconds over a distance `u` in (0, 1] of the full stroke (0 for `u <= 0`).
-    #[inline]
-    pub fn time(&self, u: f64) -> f64 {
-        if u <= 0.0 {
-            0.0
-        } else if u <= self.uc {
-            self.t1 + self.b * (u.sqrt() - self.r1).max(0.0)
-        } else {
-            self.tc + self.e * (u - self.uc)
-        }
-    }
-
-    /// Distance fraction of the knee between the sqrt and the linear part.
-    pub fn knee(&self) -> f64 {
-        self.uc
-    }
-
-    /// Exact mean seek time over uniformly random pairs of positions on the whole stroke (the
-    /// distance then has density 2(1-u)); seeks shorter than one cylinder count as track-to-track
-    /// less a negligible term of order 1/cylinders.
-    pub fn mean(&self) -> f64 {
-        let (uc, r) = (self.uc, 1.0 - self.uc);
-        let w0 = 2.0 * uc - uc * uc;
-        let s = 2.0 * (2.0 / 3.0 * uc.powf(1.5) - 2.0 / 5.0 * uc.powf(2.5));
-        (self.t1 - self.b * self.r1) * w0 + self.b * s + self.tc * r * r + self.e * r * r * r / 3.0
-    }
-
-    /// Mean seek time between uniformly random positions of a span covering `frac` of the
-    /// stroke (numerical; equals [`SeekCurve::mean`] for `frac = 1`).
-    pub fn mean_over(&self, frac: f64) -> f64 {
-        // Substituting u = w^2 removes the square root's singularity; Simpson's rule then
-        // converges quickly (the knee adds an O(h^2) term far below the probe's precision).
-        let n = 20_000;
-        let h = 1.0 / n as f64;
-        let g = |w: f64| {
-            let u = w * w;
-            self.time(frac * u) * 2.0 * (1.0 - u) * 2.0 * w
-        };
-        let mut sum = g(0.0) + g(1.0);
-        for i in 1..n {
-            sum += g(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
-        }
-        sum * h / 3.0
-    }
-}
-
-/// The moving parts: head position, rotation and zones over `bytes` of physical space.
-#[derive(Debug, Clone)]
-pub struct Mechanics {
-    bytes: u64,
-    rev_ns: f64,
-    seek: SeekCurve,
-    zone_bytes: u64,
-    /// Media rate of each zone, bytes per ns.
-    rate: Vec<f64>,
-    /// Bytes per track of each zone.
-    track: Vec<f64>,
-    cyl_per_byte: f64,
-    head: u64,
-    /// Bytes of the last access's track that passed under the head while it waited for the
-    /// first sector, just before it (what a drive reading as it waits holds: look-behind).
-    passed: u64,
-}
-
-impl Mechanics {
-    /// Mechanics spanning `bytes` of physical space with the given drive parameters.
-    pub fn new(p: &HddParams, bytes: u64) -> Result<Self, ModelError> {
-        p.check()?;
-        let seek = SeekCurve::fit(p.track_to_track, p.avg_seek, p.full_stroke)?;
-        let rev_ns = 60e9 / p.rpm;
-        let zones = p.zones.min(bytes.max(1));
-        let rate: Vec<f64> = (0..zones)
-            .map(|i| {
-                let f = if zones > 1 {
-                    i as f64 / (zones - 1) as f64
-                } else {
-                    0.0
-                };
-                (p.outer_rate - (p.outer_rate - p.inner_rate) * f) * 1e-9
-            })
-            .collect();
-        let track = rate.iter().map(|r| r * rev_ns).collect();
-        Ok(Mechanics {
-            bytes,
-            rev_ns,
-            seek,
-            zone_bytes: bytes.div_ceil(zones).max(1),
-            rate,
-            track,
-            cyl_per_byte: CYLINDERS / bytes as f64,
-            head: 0,
-            passed: 0,
-        })
-    }
-
-    #[inline]
-    fn zone(&self, offset: u64) -> usize {
-        ((offset / self.zone_bytes) as usize).min(self.rate.len() - 1)
-    }
-
-    /// Media rate at a physical offset, bytes per ns.
-    #[inline]
-    pub fn rate_at(&self, offset: u64) -> f64 {
-        self.rate[self.zone(offset)]
-    }
-
-    /// One revolution, ns.
-    pub fn rev_ns(&self) -> f64 {
-        self.rev_ns
-    }
-
-    /// The seek curve.
-    pub fn seek_curve(&self) -> &SeekCurve {
-        &self.seek
-    }
-
-    /// Physical bytes spanned by the full stroke.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// Physical offset the head is at.
-    pub(crate) fn head(&self) -> u64 {
-        self.head
-    }
-
-    /// Puts the head back where it was before a planned access that is being replanned.
-    pub(crate) fn set_head(&mut self, head: u64) {
-        self.head = head;
-    }
-
-    /// Seek time in ns from physical offset `from` to `to`.
-    #[inline]
-    pub fn seek_ns(&self, from: u64, to: u64) -> f64 {
-        let (a, b) = (
-            from as f64 * self.cyl_per_byte,
-            to as f64 * self.cyl_per_byte,
-        );
-        if a as u64 == b as u64 {
-            return 0.0;
-        }
-        self.seek.time((a - b).abs() / CYLINDERS) * 1e9
-    }
-
-    /// Rotational wait in ns for the sector at `offset` when the head arrives at time `t`.
-    #[inline]
-    pub fn rotation_ns(&self, t: f64, offset: u64) -> f64 {
-        let z = self.zone(offset);
-        let angle = ((offset - z as u64 * self.zone_bytes) as f64 / self.track[z]).fract();
-        let phase = (t / self.rev_ns).fract();
-        let wait = (angle - phase).rem_euclid(1.0) * self.rev_ns;
-        if wait > self.rev_ns - ROT_SLACK_NS {
-            0.0
-        } else {
-            wait
-        }
-    }
-
-    /// Seeks to physical `offset` from `start` (ns), waits for the sector, transfers `len`
-    /// bytes; returns the time the transfer ends. The head is left at `offset + len`.
-    #[inline]
-    pub fn access(&mut self, start: u64, offset: u64, len: u64) -> u64 {
-        let arrive = start as f64 + self.seek_ns(self.head, offset);
-        let wait = self.rotation_ns(arrive, offset);
-        let rate = self.rate_at(offset);
-        let end = arrive + wait + len as f64 / rate;
-        self.head = offset + len;
-        // What passed under the head is the track's data just before `offset`, back to the
-        // track's start at most (the part wrapping round from its end is not kept).
-        let z = self.zone(offset);
-        let on_track = ((offset - z as u64 * self.zone_bytes) as f64) % self.track[z];
-        self.passed = (wait * rate).min(on_track) as u64;
-        end.round() as u64
-    }
-
-    /// Bytes just before the last access's first sector that passed under the head while it
-    /// waited for it ([`Mechanics::access`]).
-    pub fn passed(&self) -> u64 {
-        self.passed
-    }
-
-    /// Seeks to physical `offset` and transfers `len` bytes starting wherever the platter is
-    /// (a log append that may begin at any sector of its track); returns when it ends.
-    #[inline]
-    pub fn append(&mut self, start: u64, offset: u64, len: u64) -> u64 {
-        let arrive = start as f64 + self.seek_ns(self.head, offset);
-        let end = arrive + len as f64 / self.rate_at(offset);
-        self.head = offset + len;
-        end.round() as u64
-    }
-
-    /// Mean of 1/rate (ns per byte) over the physical range `[a, b)`, weighting zones by bytes.
-    pub fn mean_ns_per_byte(&self, a: u64, b: u64) -> f64 {
-        let mut sum = 0.0;
-        let mut x = a;
-        while x < b {
-            let z = self.zone(x);
-            let zend = if z + 1 == self.rate.len() {
-                b
-            } else {
-                ((z as u64 + 1) * self.zone_bytes).min(b)
-            };
-            sum += (zend - x) as f64 / self.rate[z];
-            x = zend;
-        }
-        sum / (b - a).max(1) as f64
+/// An `hdd` of resolved values: the arrival-order disk, or with `queue_order=rpo` the one that
+/// reorders its queue ([`QueuedDisk`]).
+fn build(v: &Params) -> Result<Box<dyn DeviceModel>, ModelError> {
+    let p = HddParams::from_values(v);
+    let q = QueueParams::from_values(v);
+    if q.rpo {
+        Ok(Box::new(QueuedDisk::new(&p, &q)?))
+    } else {
+        Ok(Box::new(Hdd::new(&p)?))
     }
 }
 
@@ -554,29 +102,6 @@ impl Translation for Direct {
     }
 }
 
-/// A read segment of the buffer: logical `[start, end)`; data up to `o_end` was read by `t_end`,
-/// later data arrives at `rate` (read-ahead) unless the segment was cut short.
-#[derive(Debug, Clone, Copy, Default)]
-struct Segment {
-    start: u64,
-    end: u64,
-    o_end: u64,
-    t_end: u64,
-    rate: f64,
-    used: u64,
-}
-
-impl Segment {
-    #[inline]
-    fn ready(&self, x: u64) -> u64 {
-        if x <= self.o_end {
-            self.t_end
-        } else {
-            self.t_end + ((x - self.o_end) as f64 / self.rate) as u64
-        }
-    }
-}
-
 /// The destage planned last: logical `[offset, offset + len)` from `start` to `end`, with the
 /// head at `head_before` when it was planned.
 #[derive(Debug, Clone, Copy)]
@@ -606,8 +131,6 @@ pub struct Disk<T: Translation> {
     capacity: u64,
     write_back: bool,
     write_buffer: u64,
-    readahead: u64,
-    seg_max: u64,
     overhead_ns: f64,
     iface: f64,
     /// When the host interface is free for the next command's transfer.
@@ -619,10 +142,7 @@ pub struct Disk<T: Translation> {
     queue_len: usize,
     queue_depth: usize,
     mech_free: u64,
-    segs: [Segment; SEGMENTS],
-    /// Index of the segment still reading ahead, or SEGMENTS for none.
-    active: usize,
-    clock: u64,
+    cache: ReadCache,
     /// Write-back ring: (time destaged, bytes) per buffered command.
     wb: [(u64, u64); WB_SLOTS],
     wb_head: usize,
@@ -658,8 +178,6 @@ impl<T: Translation> Disk<T> {
             capacity: p.capacity,
             write_back: p.write_back,
             write_buffer: p.write_buffer,
-            readahead: p.readahead,
-            seg_max: (p.buffer / SEGMENTS as u64).max(1),
             overhead_ns: p.overhead * 1e9,
             iface: p.iface_rate * 1e-9,
             iface_free: 0,
@@ -668,9 +186,7 @@ impl<T: Translation> Disk<T> {
             queue_len: 0,
             queue_depth: p.queue_depth.clamp(1, MAX_QUEUE as u64) as usize,
             mech_free: 0,
-            segs: [Segment::default(); SEGMENTS],
-            active: SEGMENTS,
-            clock: 0,
+            cache: ReadCache::new(p.buffer, p.readahead),
             wb: [(0, 0); WB_SLOTS],
             wb_head: 0,
             wb_len: 0,
@@ -695,80 +211,41 @@ impl<T: Translation> Disk<T> {
         self.overhead_ns + len as f64 / self.iface
     }
 
-    /// The mechanism starts other work at `t`: the active read-ahead stops there.
-    #[inline]
-    fn stop_readahead(&mut self, t: u64) {
-        if self.active < SEGMENTS {
-            let s = &mut self.segs[self.active];
-            let read = (t.saturating_sub(s.t_end) as f64 * s.rate) as u64;
-            s.end = s.end.min(s.o_end + read).max(s.o_end);
-            self.active = SEGMENTS;
-        }
-    }
-
     fn read(&mut self, s: u64, o: u64, len: u64) -> u64 {
         self.st.reads += 1;
-        self.clock += 1;
-        let end = o + len;
-        if let Some(i) = self
-            .segs
-            .iter()
-            .position(|g| g.start <= o && end <= g.end && g.end > g.start)
-        {
+        if let Some(hit) = self.cache.lookup(o, len) {
             self.st.read_hits += 1;
-            let g = &mut self.segs[i];
             let sent = s + self.overhead_ns as u64 + (len as f64 / self.iface) as u64;
-            let done = sent.max(g.ready(end));
-            g.used = self.clock;
-            if i == self.active {
-                g.end = g.end.max(end + self.readahead);
-                g.start = g.start.max(g.end.saturating_sub(self.seg_max));
-            }
             // Data still to come from the media does not hold the interface: the drive
-            // takes other commands meanwhile (a queued command disconnects).
+            // takes other commands meanwhile (a queued command disconnects). It holds the
+            // head, which reads on until the data is in.
             self.iface_free = sent;
-            return done;
+            if hit.ahead && hit.ready > self.mech_free {
+                self.mech_free = hit.ready;
+                self.mech.set_head(o + len);
+            }
+            return sent.max(hit.ready);
         }
         self.iface_free = s + self.overhead_ns as u64;
         let ms = (s + self.overhead_ns as u64).max(self.mech_free);
-        self.stop_readahead(ms);
+        self.cache.stop_readahead(ms);
         self.last_destage = None;
         let done = self.stl.read(&mut self.mech, ms, o, len);
         self.mech_free = done;
-        let v = (0..SEGMENTS)
-            .min_by_key(|&i| self.segs[i].used)
-            .unwrap_or(0);
-        let seg_end = end + self.readahead;
         // The drive keeps what it read while waiting for the sector (look-behind), so a read
         // just below this one (a walk in descending order) finds its data in the buffer.
-        let behind = o.saturating_sub(self.mech.passed());
-        self.segs[v] = Segment {
-            start: behind.max(seg_end.saturating_sub(self.seg_max)),
-            end: seg_end,
-            o_end: end,
-            t_end: done,
-            rate: self.mech.rate_at(self.stl.physical(o)),
-            used: self.clock,
-        };
-        self.active = v;
+        let rate = self.mech.rate_at(self.stl.physical(o));
+        self.cache.fill(o, len, done, self.mech.passed(), rate);
         done
     }
 
     fn write(&mut self, s: u64, o: u64, len: u64) -> u64 {
         self.st.writes += 1;
-        let end = o + len;
-        for (i, g) in self.segs.iter_mut().enumerate() {
-            if g.start < end && o < g.end {
-                *g = Segment::default();
-                if i == self.active {
-                    self.active = SEGMENTS;
-                }
-            }
-        }
+        self.cache.invalidate(o, len);
         self.iface_free = s + self.host_ns(len) as u64;
         if !self.write_back || len > self.write_buffer {
             let ms = (s + self.overhead_ns as u64).max(self.mech_free);
-            self.stop_readahead(ms);
+            self.cache.stop_readahead(ms);
             self.last_destage = None;
             self.mech_free = self.stl.write(&mut self.mech, ms, o, len);
             return self.mech_free;
@@ -792,7 +269,7 @@ impl<T: Translation> Disk<T> {
         }
         if !self.merge_destage(t, o, len) {
             let ds = t.max(self.mech_free);
-            self.stop_readahead(ds);
+            self.cache.stop_readahead(ds);
             let head_before = self.mech.head();
             self.mech_free = self.stl.write(&mut self.mech, ds, o, len);
             self.last_destage = Some(Destage {
@@ -904,7 +381,7 @@ impl<T: Translation> Disk<T> {
             let free = self.stl.idle(&mut self.mech, idle_since, now_ns);
             if free > idle_since {
                 self.last_destage = None;
-                self.stop_readahead(idle_since);
+                self.cache.stop_readahead(idle_since);
                 self.mech_free = free;
             }
         }

@@ -1,6 +1,7 @@
 //! Tests of the hard-disk model: seeks, rotation, zones, the drive cache, command queueing.
 
 use super::*;
+use crate::emu::mechanics::CYLINDERS;
 use crate::engine::rng::SplitMix64;
 
 fn req(kind: ReqKind, offset: u64, len: u64) -> Request {

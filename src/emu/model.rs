@@ -37,7 +37,16 @@ pub struct Response {
     pub errno: i32,
 }
 
+/// Names a request whose completion a model reports later ([`DeviceModel::submit`]).
+pub type RequestId = u64;
+
 /// A device model. `service` must be cheap (well under a microsecond) and must not block.
+///
+/// A model either fixes each request's completion when it arrives ([`DeviceModel::service`],
+/// enough for most), or, like a drive that reorders its queue, decides it later, when a later
+/// arrival can no longer change it: the server then hands it requests with
+/// [`DeviceModel::submit`] and collects completions with [`DeviceModel::advance`], waking at
+/// [`DeviceModel::next_event_ns`]. The defaults of those three serve a model of the first kind.
 pub trait DeviceModel: Send {
     /// Model name (`hdd`, `smr`, `flash`, `null`).
     fn name(&self) -> &'static str;
@@ -48,6 +57,25 @@ pub trait DeviceModel: Send {
     fn service(&mut self, now_ns: u64, req: Request) -> Response;
     /// State that explains results (cache occupancy, cleaning time, unit copies, cache hits).
     fn stats(&self) -> Json;
+    /// Takes `req`, arriving at `now_ns` (never before an earlier arrival), as request `id`.
+    /// Returns its response when the completion is known at once (the default, through
+    /// [`DeviceModel::service`]); `None` when later arrivals may still change it, and the model
+    /// reports it through [`DeviceModel::advance`].
+    fn submit(&mut self, now_ns: u64, id: RequestId, req: Request) -> Option<Response> {
+        let _ = id;
+        Some(self.service(now_ns, req))
+    }
+    /// Runs the model's timeline to `now_ns` (never backwards) and hands `done` each submitted
+    /// request whose completion became known, with its response (whose completion may lie
+    /// after `now_ns`: it is known once the drive has started it).
+    fn advance(&mut self, now_ns: u64, done: &mut dyn FnMut(RequestId, Response)) {
+        let _ = (now_ns, done);
+    }
+    /// When the model must next be advanced to report a completion it still owes; `None` when
+    /// it owes none.
+    fn next_event_ns(&self) -> Option<u64> {
+        None
+    }
     /// No request has arrived since the last one the model serviced, and it is `now_ns`: does
     /// the background work due by then (SMR cleaning, write-back destaging, garbage
     /// collection) and says whether any is still pending and when the device last went idle.
@@ -61,6 +89,30 @@ pub trait DeviceModel: Send {
             worked_ns: 0,
         }
     }
+}
+
+/// `req` served alone: submitted at `now_ns` and, for a model that decides completions later,
+/// advanced until it reports it, as if nothing else arrived meanwhile (a probe's, a test's or a
+/// closed-loop driver's single request).
+pub fn service_alone(model: &mut dyn DeviceModel, now_ns: u64, req: Request) -> Response {
+    const ALONE: RequestId = RequestId::MAX;
+    if let Some(r) = model.submit(now_ns, ALONE, req) {
+        return r;
+    }
+    let mut got = None;
+    let mut t = now_ns;
+    while got.is_none() {
+        model.advance(t, &mut |id, r| {
+            if id == ALONE {
+                got = Some(r);
+            }
+        });
+        match model.next_event_ns() {
+            Some(next) if got.is_none() => t = next.max(t),
+            _ => break,
+        }
+    }
+    got.expect("a model that defers a request reports it once advanced past its completion")
 }
 
 /// A device's background work at one moment of its timeline.

@@ -2,6 +2,8 @@
 //! the kernel sends the device (read, write, flush, discard) is kept with its arrival time,
 //! offset, length and the service time the model gave it, and written as CSV when logging
 //! stops, so the trial can check its block trace against what the device really received.
+//! A request is recorded when the model says when it completes: on arrival for most models,
+//! later for one that reorders its queue.
 //! Entries go into fixed-size chunks under the model's lock: no reallocation of a large
 //! buffer, no system call, in the request path.
 
@@ -96,11 +98,14 @@ impl RequestLog {
     }
 
     /// Writes the log to `path`: `t_s,op,offset,bytes,service_us`, `t_s` in seconds from the
-    /// origin.
+    /// origin, in arrival order (a request a reordering model reported late was recorded
+    /// late).
     pub fn write_csv(&self, path: &Path) -> std::io::Result<()> {
         let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
         writeln!(w, "t_s,op,offset,bytes,service_us")?;
-        for e in self.chunks.iter().flatten() {
+        let mut entries: Vec<&Entry> = self.chunks.iter().flatten().collect();
+        entries.sort_by_key(|e| e.arrive_ns);
+        for e in entries {
             let mono = self.clock_mono_ns + e.arrive_ns;
             let t_s = (mono as f64 - self.origin_mono_ns as f64) / 1e9;
             writeln!(

@@ -15,8 +15,9 @@ use super::backing::Backing;
 use super::conn;
 use super::counters::{BufPool, Counters};
 use super::error::EmuError;
-use super::fs::{EmuFs, ModelState, Pending, Sender, DISK_NAME, MAX_IO};
+use super::fs::{EmuFs, DISK_NAME, MAX_IO};
 use super::model::{Background, DeviceModel};
+use super::replies::{Due, ModelState, Out, Sender};
 use super::reqlog::RequestLog;
 use super::timer::{Clock, TimerQueue};
 
@@ -36,7 +37,8 @@ pub struct EmuServer {
     clock: Clock,
     model: Arc<Mutex<ModelState>>,
     counters: Arc<Counters>,
-    timer: Arc<TimerQueue<(Pending, i32)>>,
+    timer: Arc<TimerQueue<Due>>,
+    out: Out,
     session: Option<BackgroundSession>,
 }
 
@@ -106,34 +108,39 @@ impl EmuServer {
             counters: Arc::new(Counters::default()),
             pool: Arc::new(BufPool::new(MAX_IO as usize)),
         };
-        let timer_sender = sender.clone();
-        let timer = TimerQueue::start(clock, move |due, (p, errno)| {
-            timer_sender
-                .counters
-                .late_path(true, timer_sender.clock.now_ns().saturating_sub(due));
-            timer_sender.send(due, p, errno)
+        let model = Arc::new(Mutex::new(ModelState::new(model)));
+        let (tick_model, timer_sender) = (Arc::clone(&model), sender.clone());
+        let timer = TimerQueue::start(clock, move |due, item, pusher| match item {
+            Due::Reply(p, errno) => {
+                timer_sender
+                    .counters
+                    .late_path(true, timer_sender.clock.now_ns().saturating_sub(due));
+                timer_sender.send(due, p, errno)
+            }
+            Due::Tick => {
+                let out = Out {
+                    sender: timer_sender.clone(),
+                    timer: pusher.clone(),
+                    scale,
+                };
+                tick_model
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .tick(&out);
+            }
         })
         .map_err(|source| EmuError::Thread {
             name: "emu-timer",
             source,
         })?;
         let timer = Arc::new(timer);
-        let model = Arc::new(Mutex::new(ModelState {
-            model,
-            last_ns: 0,
-            offset_ns: 0,
-            log: None,
-            outstanding: Default::default(),
-        }));
         let counters = Arc::clone(&sender.counters);
-        let fs = EmuFs::new(
-            Arc::clone(&model),
-            capacity,
-            backing,
-            scale,
+        let out = Out {
             sender,
-            Arc::clone(&timer),
-        );
+            timer: timer.pusher(),
+            scale,
+        };
+        let fs = EmuFs::new(Arc::clone(&model), capacity, backing, out.clone());
 
         let dev = mount_fuse(&mountpoint)?;
         // Read from mountinfo: a stat of the mount would wait for the server to answer.
@@ -149,6 +156,7 @@ impl EmuServer {
             model,
             counters,
             timer,
+            out,
             session: None,
         };
         let mut config = Config::default();
@@ -186,7 +194,7 @@ impl EmuServer {
             "scale": self.scale,
             "model_stats": m.model.stats(),
             "server": server,
-            "outstanding_ns": m.outstanding.total_ns,
+            "outstanding_ns": m.outstanding.total_ns(),
         })
     }
 
@@ -200,7 +208,9 @@ impl EmuServer {
     /// that much further on.
     pub fn background(&self, fast_forward_ns: u64) -> (u64, Background) {
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
-        let now = m.model_time(self.clock.now_ns(), self.scale);
+        // A model that reports completions later reports those due by now first.
+        m.tick(&self.out);
+        let now = m.last_ns;
         let b = m.model.background(now);
         if fast_forward_ns == 0 || !b.pending || b.host_done_ns > now {
             return (now, b);
@@ -251,6 +261,11 @@ impl EmuServer {
 
     fn shutdown(&mut self) -> Result<(), EmuError> {
         let mut result = Ok(());
+        // No request may be left waiting for a model that will not be asked again.
+        self.model
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(&self.out);
         if std::mem::take(&mut self.mounted) {
             match super::conn::unmount_patiently(
                 &self.mountpoint,

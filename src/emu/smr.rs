@@ -5,7 +5,8 @@
 //! data from the log, rewrite the band. Cleaning runs in the background after an idle time and in
 //! the foreground when the cache is full. Sequential writes from a band boundary go in place.
 
-use super::hdd::{self, Disk, HddParams, Mechanics, Translation};
+use super::hdd::{self, Disk, Translation};
+use super::mechanics::{HddParams, Mechanics};
 use super::model::{Expectations, ModelDescriptor, ModelError, PROBE_RANDOM_IO};
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};

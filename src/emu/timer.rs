@@ -80,6 +80,34 @@ pub struct TimerQueue<T> {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Queues items on a [`TimerQueue`]; the handler gets one to queue more from the timer thread.
+pub struct Pusher<T> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T> Clone for Pusher<T> {
+    fn clone(&self) -> Self {
+        Pusher {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<T> Pusher<T> {
+    /// Queues `item` to fire at `due_ns` on the clock's timeline.
+    pub fn push(&self, due_ns: u64, item: T) {
+        let mut st = lock(&self.inner.state);
+        let seq = st.seq;
+        st.seq += 1;
+        let earliest = st.heap.peek().is_none_or(|e| due_ns < e.due_ns);
+        st.heap.push(Entry { due_ns, seq, item });
+        drop(st);
+        if earliest {
+            self.inner.wake.notify_one();
+        }
+    }
+}
+
 /// The timer thread wakes this much before a reply is due, at least and at most, and spins
 /// the rest of the way: a sleeping thread wakes late by the host's wake-up latency (tens of µs
 /// in a VM, more under load), which the thread learns as it goes.
@@ -113,10 +141,10 @@ impl Early {
 
 impl<T: Send + 'static> TimerQueue<T> {
     /// Starts the timer thread. `clock` is the timeline due times are given on; `fire` is
-    /// called on the timer thread with each item and its due time.
+    /// called on the timer thread with each item, its due time, and a pusher to queue more.
     pub fn start<F>(clock: Clock, fire: F) -> std::io::Result<Self>
     where
-        F: FnMut(u64, T) + Send + 'static,
+        F: FnMut(u64, T, &Pusher<T>) + Send + 'static,
     {
         let inner = Arc::new(Inner {
             state: Mutex::new(State {
@@ -140,14 +168,13 @@ impl<T: Send + 'static> TimerQueue<T> {
 
     /// Queues `item` to fire at `due_ns` on the clock's timeline.
     pub fn push(&self, due_ns: u64, item: T) {
-        let mut st = lock(&self.inner.state);
-        let seq = st.seq;
-        st.seq += 1;
-        let earliest = st.heap.peek().is_none_or(|e| due_ns < e.due_ns);
-        st.heap.push(Entry { due_ns, seq, item });
-        drop(st);
-        if earliest {
-            self.inner.wake.notify_one();
+        self.pusher().push(due_ns, item)
+    }
+
+    /// A handle that queues items on this timer.
+    pub fn pusher(&self) -> Pusher<T> {
+        Pusher {
+            inner: Arc::clone(&self.inner),
         }
     }
 
@@ -202,7 +229,10 @@ fn go_real_time() -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
 
-fn run<T, F: FnMut(u64, T)>(inner: &Inner<T>, mut fire: F) {
+fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
+    let pusher = Pusher {
+        inner: Arc::clone(inner),
+    };
     // Default timer slack (50 us) would delay every wake-up; ask for 1 ns.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     inner
@@ -216,7 +246,7 @@ fn run<T, F: FnMut(u64, T)>(inner: &Inner<T>, mut fire: F) {
             Some(e) if e.due_ns <= now || st.shutdown => {
                 let Some(e) = st.heap.pop() else { continue };
                 drop(st);
-                fire(e.due_ns, e.item);
+                fire(e.due_ns, e.item, &pusher);
                 st = lock(&inner.state);
             }
             Some(e) if e.due_ns - now <= early.ns() => {
@@ -248,7 +278,7 @@ mod tests {
 
     fn queue(clock: Clock) -> (TimerQueue<u32>, mpsc::Receiver<(u32, u64)>) {
         let (tx, rx) = mpsc::channel();
-        let q = TimerQueue::start(clock, move |_due, id| {
+        let q = TimerQueue::start(clock, move |_due, id, _: &Pusher<u32>| {
             let _ = tx.send((id, clock.now_ns()));
         })
         .unwrap();
@@ -290,6 +320,22 @@ mod tests {
             e.observe(i * 1_000_000, i * 1_000_000);
         }
         assert!(e.ns() < EARLY_MIN_NS + 1_000, "{}", e.ns());
+    }
+
+    #[test]
+    fn a_handler_queues_follow_ups() {
+        let clock = Clock::new();
+        let (tx, rx) = mpsc::channel();
+        let q = TimerQueue::start(clock, move |due, n: u32, more: &Pusher<u32>| {
+            let _ = tx.send(n);
+            if n < 3 {
+                more.push(due + 1_000, n + 1);
+            }
+        })
+        .unwrap();
+        q.push(clock.now_ns(), 0);
+        let got: Vec<u32> = (0..4).map(|_| rx.recv().unwrap()).collect();
+        assert_eq!(got, [0, 1, 2, 3]);
     }
 
     #[test]
