@@ -22,6 +22,7 @@ pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use reqlog::mono_now_ns;
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};
+pub mod array;
 pub mod cards;
 pub mod closed_loop;
 pub mod fault;

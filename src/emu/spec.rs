@@ -6,7 +6,7 @@
 use super::autoscale::{self, AutoScale, AUTO_IO};
 use super::fault::{Fault, FaultParams};
 use super::model::{DeviceModel, Expectations, ModelDescriptor, ModelError, Preset};
-use super::{flash, hdd, null, smr, ssd};
+use super::{array, flash, hdd, null, smr, ssd};
 use crate::cause::{Cause, HasCause};
 use crate::params::{parse_value, Kind, ParamSpec, Params, Value};
 use crate::units::{parse_size, Size};
@@ -82,6 +82,7 @@ pub static MODELS: &[&ModelDescriptor] = &[
     &smr::MODEL,
     &flash::MODEL,
     &ssd::MODEL,
+    &array::MODEL,
     &null::MODEL,
 ];
 
@@ -90,7 +91,7 @@ pub fn find_model(name: &str) -> Option<&'static ModelDescriptor> {
     MODELS.iter().copied().find(|m| m.name == name)
 }
 
-/// `hdd, smr, flash, ssd, null`.
+/// `hdd, smr, flash, ssd, array, null`.
 fn model_names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
@@ -458,7 +459,7 @@ mod tests {
         );
         assert!(err("tape")
             .to_string()
-            .contains("hdd, smr, flash, ssd, null"));
+            .contains("hdd, smr, flash, ssd, array, null"));
         match err("hdd,cache=1GiB") {
             SpecError::UnknownKey {
                 model,
