@@ -52,7 +52,7 @@ pub static MODEL: ModelDescriptor = ModelDescriptor {
             seq_io,
         )
     },
-    presets: &[],
+    presets: super::twins::SHINGLED,
     preset_key: "drive",
 };
 

@@ -40,8 +40,37 @@
 //! - Not in the seed, the figures of 7200 rpm desktop drives of about 2010: 8.5 ms average
 //!   and 17 ms full-stroke seeks, a 32 MiB buffer, a 300 MB/s SATA-2 link.
 //! - Nothing is fitted: seed 001 measures streaming only, which the zone rates set.
+//! - It also stands for seed 003's "SATA disk" (Cacti's update in 32-45 s with jfs and
+//!   deadline), a 7200 rpm SATA drive of the same years of which the seed gives nothing else.
+//!
+//! **`cmr-8tb`, seed 002's conventional disk**: the `hdd` model's 7200 rpm mechanics at 8 TB,
+//! the same as the SMR twin's (see [`SHINGLED`]), so the two differ by the shingles alone.
 
 use super::model::Preset;
+
+/// The shingled drives of the seeds, as presets of `smr`.
+///
+/// **`dm-smr-8tb`, seed 002's drive-managed SMR disk** (the drives of the Vault 2017 talk on
+/// ext4 for SMR, 8 TB):
+/// - From the seed: 8 TB; "some drives they tested had 25GB of persistent cache"; cleaning
+///   moves the cache's data to its bands "if there is idle time", and "once it fills up,
+///   throughput drops off drastically" (cleaning in the foreground).
+/// - Not in the seed, and kept at the `hdd` model's (so the CMR twin, `drive=cmr-8tb`, differs
+///   from it by the shingles alone): the mechanics of a 7200 rpm drive, 32 MiB bands (the seed
+///   says only that an STL hides zones that "might be 256M"; drive-managed bands are tens of
+///   MiB), cleaning after 0.5 s of idle.
+/// - Nothing is fitted: the seed gives no figure of the drive alone. A study at a smaller size
+///   scales the cache with the capacity (25 GB of 8 TB is 0.3%).
+pub static SHINGLED: &[Preset] = &[Preset {
+    name: "dm-smr-8tb",
+    summary: "seed 002's 8 TB drive-managed SMR disk: 25 GB persistent cache, 32 MiB bands",
+    values: &[
+        ("size", "8TB"),
+        ("cache", "25GB"),
+        ("band", "32MiB"),
+        ("idle", "0.5s"),
+    ],
+}];
 
 /// The storage arrays of the seeds, as presets of `array`.
 ///
@@ -126,6 +155,11 @@ pub static DRIVES: &[Preset] = &[
             ("buffer", "32MiB"),
             ("iface_rate", "300"),
         ],
+    },
+    Preset {
+        name: "cmr-8tb",
+        summary: "seed 002's conventional 8 TB disk: the SMR twin's drive without shingles",
+        values: &[("size", "8TB")],
     },
 ];
 
