@@ -162,12 +162,13 @@ impl EmuServer {
         let mut config = Config::default();
         config.n_threads = Some(WORKERS);
         config.clone_fd = true;
-        let session = Session::from_fd(fs, dev, SessionACL::Owner, config)
-            .and_then(Session::spawn)
-            .map_err(|source| EmuError::Session {
-                path: server.mountpoint.clone(),
-                source,
-            });
+        let session = super::timer::spawning_real_time(|| {
+            Session::from_fd(fs, dev, SessionACL::Owner, config).and_then(Session::spawn)
+        })
+        .map_err(|source| EmuError::Session {
+            path: server.mountpoint.clone(),
+            source,
+        });
         // On error, `server` drops here and removes the mount.
         server.session = Some(session?);
         Ok(server)

@@ -229,6 +229,28 @@ fn go_real_time() -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
 
+/// Runs `f` with the calling thread in the real-time FIFO class when permitted, so the threads
+/// `f` starts inherit it (the device server's FUSE workers: a request then reaches the model,
+/// and a model lock one of them holds is released, without waiting behind the host's ordinary
+/// threads); the calling thread's own class is restored after.
+pub(crate) fn spawning_real_time<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: sched_getscheduler / sched_getparam on the calling thread, into a valid block.
+    let (policy, param) = unsafe {
+        let mut p = std::mem::zeroed::<libc::sched_param>();
+        (libc::sched_getscheduler(0), {
+            libc::sched_getparam(0, &mut p);
+            p
+        })
+    };
+    let raised = go_real_time();
+    let r = f();
+    if raised && policy >= 0 {
+        // SAFETY: restores the class and parameters read above on the calling thread.
+        unsafe { libc::sched_setscheduler(0, policy, &param) };
+    }
+    r
+}
+
 fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
     let pusher = Pusher {
         inner: Arc::clone(inner),
