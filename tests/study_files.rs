@@ -397,7 +397,7 @@ fn resolved_study_round_trips_through_study_toml() {
         Options {
             quick: true,
             only: vec!["ext4-noatime".into()],
-            device: None,
+            ..Options::default()
         },
     ] {
         let exp = expand(&builtin::load("dvr").unwrap(), &opts).unwrap();

@@ -187,3 +187,42 @@ fn resume_names_a_changed_device() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_shard_resumes_its_own_trials_and_refuses_another_shard() {
+    let shard = |k| Options {
+        quick: true,
+        shard: Some(iotrial::study::Shard { index: k, count: 3 }),
+        ..Options::default()
+    };
+    let out = tempfile::tempdir().unwrap();
+    let r = ResultsDir::create_part(out.path(), "dvr", Some("shard2of3")).unwrap();
+    let exp = dvr(&shard(2));
+    let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["ext4/dvr/r1", "ext4-commit1/dvr/r1"],
+        "positions 1 and 4 of 7"
+    );
+    let mut m = Manifest::create(&r, &exp).unwrap();
+    assert_eq!(m.trials.len(), 2, "a shard's manifest lists its own trials");
+    assert_eq!(
+        m.hash(),
+        iotrial::study::identity::study_hash(&dvr(&quick()).study),
+        "a shard records the whole study's hash"
+    );
+    for (rec, t) in m.trials.iter().zip(&exp.trials) {
+        assert_eq!(rec.digest, t.digest);
+    }
+    finish(&r, &mut m, "ext4/dvr/r1", true);
+    let res = resume(&r.root, &dvr(&shard(2))).unwrap();
+    let todo: Vec<&str> = res.todo.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(todo, ["ext4-commit1/dvr/r1"]);
+    // The manifest alone gives the shard's trials back.
+    let m = Manifest::load(&r.root).unwrap();
+    assert_eq!(m.expansion().unwrap().trials, exp.trials);
+    let e = resume(&r.root, &dvr(&shard(1))).unwrap_err().to_string();
+    assert!(e.contains("shard 2/3 then, shard 1/3 now"), "{e}");
+    let e = resume(&r.root, &dvr(&quick())).unwrap_err().to_string();
+    assert!(e.contains("shard 2/3 then, the whole study now"), "{e}");
+}

@@ -1,11 +1,13 @@
 //! `iotrial study`: a built-in study or a study file run over its stacks and repeats (resumable,
-//! or only printed with `--dry-run`); ends with the comparison table and report.html.
+//! or only printed with `--dry-run`), whole or one part of it (`--shard K/N|auto`, `--trial`);
+//! ends with the comparison table and report.html. `--list-trials` prints the trials' stable
+//! ids instead.
 
 use super::errors::{failed, refused_flag, usage, Interrupted};
 use anyhow::Result;
 use iotrial::cause::{Cause, HasCause};
 use iotrial::stack::DeviceSpec;
-use iotrial::study::{builtin, run};
+use iotrial::study::{builtin, expand, identity, run, Shard};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -36,6 +38,17 @@ pub struct StudyArgs {
     /// Allow destroying the signatures on this block device.
     #[arg(long, value_name = "DEVICE")]
     wipe: Vec<PathBuf>,
+    /// Print the study's trials (position, shard of --shard's N, digest, id) and run nothing.
+    #[arg(long)]
+    list_trials: bool,
+    /// Run only shard K of N (the trials at positions K-1, K-1+N, ... of the run order), or
+    /// `auto`: K and N from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT, or from
+    /// JOB_COMPLETION_INDEX and IOTRIAL_SHARD_COUNT.
+    #[arg(long, value_name = "K/N|auto", conflicts_with = "trial")]
+    shard: Option<String>,
+    /// Run only this trial (its id, as --list-trials prints it, or its digest); repeatable.
+    #[arg(long, value_name = "ID")]
+    trial: Vec<String>,
 }
 
 /// Runs the study and prints its table and where its report is.
@@ -48,28 +61,54 @@ pub fn run(a: StudyArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             _ => {}
         }
     }
+    let shard = match &a.shard {
+        None => None,
+        Some(s) => Some(
+            Shard::parse(s, &|v| std::env::var(v).ok())
+                .map_err(|e| usage(format!("--shard {e}")))?,
+        ),
+    };
+    let expand_opts = iotrial::study::Options {
+        quick: a.quick,
+        only: a.only,
+        device: a.device,
+        shard,
+        trials: a.trial,
+    };
+    if a.list_trials {
+        return list_trials(&study, &expand_opts);
+    }
     let out_dir = a
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(study.out.clone().unwrap_or_else(|| "results".into())));
     let resume = match a.resume.as_deref() {
         None => None,
-        Some("") => Some(run::latest_results(&out_dir, &study.name).ok_or_else(|| {
-            usage(format!(
-                "--resume: no results directory of study {} in {}",
-                study.name,
-                out_dir.display()
-            ))
-        })?),
+        Some("") => match run::latest_results(&out_dir, &study.name, &expand_opts) {
+            Some(dir) => Some(dir),
+            // A shard whose task never started (or whose directory was lost) starts afresh.
+            None if expand_opts.selects() => {
+                println!(
+                    "--resume: no results directory of {} of study {} in {}; starting one",
+                    expand_opts.part().unwrap_or_default(),
+                    study.name,
+                    out_dir.display()
+                );
+                None
+            }
+            None => {
+                return Err(usage(format!(
+                    "--resume: no results directory of study {} in {}",
+                    study.name,
+                    out_dir.display()
+                )))
+            }
+        },
         Some(p) => Some(PathBuf::from(p)),
     };
     let dry_run = a.dry_run;
     let opts = run::RunOptions {
-        expand: iotrial::study::Options {
-            quick: a.quick,
-            only: a.only,
-            device: a.device,
-        },
+        expand: expand_opts,
         resume,
         out: a.out,
         dry_run,
@@ -94,6 +133,43 @@ pub fn run(a: StudyArgs, stop: &Arc<AtomicBool>) -> Result<()> {
     }
     if r.failed > 0 {
         anyhow::bail!("{} trial(s) failed; see the manifest", r.failed);
+    }
+    Ok(())
+}
+
+/// Prints every trial of the study (those of `--shard`/`--trial` when given): its position in
+/// the run order, its shard when `--shard` names N, its digest and its id.
+fn list_trials(study: &iotrial::study::Study, opts: &iotrial::study::Options) -> Result<()> {
+    let exp = expand(study, opts).map_err(failed)?;
+    let all = expand(&exp.study, &Default::default()).map_err(failed)?;
+    println!(
+        "# study {}: {} trials, hash {}",
+        exp.study.name,
+        all.trials.len(),
+        identity::study_hash(&exp.study)
+    );
+    let n = opts.shard.map(|s| s.count);
+    let width = all.trials.len().saturating_sub(1).to_string().len().max(3);
+    match n {
+        Some(n) => println!(
+            "# {:>width$}  {:<8} {:<12}  id",
+            "pos",
+            format!("shard/{n}"),
+            "digest"
+        ),
+        None => println!("# {:>width$}  {:<12}  id", "pos", "digest"),
+    }
+    for t in &exp.trials {
+        match n {
+            Some(n) => println!(
+                "  {:>width$}  {:<8} {}  {}",
+                t.position,
+                t.position % n + 1,
+                t.digest,
+                t.id
+            ),
+            None => println!("  {:>width$}  {}  {}", t.position, t.digest, t.id),
+        }
     }
     Ok(())
 }

@@ -59,6 +59,9 @@ pub enum StudyError {
     /// `--resume` of a results directory made by a different study or options.
     #[error("{path} holds a different study: {difference}; resume it with the same study and options it was started with")]
     Mismatch { path: PathBuf, difference: String },
+    /// `--trial` named no trial of the study.
+    #[error("no trial '{id}' in study {study}; `iotrial study {study} --list-trials` lists their ids and digests")]
+    NoSuchTrial { study: String, id: String },
     /// The manifest has no trial of that id.
     #[error("no trial '{0}' in the manifest")]
     UnknownTrial(String),

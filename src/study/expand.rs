@@ -5,7 +5,8 @@
 
 use super::error::StudyError;
 use super::file::{Quick, Study, WorkloadEntry};
-use super::{sweep, Assignments};
+use super::shard::Shard;
+use super::{identity, sweep, Assignments};
 use crate::params::Params;
 use crate::stack::{DeviceSpec, StackSpec};
 use crate::workload::{self, Workload};
@@ -20,6 +21,28 @@ pub struct Options {
     pub only: Vec<String>,
     /// `--device SPEC`: replaces every stack's devices (kept as text; parsed by the stack layer).
     pub device: Option<String>,
+    /// `--shard K/N`: only the trials of this shard ([`Shard::holds`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// `--trial ID`: only these trials (ids or digests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<String>,
+}
+
+impl Options {
+    /// Whether these options take only part of the study's trials.
+    pub fn selects(&self) -> bool {
+        self.shard.is_some() || !self.trials.is_empty()
+    }
+
+    /// The part of the study they take, in words (`shard 2/3`, `trial ext4/dvr/r1`), or None
+    /// for the whole study.
+    pub fn part(&self) -> Option<String> {
+        if let Some(s) = self.shard {
+            return Some(format!("shard {s}"));
+        }
+        (!self.trials.is_empty()).then(|| format!("trial {}", self.trials.join(", ")))
+    }
 }
 
 /// One workload on one stack, once.
@@ -35,12 +58,21 @@ pub struct Trial {
     pub params: Params,
     /// 1-based.
     pub repeat: usize,
+    /// Its place in the whole study's run order, from 0 (what `--shard` partitions).
+    pub position: usize,
+    /// [`identity::trial_digest`]: the same for the same trial on every machine.
+    pub digest: String,
 }
 
 impl Trial {
     /// The id of a trial.
     pub fn make_id(stack: &str, workload: &str, repeat: usize) -> String {
         format!("{stack}/{workload}/r{repeat}")
+    }
+
+    /// Whether `name` names this trial: its id or its digest.
+    pub fn is(&self, name: &str) -> bool {
+        self.id == name || self.digest == name
     }
 
     /// The workload kind's implementation.
@@ -271,27 +303,55 @@ fn check_on_devices(study: &Study, s: &StackSpec) -> Result<(), StudyError> {
         })
 }
 
-/// The trials of `study` run with `opts`, in run order.
+/// The trials of `study` run with `opts`, in run order: every trial, or those `--shard` or
+/// `--trial` select.
 pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
     let (resolved, params_of) = resolve_with_params(study, opts)?;
     let mut trials = Vec::new();
     for s in &resolved.stacks {
         for (w, params) in resolved.workloads.iter().zip(&params_of) {
             for r in 1..=resolved.repeats as usize {
-                trials.push(Trial {
+                let mut t = Trial {
                     id: Trial::make_id(&s.name, &w.name, r),
                     stack: s.clone(),
                     workload: w.name.clone(),
                     kind: w.kind.clone(),
                     params: params.clone(),
                     repeat: r,
-                });
+                    position: trials.len(),
+                    digest: String::new(),
+                };
+                t.digest = identity::trial_digest(&t);
+                trials.push(t);
             }
         }
     }
+    let trials = select(&resolved, trials, opts)?;
     Ok(Expansion {
         study: resolved,
         options: opts.clone(),
         trials,
     })
+}
+
+/// The trials `opts` selects of `all` (the whole study's, in run order).
+fn select(study: &Study, all: Vec<Trial>, opts: &Options) -> Result<Vec<Trial>, StudyError> {
+    if let Some(s) = opts.shard {
+        return Ok(all.into_iter().filter(|t| s.holds(t.position)).collect());
+    }
+    if opts.trials.is_empty() {
+        return Ok(all);
+    }
+    for want in &opts.trials {
+        if !all.iter().any(|t| t.is(want)) {
+            return Err(StudyError::NoSuchTrial {
+                study: study.name.clone(),
+                id: want.clone(),
+            });
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|t| opts.trials.iter().any(|w| t.is(w)))
+        .collect())
 }

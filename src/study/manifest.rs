@@ -39,10 +39,16 @@ pub struct TrialRecord {
     pub status: Status,
     /// Why it failed or was skipped.
     pub reason: Option<String>,
+    /// [`super::identity::trial_digest`] (empty in manifests written before digests).
+    #[serde(default)]
+    pub digest: String,
     /// The trial's directory, relative to the results directory.
     pub path: String,
     pub started_utc: Option<String>,
     pub finished_utc: Option<String>,
+    /// In a merged results directory: the results directory the trial was taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// The whole manifest.
@@ -56,9 +62,32 @@ pub struct Manifest {
     pub updated_utc: String,
     /// Host, kernel and tool versions ([`host_json`]).
     pub host: Json,
+    /// [`super::identity::study_hash`] of `resolved` (empty in manifests written before it;
+    /// [`Manifest::hash`] computes it then).
+    #[serde(default)]
+    pub study_hash: String,
     /// The study as resolved (the same as study.toml).
     pub resolved: Study,
+    /// The trials of the study this results directory holds: all of them, or those of its
+    /// shard (`options.shard`) or `--trial` (`options.trials`).
     pub trials: Vec<TrialRecord>,
+    /// A merged results directory's sources (`iotrial merge`), in the order given; empty
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<Source>,
+}
+
+/// One results directory a merged one was made of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Its path, as given to `iotrial merge`.
+    pub path: String,
+    /// The part of the study it ran (`shard 2/3`, `trial ext4/dvr/r1`), or None for all.
+    pub part: Option<String>,
+    /// Its manifest's host.
+    pub host: Json,
+    /// The trials taken from it.
+    pub trials: usize,
 }
 
 /// What is left to do in a results directory.
@@ -107,6 +136,7 @@ impl Manifest {
             created_utc: now.clone(),
             updated_utc: now,
             host: host_json(),
+            study_hash: super::identity::study_hash(&exp.study),
             resolved: exp.study.clone(),
             trials: exp
                 .trials
@@ -119,11 +149,14 @@ impl Manifest {
                     repeat: t.repeat,
                     status: Status::Pending,
                     reason: None,
+                    digest: t.digest.clone(),
                     path: rel_path(t),
                     started_utc: None,
                     finished_utc: None,
+                    from: None,
                 })
                 .collect(),
+            merged_from: Vec::new(),
         }
     }
 
@@ -169,11 +202,26 @@ impl Manifest {
         write_atomic(&manifest_path(root), text.as_bytes())
     }
 
-    /// The expansion the manifest's study gives (to resume without the study file).
+    /// The expansion the manifest's study gives (to resume without the study file): the
+    /// trials of its shard or `--trial` selection when it has one.
     pub fn expansion(&self) -> Result<Expansion, StudyError> {
-        let mut exp = expand(&self.resolved, &Options::default())?;
+        let select = Options {
+            shard: self.options.shard,
+            trials: self.options.trials.clone(),
+            ..Options::default()
+        };
+        let mut exp = expand(&self.resolved, &select)?;
         exp.options = self.options.clone();
         Ok(exp)
+    }
+
+    /// The study's hash: the one recorded, else computed from `resolved`.
+    pub fn hash(&self) -> String {
+        if self.study_hash.is_empty() {
+            super::identity::study_hash(&self.resolved)
+        } else {
+            self.study_hash.clone()
+        }
     }
 
     /// The record of trial `id`.
@@ -314,6 +362,14 @@ pub fn resume(root: &Path, exp: &Expansion) -> Result<Resume, StudyError> {
         return Err(StudyError::Mismatch {
             path: root.to_path_buf(),
             difference: d,
+        });
+    }
+    let (then, now) = (manifest.options.part(), exp.options.part());
+    if then != now {
+        let said = |p: Option<String>| p.unwrap_or_else(|| "the whole study".into());
+        return Err(StudyError::Mismatch {
+            path: root.to_path_buf(),
+            difference: format!("{} then, {} now", said(then), said(now)),
         });
     }
     discard_partials(root)?;

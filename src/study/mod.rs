@@ -1,18 +1,22 @@
 //! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
 //! checked ([`file`]), expanded into an ordered list of trials with `--quick`, `--only` and
-//! `--device` applied ([`expand`]), tracked in the results directory's manifest so a study can
-//! be resumed ([`manifest`], [`results`]), and summarised in a comparison table ([`table`]).
+//! `--device` applied ([`expand`]), each trial named the same on every machine ([`identity`]),
+//! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]), tracked in the
+//! results directory's manifest so a study can be resumed ([`manifest`], [`results`]), and
+//! summarised in a comparison table ([`table`]).
 
 mod assign;
 pub mod builtin;
 mod error;
 pub mod expand;
 pub mod file;
+pub mod identity;
 mod locate;
 pub mod manifest;
 mod reference;
 pub mod results;
 pub mod run;
+pub mod shard;
 pub mod sweep;
 pub mod table;
 mod write;
@@ -22,3 +26,4 @@ pub use error::StudyError;
 pub use expand::{expand, Expansion, Options, Trial};
 pub use file::{Origin, Quick, Study, WorkloadEntry};
 pub use manifest::{Manifest, Resume, Status, TrialRecord};
+pub use shard::Shard;

@@ -30,8 +30,17 @@ pub struct ResultsDir {
 impl ResultsDir {
     /// Creates `<out>/<name>-<stamp>/` (with a numeric suffix if it exists already).
     pub fn create(out: &Path, name: &str) -> std::io::Result<ResultsDir> {
+        ResultsDir::create_part(out, name, None)
+    }
+
+    /// Creates `<out>/<name>-<stamp>[-<part>]/` (with a numeric suffix if it exists already):
+    /// `part` names the shard or trial a run of part of a study holds (`shard2of3`).
+    pub fn create_part(out: &Path, name: &str, part: Option<&str>) -> std::io::Result<ResultsDir> {
         std::fs::create_dir_all(out)?;
-        let base = format!("{name}-{}", utc_stamp(SystemTime::now()));
+        let mut base = format!("{name}-{}", utc_stamp(SystemTime::now()));
+        if let Some(p) = part {
+            base = format!("{base}-{p}");
+        }
         for i in 0..1000 {
             let dir = if i == 0 {
                 out.join(&base)

@@ -98,20 +98,37 @@ fn said(e: std::io::Error) -> RunError {
     io("write progress")(e)
 }
 
-/// The newest results directory of study `name` under `out`.
-pub fn latest_results(out: &Path, name: &str) -> Option<PathBuf> {
+/// The newest results directory of study `name` under `out` that holds the same part of it
+/// as `opts` select (the whole study, a shard, the `--trial`s): the last by its name's UTC
+/// timestamp.
+pub fn latest_results(out: &Path, name: &str, opts: &Options) -> Option<PathBuf> {
     let prefix = format!("{name}-");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
         .ok()?
         .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .filter(|e| {
-            e.file_name().to_string_lossy().starts_with(&prefix)
-                && e.path().join("manifest.json").exists()
+            Manifest::load(&e.path())
+                .is_ok_and(|m| m.study == name && m.options.part() == opts.part())
         })
         .map(|e| e.path())
         .collect();
     dirs.sort();
     dirs.pop()
+}
+
+/// The suffix of the results directory of a run of part of a study (`shard2of3`,
+/// `trial-<digest>`), or None for the whole study.
+fn part_suffix(exp: &Expansion) -> Option<String> {
+    let o = &exp.options;
+    if let Some(s) = o.shard {
+        return Some(format!("shard{}of{}", s.index, s.count));
+    }
+    match exp.trials.as_slice() {
+        _ if o.trials.is_empty() => None,
+        [one] => Some(format!("trial-{}", one.digest)),
+        more => Some(format!("trials-{}", more.len())),
+    }
 }
 
 /// Parses a stack's device specs.
@@ -202,9 +219,14 @@ pub fn run(
     let exp = expand(study, &opts.expand)?;
     exp.study.monitor.check_host()?;
     let (results, manifest, todo) = open_results(study, &exp, opts)?;
+    let part = exp
+        .options
+        .part()
+        .map(|p| format!(" ({p} of {})", exp.study.name))
+        .unwrap_or_default();
     writeln!(
         say,
-        "study {}: {} trials to run, results in {}",
+        "study {}{part}: {} trials to run, results in {}",
         study.name,
         todo.len(),
         results.root.display()
@@ -269,7 +291,8 @@ fn open_results(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(study.out.clone().unwrap_or_else(|| "results".into())));
-    let results = ResultsDir::create(&out, &study.name)
+    let part = part_suffix(exp);
+    let results = ResultsDir::create_part(&out, &study.name, part.as_deref())
         .map_err(io(format!("create results directory in {}", out.display())))?;
     let m = Manifest::create(&results, exp)?;
     Ok((results, m, exp.trials.clone()))
