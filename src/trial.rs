@@ -3,6 +3,7 @@
 //! everything it records, analyses the samples and writes the trial's files. A trial whose
 //! stack runs in a guest ([`crate::vm`]) is handed to the guest whole.
 
+pub mod fingerprint;
 mod phases;
 
 use crate::analysis::timeseries;
@@ -353,6 +354,16 @@ fn run_in_guest(
         doc.stack["emulated"] = json!(emulated);
     }
     doc.verdict[result::HOST_CPU_PCT] = json!(g.host_cpu_pct);
+    // Where the trial ran is this host; the guest's own view (its kernel, its virtual disks)
+    // is kept beside the virtual machine.
+    let host = crate::result::fingerprint::Fingerprint {
+        host: fingerprint::host(),
+        sysctl: fingerprint::sysctls(),
+        ..doc.fingerprint.clone().unwrap_or_default()
+    };
+    if let Some(guest) = doc.fingerprint.replace(host) {
+        doc.stack["vm"]["guest_fingerprint"] = json!(guest);
+    }
     // result.json's `monitor` is the host's (QEMU's threads among the host's); the guest's own
     // is kept beside the virtual machine.
     if let Some(host) = g.host_monitor {
@@ -429,6 +440,8 @@ fn document(
             .filter_map(result::emulated::EmulatedDevice::warning),
     );
     let spec: Vec<String> = setup.devices.iter().map(|d| d.to_string()).collect();
+    let mkfs = stack["mkfs"]["version"].as_str();
+    let fingerprint = fingerprint::take(&built.devices, mkfs);
     TrialResult {
         format_version: result::FORMAT_VERSION,
         iotrial_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -450,6 +463,8 @@ fn document(
         streams: outcome.streams_json(),
         verdict: outcome.verdict_json(),
         monitor: facts.monitor,
+        fingerprint: Some(fingerprint),
+        trial: None,
     }
 }
 

@@ -38,9 +38,18 @@ fn assert_documented(doc: &Value) {
     // A directory target on a disk-less filesystem (tmpfs) has no device to watch; the trace
     // trial of tests/monitor.rs checks every key on a stack that has one.
     let no_devices = doc["monitor"]["devices"].as_array().unwrap().is_empty();
-    let without_device = |k: &str| no_devices && k.starts_with("monitor.devices[]");
-    // `verdict.impossible` is written only when a figure is impossible.
-    let when_set = |k: &str| k == "verdict.impossible";
+    let no_stack_devices = doc["fingerprint"]["devices"]
+        .as_array()
+        .is_some_and(|d| d.is_empty());
+    let without_device = |k: &str| {
+        (no_devices && k.starts_with("monitor.devices[]"))
+            || (no_stack_devices && k.starts_with("fingerprint.devices[]"))
+    };
+    // `verdict.impossible` is written only when a figure is impossible; `fsck` and `mkfs`
+    // only on stacks with a filesystem iotrial made.
+    let when_set = |k: &str| {
+        k == "verdict.impossible" || k == "fingerprint.tools.mkfs" || k == "fingerprint.tools.fsck"
+    };
     let expected = |k: &str| !(trace_only(k) || without_device(k) || when_set(k));
     let (undocumented, missing) = common::keys::compare_keys(doc, expected);
     assert!(

@@ -69,13 +69,18 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         },
         monitor: &monitor,
     };
-    let output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
+    let mut output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
     let out = &a.out;
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
     // The run as a one-trial study: study.toml and the manifest every results directory has.
     let exp = expand::single_run(w.name(), &params, stack.clone(), &monitor)?;
     let mut manifest = Manifest::create(&results, &exp)?;
+    output.doc.trial = Some(iotrial::result::TrialIdentity {
+        id: exp.trials[0].id.clone(),
+        digest: exp.trials[0].digest.clone(),
+        study_hash: manifest.hash(),
+    });
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;
     let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;

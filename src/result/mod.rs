@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod emulated;
+pub mod fingerprint;
 pub mod found;
 mod legacy;
 pub mod monitor;
@@ -96,6 +97,26 @@ pub struct TrialResult {
     /// What the monitors saw (absent in trials written before monitors existed).
     #[serde(default)]
     pub monitor: monitor::MonitorSummary,
+    /// Where the trial ran: host, devices, tool versions, dirty-page settings (absent in
+    /// trials written before fingerprints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<fingerprint::Fingerprint>,
+    /// The trial's identity in its study (absent from `iotrial run` before studies recorded
+    /// it, and in older trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<TrialIdentity>,
+}
+
+/// result.json's `trial`: which trial of which study this is, the same on every machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialIdentity {
+    /// `<stack>/<workload>/r<N>`.
+    pub id: String,
+    /// The trial's digest (of its workload, parameters, stack and repeat).
+    pub digest: String,
+    /// The hash of the resolved study it belongs to.
+    pub study_hash: String,
 }
 
 /// Where a trial ran and how its I/O was done.
@@ -253,6 +274,8 @@ pub(crate) mod example {
             streams: vec![],
             verdict,
             monitor: Default::default(),
+            fingerprint: None,
+            trial: None,
         }
     }
 }

@@ -11,6 +11,25 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+/// The version the checker of filesystem `fs` gives of itself (`e2fsck 1.47.0 (5-Feb-2023)`),
+/// or None when `fs` has none iotrial knows or it is not installed.
+pub fn version(fs: &str) -> Option<String> {
+    let (prog, flag) = match fs {
+        "ext2" | "ext3" | "ext4" => ("e2fsck", "-V"),
+        "xfs" => ("xfs_repair", "-V"),
+        "btrfs" => ("btrfs", "--version"),
+        _ => return None,
+    };
+    let o = std::process::Command::new(prog).arg(flag).output().ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.to_string())
+}
+
 /// The checker command for filesystem `fs` on `device`, read-only, with `extra` arguments
 /// (for example `-o ag_stride=8` for xfs_repair).
 pub fn command(
@@ -235,6 +254,17 @@ Peak memory: Memory used: 132k/0k (41k/92k), time:  0.00/ 0.00/ 0.00
         );
         assert_eq!(p[1].read_mb, Some(3.0));
         assert!(e2fsck_passes("garbage\nPass x\n").is_empty());
+    }
+
+    #[test]
+    fn checkers_say_their_version() {
+        if sys::have("e2fsck") {
+            assert!(version("ext4").unwrap().starts_with("e2fsck"));
+        }
+        if sys::have("btrfs") {
+            assert!(version("btrfs").unwrap().contains("btrfs-progs"));
+        }
+        assert_eq!(version("zfs"), None);
     }
 
     #[test]

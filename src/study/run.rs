@@ -361,7 +361,7 @@ impl Runner<'_> {
     fn trial(&mut self, t: &Trial) -> Result<TrialEnd, RunError> {
         let root = self.results.root.clone();
         self.manifest.update(&root, &t.id, Status::Running, None)?;
-        let out = match self.run(t) {
+        let mut out = match self.run(t) {
             Ok(out) => out,
             Err(TrialError::Interrupted) => {
                 self.manifest.update(&root, &t.id, Status::Pending, None)?;
@@ -369,6 +369,11 @@ impl Runner<'_> {
             }
             Err(e) => return self.not_run(t, &e),
         };
+        out.doc.trial = Some(crate::result::TrialIdentity {
+            id: t.id.clone(),
+            digest: t.digest.clone(),
+            study_hash: self.manifest.hash(),
+        });
         let tmp = self
             .results
             .begin_trial(&t.stack.name, &t.workload, t.repeat)
