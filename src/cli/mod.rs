@@ -7,6 +7,7 @@ pub mod cleanup;
 pub mod device;
 pub mod errors;
 pub mod list;
+pub mod merge;
 pub mod results;
 pub mod run;
 pub mod stack_args;
@@ -51,6 +52,9 @@ enum Command {
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
+    /// Combine results directories of one study (shards, trials run again) into one, with its
+    /// table and report; names every missing, failed or duplicated trial.
+    Merge(merge::MergeArgs),
     /// Rebuild report.html and report.md of a results directory (no I/O on any stack).
     Report(results::ReportArgs),
     /// Compare the verdicts of two results directories: deltas and whether each is significant.
@@ -76,6 +80,7 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::ExportFio(a) => results::export_fio(a),
         Command::Capture(a) => capture::run(a, stop),
         Command::Cleanup => cleanup::run(),
+        Command::Merge(a) => merge::run(a),
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),
         Command::List { what } => list::run(what),

@@ -82,6 +82,9 @@ pub struct StackRow {
     /// Why its figures are impossible, one per distinct cause over its repeats; such a row is
     /// marked and never ranked.
     pub impossible: Vec<String>,
+    /// How the machine it ran on differs from the one the first ranked stack ran on (kernel,
+    /// CPU, device hardware), when it does: the comparison may measure the machines.
+    pub hardware: Option<String>,
 }
 
 impl StackRow {
@@ -187,6 +190,8 @@ impl VerdictTable {
             format!("{} (baseline)", r.stack)
         } else if !r.impossible.is_empty() {
             format!("{} (impossible ⚠)", r.stack)
+        } else if r.hardware.is_some() {
+            format!("{} (other hardware ⚠)", r.stack)
         } else {
             r.stack.clone()
         }];
@@ -278,7 +283,16 @@ impl VerdictTable {
                 r.impossible.join("; ")
             ));
         }
-        head + &stats + baseline + &impossible
+        let mut hardware = String::new();
+        for r in self.rows.iter() {
+            if let Some(h) = &r.hardware {
+                hardware.push_str(&format!(
+                    " ⚠ {} ran on other hardware than the stacks it is ranked against, so the comparison may measure the machines, not the stacks: {h}.",
+                    r.stack
+                ));
+            }
+        }
+        head + &stats + baseline + &impossible + &hardware
     }
 }
 
@@ -306,6 +320,7 @@ fn row(columns: &[FigureSpec], s: StackFigures) -> StackRow {
         baseline: s.baseline,
         stack: s.stack,
         vs_best: None,
+        hardware: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! knows no workload and nothing about how samples were taken.
 
 pub mod compare;
+pub mod hosts;
 pub mod html;
 pub mod load;
 pub mod markdown;

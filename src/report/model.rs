@@ -107,7 +107,9 @@ pub fn verdict_table(
         .collect::<Result<Vec<_>, ResultError>>()?;
     let mut columns = kind.columns().to_vec();
     columns.extend(extra.iter().map(|c| c.spec));
-    Ok(VerdictTable::build(&columns, figures))
+    let mut table = VerdictTable::build(&columns, figures);
+    super::hosts::flag(&mut table, stacks);
+    Ok(table)
 }
 
 /// Every workload's verdict table, in study order.
@@ -154,6 +156,7 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
         sections.extend(kind.sections(&stacks)?);
         sections.extend(crate::present::guest::section(kind, &stacks)?);
         sections.extend(super::monitor::section(&stacks));
+        sections.extend(super::hosts::section(&stacks));
         workloads.push(WorkloadReport {
             workload: w.to_string(),
             table: verdict_table(kind, &stacks)?,

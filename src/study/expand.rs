@@ -311,7 +311,7 @@ pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
     for s in &resolved.stacks {
         for (w, params) in resolved.workloads.iter().zip(&params_of) {
             for r in 1..=resolved.repeats as usize {
-                let mut t = Trial {
+                trials.push(Trial {
                     id: Trial::make_id(&s.name, &w.name, r),
                     stack: s.clone(),
                     workload: w.name.clone(),
@@ -319,10 +319,8 @@ pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
                     params: params.clone(),
                     repeat: r,
                     position: trials.len(),
-                    digest: String::new(),
-                };
-                t.digest = identity::trial_digest(&t);
-                trials.push(t);
+                    digest: identity::trial_digest(&w.name, &w.kind, params, s, r),
+                });
             }
         }
     }

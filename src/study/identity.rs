@@ -4,8 +4,9 @@
 //! resolved parameters, stack and repeat). Neither depends on time, host or where the results
 //! go; `iotrial merge` combines only results directories whose study hashes agree.
 
-use super::expand::Trial;
 use super::file::Study;
+use crate::params::Params;
+use crate::stack::StackSpec;
 use sha2::{Digest, Sha256};
 
 /// Hex digits of a trial's digest.
@@ -25,13 +26,19 @@ pub fn study_hash(resolved: &Study) -> String {
 
 /// The first [`DIGEST_LEN`] hex digits of SHA-256 over the trial's workload (name and kind),
 /// every resolved parameter, its stack as specified (devices written out) and its repeat.
-pub fn trial_digest(t: &Trial) -> String {
+pub fn trial_digest(
+    workload: &str,
+    kind: &str,
+    params: &Params,
+    stack: &StackSpec,
+    repeat: usize,
+) -> String {
     let canonical = serde_json::json!({
-        "workload": t.workload,
-        "kind": t.kind,
-        "params": t.params.assignments(),
-        "stack": t.stack,
-        "repeat": t.repeat,
+        "workload": workload,
+        "kind": kind,
+        "params": params.assignments(),
+        "stack": stack,
+        "repeat": repeat,
     });
     let h = hex(&Sha256::digest(canonical.to_string().as_bytes()));
     h[..DIGEST_LEN].to_string()
@@ -40,7 +47,11 @@ pub fn trial_digest(t: &Trial) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::{builtin, expand, Options};
+    use crate::study::{builtin, expand, Options, Trial};
+
+    fn digest(t: &Trial) -> String {
+        trial_digest(&t.workload, &t.kind, &t.params, &t.stack, t.repeat)
+    }
 
     #[test]
     fn the_hash_is_the_resolved_study_s() {
@@ -57,9 +68,8 @@ mod tests {
         // has the same hash and the same trials with the same digests.
         let again = expand(&a.study, &Options::default()).unwrap();
         assert_eq!(study_hash(&again.study), study_hash(&a.study));
-        let digests = |e: &crate::study::Expansion| -> Vec<String> {
-            e.trials.iter().map(trial_digest).collect()
-        };
+        let digests =
+            |e: &crate::study::Expansion| -> Vec<String> { e.trials.iter().map(digest).collect() };
         assert_eq!(digests(&again), digests(&a));
         // Where results go is not part of it; what runs is.
         let mut moved = a.study.clone();
@@ -73,14 +83,15 @@ mod tests {
     fn digests_tell_trials_apart() {
         let dvr = builtin::load("dvr").unwrap();
         let exp = expand(&dvr, &Options::default()).unwrap();
-        let mut all: Vec<String> = exp.trials.iter().map(trial_digest).collect();
+        let mut all: Vec<String> = exp.trials.iter().map(digest).collect();
+        assert_eq!(all[0], exp.trials[0].digest);
         assert!(all.iter().all(|d| d.len() == DIGEST_LEN));
         all.sort();
         all.dedup();
         assert_eq!(all.len(), exp.trials.len());
         let mut t = exp.trials[0].clone();
-        let before = trial_digest(&t);
+        let before = digest(&t);
         t.repeat += 1;
-        assert_ne!(trial_digest(&t), before);
+        assert_ne!(digest(&t), before);
     }
 }

@@ -280,7 +280,7 @@ impl Manifest {
 }
 
 /// The first way `now` differs from `then`, in words.
-fn difference(then: &Study, now: &Study) -> Option<String> {
+pub(crate) fn difference(then: &Study, now: &Study) -> Option<String> {
     let names = |s: &Study| -> Vec<String> { s.stacks.iter().map(|x| x.name.clone()).collect() };
     if then.name != now.name {
         return Some(format!("study '{}', not '{}'", then.name, now.name));

@@ -3,7 +3,8 @@
 //! `--device` applied ([`expand`]), each trial named the same on every machine ([`identity`]),
 //! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]), tracked in the
 //! results directory's manifest so a study can be resumed ([`manifest`], [`results`]), and
-//! summarised in a comparison table ([`table`]).
+//! summarised in a comparison table ([`table`]). Results directories of one study's parts are
+//! combined by [`merge`], which derives again the figures relating trials ([`relate`]).
 
 mod assign;
 pub mod builtin;
@@ -13,7 +14,9 @@ pub mod file;
 pub mod identity;
 mod locate;
 pub mod manifest;
+pub mod merge;
 mod reference;
+pub mod relate;
 pub mod results;
 pub mod run;
 pub mod shard;

@@ -10,16 +10,19 @@ use crate::workload::Reference;
 use std::path::Path;
 
 /// The reference for trial `t` of `study` (resolved), when the raw stack's trial of the same
-/// workload (the same repeat, else the first) is done in the results directory `root`.
+/// workload (the same repeat, else the first) comes before `t` in the manifest's run order and
+/// is done in the results directory `root`.
 pub fn for_trial(study: &Study, manifest: &Manifest, root: &Path, t: &Trial) -> Option<Reference> {
     let raw = study
         .stacks
         .iter()
         .find(|s| s.layout != LayoutKind::Files && s.name != t.stack.name)?;
+    // Only a trial that runs before `t` counts, as in a run of the whole study in order: a
+    // resumed run, a shard and a merge then judge `t` alike.
+    let before = manifest.trials.iter().position(|r| r.id == t.id)?;
     let done = [t.repeat, 1].into_iter().find_map(|r| {
         let id = Trial::make_id(&raw.name, &t.workload, r);
-        manifest
-            .trials
+        manifest.trials[..before]
             .iter()
             .find(|rec| rec.id == id && rec.status == Status::Done)
     })?;
@@ -32,11 +35,14 @@ pub fn for_trial(study: &Study, manifest: &Manifest, root: &Path, t: &Trial) -> 
     })
 }
 
+/// How [`note`] begins.
+pub const NOTE_START: &str = "raw figures are relative to stack ";
+
 /// What a trial's warnings say of the reference it was judged against.
 pub fn note(r: &Reference, stack_devices: f64) -> String {
     let t = |x: f64| crate::units::trim_float((x * 1000.0).round() / 1000.0);
     format!(
-        "raw figures are relative to stack {}, scaled by {}: this stack's data can use {} devices' worth of write bandwidth, {}'s {}",
+        "{NOTE_START}{}, scaled by {}: this stack's data can use {} devices' worth of write bandwidth, {}'s {}",
         r.stack,
         t(r.share),
         t(stack_devices),
