@@ -11,6 +11,7 @@ pub mod emu;
 pub mod engine;
 pub mod fio;
 pub mod guest;
+pub mod launch;
 pub mod monitor;
 pub mod mountinfo;
 pub mod params;

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 pub struct MergeArgs {
     /// The merged results directory: new, empty, or an earlier merge of the same study.
     out: PathBuf,
-    /// Results directories of the study (of `iotrial study --shard`, `--trial`, or a merge).
+    /// Results directories of the study (of `iotrial study --shard`, `--trial`, or a merge),
+    /// or directories holding them (a launch's shards/).
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     /// Write OUT even when trials are missing, failed or finished twice (exit status 0).
@@ -52,7 +53,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
                 "results: {} ({} trials from {} directories)",
                 root.display(),
                 m.taken,
-                opts.dirs.len()
+                m.sources
             );
             Ok(())
         }

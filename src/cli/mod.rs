@@ -6,6 +6,7 @@ pub mod capture;
 pub mod cleanup;
 pub mod device;
 pub mod errors;
+pub mod launch;
 pub mod list;
 pub mod merge;
 pub mod results;
@@ -52,6 +53,9 @@ enum Command {
     /// Release what a killed run left behind (loop devices, mounts, FUSE servers, images,
     /// scheduler changes), as listed in its ledger.
     Cleanup,
+    /// Hand a study to a batch system, one trial per task plus a merge: an sbatch job array
+    /// (slurm) or an Indexed Job (k8s).
+    Launch(launch::LaunchArgs),
     /// Combine results directories of one study (shards, trials run again) into one, with its
     /// table and report; names every missing, failed or duplicated trial.
     Merge(merge::MergeArgs),
@@ -80,6 +84,7 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::ExportFio(a) => results::export_fio(a),
         Command::Capture(a) => capture::run(a, stop),
         Command::Cleanup => cleanup::run(),
+        Command::Launch(a) => launch::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),

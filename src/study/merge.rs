@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 pub struct MergeOptions {
     /// The merged results directory (new, empty, or an earlier merge of the same study).
     pub out: PathBuf,
+    /// Results directories, or directories holding results directories (a launch's
+    /// `shards/`), each taken with all it holds.
     pub dirs: Vec<PathBuf>,
     /// Write the merged directory even when trials are missing, failed or duplicated.
     pub allow_partial: bool,
@@ -71,6 +73,8 @@ pub struct Merged {
     pub problems: Vec<Problem>,
     /// Trials taken.
     pub taken: usize,
+    /// Results directories read.
+    pub sources: usize,
     /// Trials whose figures were derived again against their reference.
     pub related: Vec<String>,
     pub table: String,
@@ -202,9 +206,33 @@ fn rerun(inputs: &[Input], id: &str) -> String {
     )
 }
 
+/// `dirs` with each directory that is no results directory but holds some (a launch's
+/// `shards/`) replaced by those, in name order.
+fn results_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in dirs {
+        if !d.join("manifest.json").exists() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("manifest.json").is_file())
+                .collect();
+            if !inside.is_empty() {
+                inside.sort();
+                out.extend(inside);
+                continue;
+            }
+        }
+        out.push(d.clone());
+    }
+    out
+}
+
 /// Reads the inputs and checks they hold one study.
 fn load(dirs: &[PathBuf]) -> Result<Vec<Input>, MergeError> {
-    let inputs: Vec<Input> = dirs
+    let inputs: Vec<Input> = results_dirs(dirs)
         .iter()
         .map(|d| {
             Ok(Input {
@@ -327,6 +355,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Merged, MergeError> {
             root: None,
             problems,
             taken: 0,
+            sources: inputs.len(),
             related: Vec::new(),
             table: String::new(),
             report: None,
@@ -416,6 +445,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Merged, MergeError> {
         root: Some(opts.out.clone()),
         problems,
         taken: taken.iter().sum(),
+        sources: inputs.len(),
         related,
         table,
         report,
