@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages iotrial needs (mkfs tools, partitioning, FUSE, a headless
-# browser for the report test, QEMU and busybox for VM trials), and extracts the guest kernel of
+# browser for the report test, QEMU and busybox for VM trials, Slurm and munge for the one-node
+# cluster scripts/slurm-local.sh starts in the launcher's tests), makes a Python venv with
+# kubernetes-validate (the launcher's tests check its Kubernetes manifests offline against
+# the schemas the package bundles) in iotrial's cache directory, and extracts the guest kernel of
 # VM trials (Debian's cloud kernel) and mdadm into iotrial's cache directory without installing
 # them: this machine's /boot and boot setup are never touched. Idempotent: does nothing when
 # everything is present. Needs root (or sudo) only when something is missing.
@@ -20,6 +23,11 @@ PACKAGES=(
   fonts-dejavu-core  # fonts for report screenshots on a fresh machine
   qemu-system-x86    # VM trials: the guest's machine
   busybox-static     # VM trials: the guest's shell and small tools
+  slurmctld    # `iotrial launch slurm`'s test: the one-node cluster's controller
+  slurmd       # ... its node daemon
+  slurm-client # ... sbatch, squeue, scancel, sinfo
+  munge        # ... the authentication Slurm uses
+  python3-venv # the venv of kubernetes-validate
 )
 
 # Extracted, not installed: the guest kernel (its modules carry md, raid10, virtio, xfs, btrfs)
@@ -56,6 +64,17 @@ if [[ ! -x $CACHE/packages/sbin/mdadm ]] && ! command -v mdadm >/dev/null 2>&1; 
   extract mdadm "$CACHE/packages"
 fi
 
+# kubernetes-validate (PyPI) in a venv of iotrial's cache, once Python's venv is installed.
+VENV="$CACHE/venv-k8s"
+install_validator() {
+  if [[ -x $VENV/bin/kubernetes-validate ]]; then
+    return 0
+  fi
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check kubernetes-validate
+  echo "install-deps: installed kubernetes-validate into $VENV" >&2
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -64,6 +83,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  install_validator
   exit 0
 fi
 
@@ -76,3 +96,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_validator

@@ -46,11 +46,43 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 
+# The step daemons (slurmstepd) of this cluster: they outlive slurmd by design.
+stepds() {
+  local p
+  for p in $(pgrep -x slurmstepd || true); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf"; then
+      echo "$p"
+    fi
+  done
+}
+
 stop() {
-  # slurmd first (it ends the job steps it runs), then the controller, then munge.
+  export SLURM_CONF=$dir/slurm.conf
+  # Cancel every job first (its tasks get SIGTERM, then SIGKILL after KillWait) and wait for
+  # the queue to empty, so no job's processes outlive the cluster.
+  if [[ -f $dir/slurmctld.pid ]] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+    local jobs
+    jobs=$(squeue --noheader --format=%A 2>/dev/null || true)
+    if [[ -n $jobs ]]; then
+      # shellcheck disable=SC2086
+      scancel $jobs 2>/dev/null || true
+      wait_for "[[ -z \$(squeue --noheader --format=%A 2>/dev/null) ]]" 120 || true
+    fi
+  fi
+  # slurmd, then the controller, then munge.
   stop_pid "$dir/slurmd.pid"
   stop_pid "$dir/slurmctld.pid"
   stop_pid "$dir/munge/munged.pid"
+  local p left
+  for p in $(stepds); do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  wait_for "[[ -z \$(stepds) ]]" 20 || true
+  left=$(stepds)
+  if [[ -n $left ]]; then
+    echo "slurmstepd still running: $left" >&2
+    exit 1
+  fi
 }
 
 start() {
@@ -58,7 +90,7 @@ start() {
     command -v "$t" >/dev/null || { echo "$t is not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
   done
   mkdir -p "$dir"/{munge,state,spool,log}
-  chmod 700 "$dir/munge"
+  chmod 755 "$dir/munge"
   if [[ ! -f $dir/munge/munge.key ]]; then
     head -c 1024 /dev/urandom >"$dir/munge/munge.key"
     chmod 400 "$dir/munge/munge.key"
@@ -73,8 +105,8 @@ start() {
     -e "s|@CTLD_PORT@|$(free_port)|g" -e "s|@SLURMD_PORT@|$(free_port)|g" \
     "$here/slurm/slurm.conf.in" >"$dir/slurm.conf"
   export SLURM_CONF=$dir/slurm.conf
-  # -i: ignore state a previous cluster in DIR saved.
-  slurmctld -i
+  # -c: start clean, whatever state a previous cluster in DIR saved.
+  slurmctld -c
   slurmd
   if ! wait_for "sinfo --noheader --states=idle --format=%n | grep -qx '$host'" 60; then
     echo "the node did not come up idle; logs in $dir/log:" >&2

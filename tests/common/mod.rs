@@ -11,9 +11,11 @@ pub mod keys;
 pub mod models;
 pub mod need;
 pub mod outcome;
+pub mod slurm;
 pub mod spawn;
 
 pub use devices::*;
 pub use models::*;
 pub use need::*;
+pub use slurm::*;
 pub use spawn::*;
