@@ -26,7 +26,10 @@ fn every_stack_runs_on_both_drives() {
     assert_eq!(stacks, want);
     assert!(out.contains("-O journal_dev -b 4096"), "{out}");
     assert!(out.contains("packed_meta_blocks=1"), "{out}");
-    assert!(out.contains("emu:smr,size=16GiB,cache=256MiB"), "{out}");
+    assert!(
+        out.contains("emu:smr,drive=dm-smr-8tb,size=16GiB,cache=256MiB"),
+        "{out}"
+    );
     assert_eq!(
         std::fs::read_dir(work.path()).unwrap().count(),
         0,
