@@ -167,25 +167,6 @@ pub fn merge_manifest(dir: &LaunchDir, o: &K8sOptions) -> Vec<Json> {
     })]
 }
 
-/// Runs `kubectl args...`.
-fn kubectl(args: &[String]) -> Result<String, LaunchError> {
-    let command = format!("kubectl {}", args.join(" "));
-    let out = std::process::Command::new("kubectl")
-        .args(args)
-        .output()
-        .map_err(|e| LaunchError::Engine {
-            command: command.clone(),
-            message: format!("{e} (is kubectl installed?)"),
-        })?;
-    if !out.status.success() {
-        return Err(LaunchError::Engine {
-            command,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// Writes a new launch of `exp` under `out` (trials.yaml, merge.yaml) and applies the trials'
 /// manifest with `o.submit`.
 pub fn launch(exp: &Expansion, out: &Path, o: &K8sOptions) -> Result<Launched, LaunchError> {
@@ -243,7 +224,7 @@ pub fn launch(exp: &Expansion, out: &Path, o: &K8sOptions) -> Result<Launched, L
     ];
     let mut submitted = None;
     if o.submit {
-        kubectl(&apply(&trials))?;
+        super::engine("kubectl", &apply(&trials))?;
         let s = Submission {
             trials_job: base.clone(),
             merge_job: None,

@@ -65,6 +65,26 @@ pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> L
     move |source| LaunchError::Io { context, source }
 }
 
+/// Runs the batch system's `program args...` (an argument vector, no shell); its standard
+/// output, or an error with the command and what it said.
+pub(crate) fn engine(program: &str, args: &[String]) -> Result<String, LaunchError> {
+    let command = format!("{program} {}", args.join(" "));
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| LaunchError::Engine {
+            command: command.clone(),
+            message: format!("{e} (is {program} installed?)"),
+        })?;
+    if !out.status.success() {
+        return Err(LaunchError::Engine {
+            command,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// One submission of a launch's jobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Submission {

@@ -116,26 +116,13 @@ pub fn merge_script(dir: &LaunchDir, o: &SlurmOptions) -> Result<String, LaunchE
 
 /// Runs `sbatch --parsable args...`; the job id.
 fn sbatch(args: &[String]) -> Result<String, LaunchError> {
-    let command = format!("sbatch {}", args.join(" "));
-    let out = Command::new("sbatch")
-        .arg("--parsable")
-        .args(args)
-        .output()
-        .map_err(|e| LaunchError::Engine {
-            command: command.clone(),
-            message: format!("{e} (is Slurm's client installed?)"),
-        })?;
-    if !out.status.success() {
-        return Err(LaunchError::Engine {
-            command,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let mut all = vec!["--parsable".to_string()];
+    all.extend_from_slice(args);
+    let text = super::engine("sbatch", &all)?;
     let id = text.trim().split(';').next().unwrap_or("").to_string();
     if id.is_empty() {
         return Err(LaunchError::Engine {
-            command,
+            command: format!("sbatch {}", all.join(" ")),
             message: "printed no job id".into(),
         });
     }
