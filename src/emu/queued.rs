@@ -2,7 +2,8 @@
 //! does, not in arrival order. Whenever the head is free the drive picks, among the reads it
 //! holds and the writes in its write-back buffer, the one it can reach soonest (seek plus
 //! rotational wait: rotational position ordering), unless a host command has waited longer
-//! than `age_limit`, which then goes first (command aging, so no read starves for ever).
+//! than `age_limit`, which then goes first (command aging, so no read starves for ever; a write
+//! waiting for room in the buffer makes the drive destage once it has waited that long).
 //! Contiguous buffered writes are destaged as one run. A later arrival can thus be served
 //! before an earlier one, so a request's completion is known only when the head starts it:
 //! this model reports completions through [`DeviceModel::advance`] (see
@@ -364,7 +365,26 @@ impl QueuedDisk {
         let aged = (0..media)
             .filter(|&i| t.saturating_sub(self.media[i].admitted) >= self.age_ns)
             .min_by_key(|&i| self.media[i].admitted);
-        let pick = if let Some(i) = aged.filter(|_| self.rpo) {
+        // A write waiting for room in the buffer ages too: once it has waited the limit, the
+        // drive destages (the nearest buffered write) to let it in, unless an aged read came
+        // first. Without it two readers near each other could keep the head from the buffer.
+        let aged_write = self
+            .waiting
+            .front()
+            .filter(|c| dirty > 0 && t.saturating_sub(c.admitted) >= self.age_ns)
+            .map(|c| c.admitted);
+        let write_first = match (aged, aged_write) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(i), Some(w)) => w < self.media[i].admitted,
+        };
+        let pick = if self.rpo && write_first {
+            self.st.aged += 1;
+            let d = (0..dirty)
+                .min_by_key(|&i| self.reach_ns(t, self.dirty[i].offset))
+                .expect("a buffered write");
+            return self.destage(t, d);
+        } else if let Some(i) = aged.filter(|_| self.rpo) {
             self.st.aged += 1;
             Some(i)
         } else if self.rpo {
