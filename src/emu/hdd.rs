@@ -8,8 +8,8 @@
 //! which reorders its queue. The disk is generic over a [`Translation`] from logical to
 //! physical placement, so the `smr` model reuses all of it with its own translation layer.
 
+use super::mechanics::{DiskCounters, Mechanics, MAX_QUEUE};
 pub use super::mechanics::{HddParams, SeekCurve, PARAMS};
-use super::mechanics::{Mechanics, MAX_QUEUE};
 use super::model::PROBE_RANDOM_IO;
 use super::model::{
     Background, DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
@@ -17,7 +17,7 @@ use super::model::{
 use super::queued::{QueueParams, QueuedDisk, QUEUE_PARAMS};
 use super::readcache::ReadCache;
 use crate::params::Params;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 /// Commands the write-back buffer holds at most.
 const WB_SLOTS: usize = 64;
 
@@ -113,17 +113,6 @@ struct Destage {
     head_before: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct DiskStats {
-    reads: u64,
-    writes: u64,
-    flushes: u64,
-    discards: u64,
-    read_hits: u64,
-    write_waits: u64,
-    destages_merged: u64,
-}
-
 /// A hard disk: mechanics, buffer and command queue over a [`Translation`].
 pub struct Disk<T: Translation> {
     mech: Mechanics,
@@ -150,7 +139,7 @@ pub struct Disk<T: Translation> {
     wb_dirty: u64,
     /// The last destage, while it may still be replanned (see [`Disk::merge_destage`]).
     last_destage: Option<Destage>,
-    st: DiskStats,
+    st: DiskCounters,
 }
 
 /// A conventional hard disk.
@@ -192,7 +181,7 @@ impl<T: Translation> Disk<T> {
             wb_len: 0,
             wb_dirty: 0,
             last_destage: None,
-            st: DiskStats::default(),
+            st: DiskCounters::default(),
         })
     }
 
@@ -442,15 +431,8 @@ impl<T: Translation> DeviceModel for Disk<T> {
     }
 
     fn stats(&self) -> Json {
-        let st = &self.st;
         let mut m = Map::new();
-        m.insert("reads".into(), json!(st.reads));
-        m.insert("writes".into(), json!(st.writes));
-        m.insert("flushes".into(), json!(st.flushes));
-        m.insert("discards".into(), json!(st.discards));
-        m.insert("read_cache_hits".into(), json!(st.read_hits));
-        m.insert("write_buffer_waits".into(), json!(st.write_waits));
-        m.insert("destages_merged".into(), json!(st.destages_merged));
+        self.st.insert_into(&mut m);
         self.stl.stats(&mut m);
         Json::Object(m)
     }

@@ -6,6 +6,7 @@
 
 use super::model::ModelError;
 use crate::params::{Kind, ParamSpec, Params};
+use serde_json::{json, Map, Value as Json};
 
 /// Cylinders across the full stroke: decides when two offsets share a cylinder (no seek).
 pub(crate) const CYLINDERS: f64 = 200_000.0;
@@ -470,5 +471,33 @@ impl Mechanics {
             x = zend;
         }
         sum / (b - a).max(1) as f64
+    }
+}
+
+/// The commands a disk served, as every disk model counts them (its `stats()`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiskCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+    /// Reads answered from the read buffer.
+    pub read_hits: u64,
+    /// Writes that waited for room in the write-back buffer.
+    pub write_waits: u64,
+    /// Buffered writes destaged in the same run as another.
+    pub destages_merged: u64,
+}
+
+impl DiskCounters {
+    /// Adds the counters to a model's statistics under their documented names.
+    pub fn insert_into(&self, m: &mut Map<String, Json>) {
+        m.insert("reads".into(), json!(self.reads));
+        m.insert("writes".into(), json!(self.writes));
+        m.insert("flushes".into(), json!(self.flushes));
+        m.insert("discards".into(), json!(self.discards));
+        m.insert("read_cache_hits".into(), json!(self.read_hits));
+        m.insert("write_buffer_waits".into(), json!(self.write_waits));
+        m.insert("destages_merged".into(), json!(self.destages_merged));
     }
 }

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::mechanics::{HddParams, Mechanics};
+use super::mechanics::{DiskCounters, HddParams, Mechanics};
 use super::model::{
     service_alone, Background, DeviceModel, ModelError, ReqKind, Request, RequestId, Response,
 };
@@ -112,14 +112,8 @@ struct Run {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Stats {
-    reads: u64,
-    writes: u64,
-    flushes: u64,
-    discards: u64,
-    read_hits: u64,
-    write_waits: u64,
+    disk: DiskCounters,
     destages: u64,
-    destages_merged: u64,
     aged: u64,
     host_waits: u64,
     longest_wait_ns: u64,
@@ -246,9 +240,9 @@ impl QueuedDisk {
         }
         match c.kind {
             ReqKind::Read => {
-                self.st.reads += 1;
+                self.st.disk.reads += 1;
                 if let Some(hit) = self.cache.lookup(c.offset, c.len) {
-                    self.st.read_hits += 1;
+                    self.st.disk.read_hits += 1;
                     let sent = t.max(self.iface_free) + self.host_ns(c.len);
                     self.iface_free = sent;
                     if hit.ahead && hit.ready > self.mech_free.max(t) {
@@ -266,7 +260,7 @@ impl QueuedDisk {
                 }
             }
             ReqKind::Write => {
-                self.st.writes += 1;
+                self.st.disk.writes += 1;
                 self.cache.invalidate(c.offset, c.len);
                 self.queued += 1;
                 if !self.write_back || c.len > self.write_buffer {
@@ -274,19 +268,19 @@ impl QueuedDisk {
                 } else {
                     self.waiting.push_back(c);
                     if self.waiting.len() > 1 || !self.room(c.len) {
-                        self.st.write_waits += 1;
+                        self.st.disk.write_waits += 1;
                     }
                     self.accept_writes(t);
                 }
             }
             ReqKind::Flush => {
-                self.st.flushes += 1;
+                self.st.disk.flushes += 1;
                 self.queued += 1;
                 self.flush = Some(c);
                 self.end_flush(t);
             }
             ReqKind::Discard => {
-                self.st.discards += 1;
+                self.st.disk.discards += 1;
                 self.report(c.id, t + self.overhead_ns);
             }
         }
@@ -455,7 +449,7 @@ impl QueuedDisk {
             end = end.max(d.offset + d.len);
             bytes += d.len;
             slots += 1;
-            self.st.destages_merged += 1;
+            self.st.disk.destages_merged += 1;
         }
         self.st.destages += 1;
         self.cache.stop_readahead(t);
@@ -508,7 +502,7 @@ impl QueuedDisk {
         }
         r.bytes += len;
         r.slots += 1;
-        self.st.destages_merged += 1;
+        self.st.disk.destages_merged += 1;
         self.work = Some(Work::Destage(r));
         true
     }
@@ -597,14 +591,8 @@ impl DeviceModel for QueuedDisk {
     fn stats(&self) -> Json {
         let st = &self.st;
         let mut m = Map::new();
-        m.insert("reads".into(), json!(st.reads));
-        m.insert("writes".into(), json!(st.writes));
-        m.insert("flushes".into(), json!(st.flushes));
-        m.insert("discards".into(), json!(st.discards));
-        m.insert("read_cache_hits".into(), json!(st.read_hits));
-        m.insert("write_buffer_waits".into(), json!(st.write_waits));
+        st.disk.insert_into(&mut m);
         m.insert("destages".into(), json!(st.destages));
-        m.insert("destages_merged".into(), json!(st.destages_merged));
         m.insert(
             "queue_order".into(),
             json!(if self.rpo { "rpo" } else { "fifo" }),

@@ -154,7 +154,7 @@ fn contiguous_buffered_writes_destage_as_one_run() {
     assert!(b.pending);
     let _ = d.background(u64::MAX / 2);
     assert_eq!(d.st.destages, 1, "one media write for both halves");
-    assert_eq!(d.st.destages_merged, 1);
+    assert_eq!(d.st.disk.destages_merged, 1);
 }
 
 #[test]
@@ -195,7 +195,7 @@ fn a_full_buffer_holds_writes_back_until_a_destage_makes_room() {
     // The others wait for destages: the fourth for one 3000 MiB away, a seek at least.
     assert!(done(2) > done(1) + 1_000_000, "{got:?}");
     assert!(done(3) > done(2) + 5_000_000, "{got:?}");
-    assert_eq!(d.st.write_waits, 2);
+    assert_eq!(d.st.disk.write_waits, 2);
 }
 
 #[test]
