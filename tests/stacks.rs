@@ -9,6 +9,16 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by the tests that kill a device server (leaving its FUSE mount dead until it is
+/// released) and by the btrfs test: mkfs.btrfs stats every mounted loop device's backing file
+/// to check its own devices are unmounted, and a dead FUSE mount answers ENOTCONN.
+static DEAD_FUSE_MOUNTS: Mutex<()> = Mutex::new(());
+
+fn no_dead_fuse_mounts() -> MutexGuard<'static, ()> {
+    DEAD_FUSE_MOUNTS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 const SMALL: &[&str] = &[
     "--set",
@@ -195,6 +205,7 @@ fn btrfs_raid10_over_four_images() {
     if !ready_for_stacks("btrfs_raid10_over_four_images", &["mkfs.btrfs"]) {
         return;
     }
+    let _alone = no_dead_fuse_mounts();
     let work = tempfile::tempdir().unwrap();
     let img = "image:size=512MiB";
     let doc = run_json(
@@ -280,6 +291,7 @@ fn sigkill_mid_trial_leaves_nothing_without_cleanup() {
     ) {
         return;
     }
+    let _alone = no_dead_fuse_mounts();
     let work = tempfile::tempdir().unwrap();
     let mut child = start_endless_trial(work.path(), KILLED_STACK);
     let loops = loop_backings_under(work.path());
@@ -306,6 +318,7 @@ fn run_killed_with_its_device_server_is_released_by_cleanup_once() {
     ) {
         return;
     }
+    let _alone = no_dead_fuse_mounts();
     let work = tempfile::tempdir().unwrap();
     let mut child = start_endless_trial(work.path(), KILLED_STACK);
     let server = device_server_pid(work.path());

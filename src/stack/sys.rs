@@ -31,13 +31,26 @@ pub fn run(program: &str, args: &[String]) -> Result<String, String> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(format!(
-            "{} failed ({}): {}",
+            "{} failed ({}): {}{}",
             display_command(program, args),
             out.status,
-            err.trim()
+            err.trim(),
+            hint(&err)
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What to do about a tool's failure that comes from elsewhere on the host. mkfs.btrfs, for
+/// one, stats every mounted loop device's backing file, and a loop device over a FUSE mount
+/// whose server died (as a killed run leaves it) answers ENOTCONN.
+fn hint(stderr: &str) -> &'static str {
+    if stderr.contains("Transport endpoint is not connected") {
+        " (a FUSE mount on this host has lost its server, as a killed run leaves it: \
+         `iotrial cleanup` releases a killed run's, `findmnt -t fuse.iotrial` lists them)"
+    } else {
+        ""
+    }
 }
 
 /// Shorthand for string arguments.
@@ -173,4 +186,17 @@ pub fn read_sysfs(path: &Path) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dead_fuse_mount_is_named_with_what_releases_it() {
+        let e =
+            "ERROR: cannot check mount status of /dev/loop1: Transport endpoint is not connected";
+        assert!(hint(e).contains("iotrial cleanup"));
+        assert_eq!(hint("ERROR: /dev/loop1 is mounted"), "");
+    }
 }
