@@ -204,7 +204,22 @@ pub fn release_file(path: &Path, servers_dead: bool, own: &mut OwnRelease<'_>) -
     if servers_dead {
         abort_dead_connections(&resources, &mut rep);
     }
+    let backings: Vec<&Path> = resources
+        .iter()
+        .filter_map(|r| match r {
+            Resource::Loop { backing } => Some(backing.as_path()),
+            _ => None,
+        })
+        .collect();
     for r in resources.iter().rev() {
+        if let Resource::Sysfs { path, .. } = r {
+            if let Some(other) = serving_another(Path::new("/sys"), path, &backings) {
+                rep.released.push(Released::AlreadyGone(format!(
+                    "{r} (the loop device now serves {other}, left as it is)"
+                )));
+                continue;
+            }
+        }
         match own(r).unwrap_or_else(|| r.release()) {
             Ok(done) => rep.released.push(done),
             Err(e) => rep.errors.push(e),
@@ -214,6 +229,25 @@ pub fn release_file(path: &Path, servers_dead: bool, own: &mut OwnRelease<'_>) -
         let _ = std::fs::remove_file(path);
     }
     rep
+}
+
+/// The file a loop device serves when the sysfs attribute `attr` (under `sys`, `/sys/block/NAME/..`
+/// or `/sys/class/bdi/MAJ:MIN/..`) belongs to a loop device attached to a file that is none of
+/// `ours`: the run that changed it has detached it, and another run attached it since, so
+/// writing the old value back would change that run's device. None for any other attribute.
+fn serving_another(sys: &Path, attr: &Path, ours: &[&Path]) -> Option<String> {
+    let rel = attr.strip_prefix("/sys").ok()?;
+    let mut parts = rel
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap_or(""));
+    let dev = match (parts.next()?, parts.next()?, parts.next()?) {
+        ("block", name, _) => sys.join("block").join(name),
+        ("class", "bdi", id) => sys.join("dev/block").join(id),
+        _ => return None,
+    };
+    let text = std::fs::read_to_string(dev.join("loop/backing_file")).ok()?;
+    let serving = text.trim_end().trim_end_matches(" (deleted)");
+    (!ours.iter().any(|b| Path::new(serving) == *b)).then(|| serving.to_string())
 }
 
 /// Aborts the FUSE connection of every emulated device in `resources` whose server is gone.
@@ -235,6 +269,37 @@ fn abort_dead_connections(resources: &[Resource], rep: &mut CleanupReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_device_another_run_attached_since_is_left_alone() {
+        let sys = tempfile::tempdir().unwrap();
+        let put = |dir: &str, backing: &str| {
+            let d = sys.path().join(dir).join("loop");
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("backing_file"), format!("{backing}\n")).unwrap();
+        };
+        put("block/loop0", "/tmp/theirs/emu0/disk");
+        put("dev/block/7:0", "/tmp/theirs/emu0/disk");
+        put("block/loop1", "/tmp/mine/emu0/disk (deleted)");
+        let mine = [Path::new("/tmp/mine/emu0/disk")];
+        let sched = Path::new("/sys/block/loop0/queue/scheduler");
+        let bdi = Path::new("/sys/class/bdi/7:0/max_ratio_fine");
+        for attr in [sched, bdi] {
+            assert_eq!(
+                serving_another(sys.path(), attr, &mine).as_deref(),
+                Some("/tmp/theirs/emu0/disk"),
+                "{}",
+                attr.display()
+            );
+        }
+        let own = Path::new("/sys/block/loop1/queue/scheduler");
+        assert_eq!(serving_another(sys.path(), own, &mine), None);
+        // Detached (no backing file), or not a loop device: restored as recorded.
+        let free = Path::new("/sys/block/loop2/queue/scheduler");
+        assert_eq!(serving_another(sys.path(), free, &mine), None);
+        let disk = Path::new("/sys/block/sda/queue/scheduler");
+        assert_eq!(serving_another(sys.path(), disk, &mine), None);
+    }
 
     fn write_ledger(dir: &Path, pid: u32, results: Option<&Path>, res: Vec<Resource>) -> PathBuf {
         let p = dir.join(format!("ledger-{pid}.json"));
