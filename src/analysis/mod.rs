@@ -1,7 +1,8 @@
 //! Analysis shared by workloads: latency statistics, moving windows, consecutive sums,
-//! fairness, steady state, per-interval time series, comparisons across repeats and stacks, and downsampling
-//! for charts. Functions over samples, which a sample set may read from its spill files.
+//! fairness, steady state, per-interval time series, real-time streams' buffers replayed from
+//! their samples, comparisons across repeats and stacks, and downsampling for charts. Functions over samples, which a sample set may read from its spill files.
 
+pub mod buffer;
 pub mod compare;
 pub mod downsample;
 pub mod fairness;

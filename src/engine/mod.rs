@@ -10,6 +10,7 @@ pub mod fsops;
 pub mod plan;
 pub mod protocol;
 pub mod psync;
+pub mod realtime;
 pub mod record;
 pub mod rng;
 mod run;
@@ -32,6 +33,12 @@ pub use source::{OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;
 
+/// The seed of stream `index` of a plan seeded `plan_seed`: its offsets, its buffer's bytes
+/// and a real-time stream's frame sizes derive from it.
+pub fn stream_seed(plan_seed: u64, index: usize) -> u64 {
+    stream::Cursor::new(plan_seed, index).seed()
+}
+
 /// Where a stream's offsets fall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pattern {
@@ -46,12 +53,16 @@ pub enum Pattern {
 }
 
 /// How fast a stream issues I/O.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Pacing {
     /// Next I/O as soon as the last one completes.
     Max,
     /// A fixed number of I/Os per second; latency is also measured from the intended time.
     Rate(f64),
+    /// In real time through a modeled application buffer ([`realtime`]): each I/O as soon as
+    /// the application's schedule makes a chunk ready (or room for one), latency also measured
+    /// from then. Only in phases that run for a duration.
+    Realtime(realtime::Realtime),
 }
 
 /// One stream of a plan, before it is placed on a target.

@@ -295,6 +295,24 @@ impl Plan {
                     s.name
                 ));
             }
+            if let super::Pacing::Realtime(rt) = &s.pacing {
+                if !matches!(stop, Stop::Duration(_)) {
+                    return bad(&format!(
+                        "stream {} runs in real time on its application's schedule: give the phase a duration",
+                        s.name
+                    ));
+                }
+                if s.source.is_some() || s.io.mix.is_some() || s.io.fsync_every > 0 {
+                    return bad(&format!(
+                        "stream {} runs in real time: it does its own block I/O, without a source, a read/write mix or fsyncs",
+                        s.name
+                    ));
+                }
+                rt.check(s.io_size).map_err(|m| PlanError::BadStop {
+                    phase: phase.to_string(),
+                    message: format!("stream {}: {m}", s.name),
+                })?;
+            }
             if stop == Stop::OpsEnd
                 && s.source.is_none()
                 && s.pattern == super::Pattern::Random

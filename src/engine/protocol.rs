@@ -75,6 +75,12 @@ impl Protocol {
         self.everything
     }
 
+    /// When the phase ends, ns since `base` (`u64::MAX` for a phase without a duration).
+    #[inline]
+    pub fn deadline_ns(&self) -> u64 {
+        self.deadline_ns.load(Ordering::Relaxed)
+    }
+
     /// Whether the phase's deadline has passed at `now`.
     #[inline]
     pub fn past_deadline(&self, now: u64) -> bool {

@@ -3,6 +3,7 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
+use super::realtime::Tally;
 use super::record::{Keep, Recorder, StreamSink};
 use super::source::{OpSource, SourceCtx};
 use super::source_run::{self, SourceEnded, SourceJob};
@@ -24,6 +25,8 @@ pub struct PhaseOutcome {
     /// CPU time (user + system) the phase's stream threads used, s (real time, whatever the
     /// time scale).
     pub cpu_s: f64,
+    /// Each real-time stream's buffer as the stream counted it live: (stream name, tally).
+    pub buffers: Vec<(String, Tally)>,
 }
 
 /// CPU time the calling thread has used since it started, ns.
@@ -165,9 +168,13 @@ impl<'a> Engine<'a> {
                 .zip(streams)
                 .any(|(e, &i)| e.samples() < self.plan.streams[i].samples);
         let samples = ended.iter().map(|e| e.samples() as u64).sum();
+        let mut buffers = Vec::new();
         for (e, &i) in ended.into_iter().zip(streams) {
             match e {
                 Back::Block(e) => {
+                    if let Some(t) = e.tally {
+                        buffers.push((self.plan.streams[i].name.clone(), t));
+                    }
                     self.cursors[i] = e.cursor;
                     self.recorder.put(i, e.sink);
                 }
@@ -182,6 +189,7 @@ impl<'a> Engine<'a> {
             sampling_start_ns: protocol.sampling().then(|| protocol.t0_ns()),
             samples,
             cpu_s: cpu.iter().sum::<u64>() as f64 / 1e9,
+            buffers,
         })
     }
 
@@ -250,6 +258,7 @@ impl<'a> Engine<'a> {
                 cursor,
                 sink: sink(&mut self.recorder),
                 stop,
+                time_scale: self.opts.time_scale,
             }));
         }
         Ok(work)
@@ -276,6 +285,8 @@ pub struct RunOutput {
     pub incomplete: bool,
     /// Whether sampling began at all.
     pub sampling_started: bool,
+    /// Each real-time stream's buffer as it counted it: (stream name, tally).
+    pub buffers: Vec<(String, Tally)>,
 }
 
 /// Runs the first phase of `plan` (a stream phase) on `placements`, samples in memory, calling
@@ -289,7 +300,7 @@ pub fn run(
     let origin = Instant::now();
     let mut engine = Engine::new(plan, placements, opts, origin, Keep::Memory)?;
     let out = engine.run_phase(0, tick)?;
-    let start = out.sampling_start_ns.unwrap_or(0) as f64 * opts.time_scale / 1e9;
+    let start = PhaseRecord::sampling_start_of(out.sampling_start_ns.unwrap_or(0), opts.time_scale);
     let record = PhaseRecord {
         sampling_start_s: Some(start),
         samples: out.samples,
@@ -301,5 +312,6 @@ pub fn run(
         streams: set.load_phase(0)?,
         incomplete: out.incomplete,
         sampling_started: out.sampling_start_ns.is_some(),
+        buffers: out.buffers,
     })
 }

@@ -100,6 +100,32 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// The sample of an I/O of `asked` bytes issued at `issue` (`lag` ns after it was wanted)
+    /// that completed at `done` with `result` (bytes, or the errno; a short transfer is EIO).
+    #[inline]
+    pub fn completed(
+        op: Op,
+        offset: u64,
+        asked: u64,
+        (issue, done, lag): (u64, u64, u64),
+        result: Result<u64, i32>,
+    ) -> Sample {
+        let (bytes, errno) = match result {
+            Ok(n) => (n, if n == asked { 0 } else { 5 }),
+            Err(e) => (0, e),
+        };
+        Sample {
+            op,
+            offset,
+            bytes,
+            issue_ns: issue,
+            latency_ns: done - issue,
+            lag_ns: lag,
+            errno,
+            phase: 0,
+        }
+    }
+
     /// Completion time, ns since sampling began.
     pub fn done_ns(&self) -> u64 {
         self.issue_ns + self.latency_ns

@@ -120,10 +120,25 @@ impl PhaseRecord {
         (s * 1e9).round().max(0.0) as u64
     }
 
+    /// `sampling_start_s` of a phase whose sampling began `wall_ns` after the origin (measured
+    /// time) at time scale `scale`.
+    pub fn sampling_start_of(wall_ns: u64, scale: f64) -> f64 {
+        wall_ns as f64 * scale / 1e9
+    }
+
     /// Seconds the phase lasted, when it ended.
     pub fn duration_s(&self) -> Option<f64> {
         self.end_s.map(|e| e - self.start_s)
     }
+}
+
+/// The zero of a phase whose sampling began `wall_ns` after the origin at time scale
+/// `scale`, in the device model's ns, exactly as [`PhaseRecord::zero_ns`] reads it back from
+/// result.json: what a real-time stream measures its schedule from.
+pub fn zero_model_ns(wall_ns: u64, scale: f64) -> u64 {
+    (PhaseRecord::sampling_start_of(wall_ns, scale) * 1e9)
+        .round()
+        .max(0.0) as u64
 }
 
 /// Where the samples are.

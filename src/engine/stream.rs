@@ -8,6 +8,7 @@
 use super::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
+use super::realtime::Tally;
 use super::record::StreamSink;
 use super::rng::SplitMix64;
 use super::sample::{Op, Sample};
@@ -65,7 +66,7 @@ impl Cursor {
 
     /// The next slot of `slots`, or `None` when a one-pass pattern has covered its region.
     #[inline]
-    fn advance(&mut self, pattern: Pattern, slots: u64, one_pass: bool) -> Option<u64> {
+    pub(super) fn advance(&mut self, pattern: Pattern, slots: u64, one_pass: bool) -> Option<u64> {
         match pattern {
             Pattern::Random => Some(self.rng.below(slots)),
             Pattern::Sequential | Pattern::Append => {
@@ -91,6 +92,8 @@ pub struct Job {
     pub cursor: Cursor,
     pub sink: StreamSink,
     pub stop: Stop,
+    /// The engine's time scale: a real-time stream's schedule runs in the device model's time.
+    pub time_scale: f64,
 }
 
 /// What a thread hands back after a phase.
@@ -99,6 +102,8 @@ pub struct Ended {
     pub sink: StreamSink,
     /// Samples it took in this phase.
     pub samples: usize,
+    /// A real-time stream's buffer as it counted it.
+    pub tally: Option<Tally>,
 }
 
 /// The slot buffers of a stream doing `io`-byte I/Os at queue depth `depth`, filled with the
@@ -172,20 +177,8 @@ impl Run<'_> {
         if !(f.sampled && self.taken < self.want) {
             return;
         }
-        let (bytes, errno) = match c.result {
-            Ok(n) => (n, if n == f.len { 0 } else { 5 }),
-            Err(e) => (0, e),
-        };
-        sink.push(Sample {
-            op: f.op,
-            offset: f.offset,
-            bytes,
-            issue_ns: f.issue,
-            latency_ns: done - f.issue,
-            lag_ns: f.lag,
-            errno,
-            phase: 0,
-        });
+        let times = (f.issue, done, f.lag);
+        sink.push(Sample::completed(f.op, f.offset, f.len, times, c.result));
         self.taken += 1;
         self.protocol.collected[index].store(self.taken, Ordering::Relaxed);
         if self.taken == self.want {
@@ -197,6 +190,10 @@ impl Run<'_> {
 /// Runs one stream until its phase's stop condition or a stop request, then waits for the
 /// I/Os still in flight.
 pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
+    if let Pacing::Realtime(rt) = &job.plan.pacing {
+        let rt = rt.clone();
+        return super::realtime::run::run(job, &rt, protocol, barrier);
+    }
     let Job {
         index,
         plan,
@@ -206,6 +203,7 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         mut cursor,
         mut sink,
         stop,
+        time_scale: _,
     } = job;
     let want = match stop {
         Stop::AllHaveN => plan.samples,
@@ -343,5 +341,6 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         cursor,
         sink,
         samples: run.taken,
+        tally: None,
     }
 }

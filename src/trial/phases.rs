@@ -111,7 +111,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
             kind: span.kind,
             start_s: span.start_s * scale,
             end_s: span.end_s.map(|e| e * scale),
-            sampling_start_s: sampling_ns.map(|ns| ns as f64 * scale / 1e9),
+            sampling_start_s: sampling_ns.map(|ns| PhaseRecord::sampling_start_of(ns, scale)),
             stop,
             samples,
             cpu_s,

@@ -122,7 +122,7 @@ fn group_streams(g: &Group) -> Vec<StreamPlan> {
                 region_len: skip + size,
                 io_size: bs,
                 pattern,
-                pacing,
+                pacing: pacing.clone(),
                 samples: 0,
                 source: None,
                 io: StreamIo {

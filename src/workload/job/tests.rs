@@ -33,7 +33,7 @@ fn fio_vocabulary_becomes_streams() {
     let s = &plan.streams[1];
     assert_eq!((s.name.as_str(), s.role.as_str()), ("rr.1", "rr"));
     assert_eq!(
-        (s.op, s.pattern, s.pacing),
+        (s.op, s.pattern, s.pacing.clone()),
         (Op::Read, Pattern::Random, Pacing::Rate(100.0))
     );
     assert_eq!(s.io.depth, 32);
