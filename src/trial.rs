@@ -484,7 +484,7 @@ pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
     }
     let samples = dir.join("samples.csv");
     result::csv::write_samples(&samples, &out.samples)?;
-    let series = timeseries::per_interval(&out.samples, out.interval_s)
+    let series = timeseries::per_interval(&out.samples, out.interval_s, &out.outcome.buffers())
         .map_err(|e| ResultError::io(&samples, e))?;
     result::csv::write_timeseries(&dir.join("timeseries.csv"), &series)?;
     result::write(&dir.join("result.json"), &out.doc)

@@ -32,9 +32,45 @@ fn run_json(target: &Path, out: &Path) -> Value {
     serde_json::from_slice(&a.get_output().stdout).unwrap()
 }
 
+/// Keys only a run in real time writes (`pacing = realtime`).
+fn realtime_only(kind: &str, key: &str) -> bool {
+    let verdict = [
+        "record_buffer_peak_pct",
+        "overflow_mb",
+        "overflow_events",
+        "underruns",
+        "stall_s",
+        "playback_startup_s",
+        "playback_buffer_low_pct",
+    ];
+    key.starts_with("streams[].buffer")
+        || key.starts_with("phases[].measured")
+        || key.starts_with("verdict.first_failure")
+        || verdict.iter().any(|v| key == format!("verdict.{v}"))
+        || (kind == "stream" && key == "verdict.meets_target")
+}
+
+/// Keys a run in real time writes only when something happened: a failure, an overflow, a
+/// stall (an empty list has no keys below it).
+fn when_it_failed(key: &str) -> bool {
+    key.starts_with("verdict.first_failure")
+        || key.starts_with("streams[].buffer.overflows[]")
+        || key.starts_with("streams[].buffer.stalls[]")
+}
+
 /// Asserts that `doc`'s keys are exactly those documented for its kind (trace-only keys, and
-/// device keys on a directory target with no device to watch, are not required).
+/// device keys on a directory target with no device to watch, are not required; nor are
+/// real-time keys in a run that was not in real time).
 fn assert_documented(doc: &Value) {
+    let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+    let realtime = doc["params"]["pacing"] == "realtime";
+    let other_pacing = |k: &str| {
+        if realtime {
+            when_it_failed(k)
+        } else {
+            realtime_only(&kind, k)
+        }
+    };
     // A directory target on a disk-less filesystem (tmpfs) has no device to watch; the trace
     // trial of tests/monitor.rs checks every key on a stack that has one.
     let no_devices = doc["monitor"]["devices"].as_array().unwrap().is_empty();
@@ -50,7 +86,8 @@ fn assert_documented(doc: &Value) {
     let when_set = |k: &str| {
         k == "verdict.impossible" || k == "fingerprint.tools.mkfs" || k == "fingerprint.tools.fsck"
     };
-    let expected = |k: &str| !(trace_only(k) || without_device(k) || when_set(k));
+    let expected =
+        |k: &str| !(trace_only(k) || without_device(k) || when_set(k) || other_pacing(k));
     let (undocumented, missing) = common::keys::compare_keys(doc, expected);
     assert!(
         undocumented.is_empty() && missing.is_empty(),
@@ -83,6 +120,39 @@ fn a_real_result_has_exactly_the_documented_keys() {
     let stream: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     assert_eq!(stream["kind"], "stream");
     assert_documented(&stream);
+    // Both in real time: a writer and a reader each, every key of their buffers.
+    for (kind, sets) in [
+        (
+            "dvr",
+            [
+                "recorders=1",
+                "players=1",
+                "region_size=4MiB",
+                "io_size=64KiB",
+            ],
+        ),
+        (
+            "stream",
+            ["writers=1", "readers=1", "file_size=4MiB", "io_size=64KiB"],
+        ),
+    ] {
+        let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut cmd = iotrial();
+        cmd.args(["run", kind, "--json", "--target"])
+            .arg(format!("dir:{}", target.path().display()))
+            .arg("--out")
+            .arg(out.path())
+            .args(["--set", "pacing=realtime", "--set", "duration=1s"])
+            .args(["--set", "bitrate=4", "--set", "preroll=100ms"]);
+        for s in sets {
+            cmd.args(["--set", s]);
+        }
+        let doc: Value =
+            serde_json::from_slice(&cmd.assert().success().get_output().stdout).unwrap();
+        assert_eq!(doc["params"]["pacing"], "realtime");
+        assert!(doc["streams"][0]["buffer"].is_object(), "{kind}");
+        assert_documented(&doc);
+    }
     let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = iotrial()
         .args(["run", "job", "--json", "--target"])

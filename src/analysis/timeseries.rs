@@ -1,10 +1,23 @@
 //! Time series of each stream in each phase: I/Os completed, MB/s, mean and max access time per
 //! interval (1 s unless the workload harvests at another interval), bucketed by completion time;
-//! each phase's intervals start when its sampling began. Read one stream at a time, so memory
-//! follows the number of intervals, not of samples.
+//! each phase's intervals start when its sampling began. A real-time stream's rows also carry
+//! its buffer's occupancy (peak and end of each interval), the bytes it dropped and the time it
+//! stalled, from the replay of its buffer ([`super::buffer`]). Read one stream at a time, so
+//! memory follows the number of intervals, not of samples.
 
+use super::buffer::BufferInterval;
 use crate::engine::{Sample, SampleSet};
 use std::collections::BTreeMap;
+
+/// A real-time stream's buffer per interval of one phase, from the phase's sampling start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferSeries {
+    /// Index of the stream in the set.
+    pub stream: usize,
+    /// Index of the phase.
+    pub phase: u16,
+    pub intervals: Vec<BufferInterval>,
+}
 
 /// One interval of one stream in one phase.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +33,8 @@ pub struct IntervalRow {
     pub mb_s: f64,
     pub lat_mean_ms: f64,
     pub lat_max_ms: f64,
+    /// A real-time stream's buffer in the interval; `None` for other streams.
+    pub buffer: Option<BufferInterval>,
 }
 
 /// What one interval accumulates.
@@ -74,11 +89,29 @@ pub fn buckets_of(
     Ok(m)
 }
 
-/// The time series of all streams, ordered by interval, then phase, then stream.
-pub fn per_interval(set: &SampleSet, interval_s: f64) -> std::io::Result<Vec<IntervalRow>> {
+/// The time series of all streams, ordered by interval, then phase, then stream; the
+/// intervals of `buffers` join their stream's rows (and add rows where the stream completed
+/// no I/O).
+pub fn per_interval(
+    set: &SampleSet,
+    interval_s: f64,
+    buffers: &[BufferSeries],
+) -> std::io::Result<Vec<IntervalRow>> {
     let mut rows = Vec::new();
     for (i, st) in set.streams.iter().enumerate() {
-        for ((p, k), b) in buckets_of(set, i, interval_s)? {
+        let mut buckets = buckets_of(set, i, interval_s)?;
+        let mine: Vec<&BufferSeries> = buffers.iter().filter(|b| b.stream == i).collect();
+        for b in &mine {
+            for k in 0..b.intervals.len() as u64 {
+                buckets.entry((b.phase, k)).or_default();
+            }
+        }
+        for ((p, k), b) in buckets {
+            let buffer = mine
+                .iter()
+                .find(|s| s.phase == p)
+                .and_then(|s| s.intervals.get(k as usize))
+                .copied();
             let phase = set.phases.get(p as usize);
             rows.push(IntervalRow {
                 start_s: phase.map_or(0.0, |ph| ph.zero_ns() as f64 / 1e9) + k as f64 * interval_s,
@@ -94,6 +127,7 @@ pub fn per_interval(set: &SampleSet, interval_s: f64) -> std::io::Result<Vec<Int
                     0.0
                 },
                 lat_max_ms: b.lat_max_ns as f64 / 1e6,
+                buffer,
             });
         }
     }
@@ -135,7 +169,7 @@ mod tests {
             mk(900, 300, 0),
             mk(1200, 2000, 0),
         ]);
-        let rows = per_interval(&s, 1.0).unwrap();
+        let rows = per_interval(&s, 1.0, &[]).unwrap();
         assert_eq!(rows.len(), 4);
         assert_eq!((rows[0].ios, rows[0].mb_s), (2, 2.0));
         assert_eq!(rows[0].lat_mean_ms, 450.0);
@@ -143,7 +177,7 @@ mod tests {
         assert_eq!(rows[2].ios, 0);
         assert_eq!(rows[3].lat_max_ms, 2000.0);
         assert!(rows.iter().all(|r| r.phase == "a"));
-        let halves = per_interval(&s, 0.5).unwrap();
+        let halves = per_interval(&s, 0.5, &[]).unwrap();
         assert_eq!(halves[0].mb_s, 2.0, "one MB in half a second");
     }
 
@@ -151,7 +185,7 @@ mod tests {
     fn each_phase_has_its_own_intervals_from_its_sampling_start() {
         let mut s = set(vec![mk(0, 100, 0), mk(5000, 100, 1), mk(7000, 100, 1)]);
         s.phases[1].sampling_start_s = Some(4.5);
-        let rows = per_interval(&s, 1.0).unwrap();
+        let rows = per_interval(&s, 1.0, &[]).unwrap();
         let got: Vec<(f64, &str, u64)> = rows
             .iter()
             .map(|r| (r.start_s, r.phase.as_str(), r.ios))
@@ -159,6 +193,35 @@ mod tests {
         assert_eq!(
             got,
             [(0.0, "a", 1), (4.5, "b", 1), (5.5, "b", 0), (6.5, "b", 1)]
+        );
+    }
+
+    #[test]
+    fn a_buffer_joins_its_streams_rows_and_fills_intervals_without_io() {
+        let s = set(vec![mk(2500, 100, 0)]);
+        let level = |end| BufferInterval {
+            peak: end + 1,
+            end,
+            ..Default::default()
+        };
+        let series = BufferSeries {
+            stream: 0,
+            phase: 0,
+            intervals: vec![level(10), level(20), level(30), level(40)],
+        };
+        let rows = per_interval(&s, 1.0, &[series]).unwrap();
+        let got: Vec<(f64, u64, Option<u64>)> = rows
+            .iter()
+            .map(|r| (r.start_s, r.ios, r.buffer.map(|b| b.end)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0.0, 0, Some(10)),
+                (1.0, 0, Some(20)),
+                (2.0, 1, Some(30)),
+                (3.0, 0, Some(40))
+            ]
         );
     }
 }

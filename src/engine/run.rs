@@ -3,12 +3,14 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::realtime::Tally;
+use super::realtime::{self, Tally};
 use super::record::{Keep, Recorder, StreamSink};
 use super::source::{OpSource, SourceCtx};
 use super::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, slot_buffers, Cursor, Ended, Job};
-use super::{open_stream, EngineError, EngineOptions, Placement, Plan, Protocol, Step, Stop};
+use super::{
+    open_stream, EngineError, EngineOptions, Pacing, Placement, Plan, Protocol, Step, Stop,
+};
 use super::{PhaseRecord, StreamInfo, StreamSamples};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -56,14 +58,15 @@ enum Work {
 
 /// What a stream's thread handed back.
 enum Back {
-    Block(Ended),
+    /// A block stream, with its buffer's tally when it ran in real time.
+    Block(Ended, Option<Tally>),
     Source(SourceEnded),
 }
 
 impl Back {
     fn samples(&self) -> usize {
         match self {
-            Back::Block(e) => e.samples,
+            Back::Block(e, _) => e.samples,
             Back::Source(e) => e.samples,
         }
     }
@@ -136,7 +139,14 @@ impl<'a> Engine<'a> {
                     .name(name)
                     .spawn(move || {
                         let back = match work {
-                            Work::Block(job) => Back::Block(stream::run(job, &protocol, &barrier)),
+                            Work::Block(job) => match &job.plan.pacing {
+                                Pacing::Realtime(rt) => {
+                                    let rt = rt.clone();
+                                    let (e, t) = realtime::run::run(job, &rt, &protocol, &barrier);
+                                    Back::Block(e, Some(t))
+                                }
+                                _ => Back::Block(stream::run(job, &protocol, &barrier), None),
+                            },
                             Work::Source(job) => {
                                 Back::Source(source_run::run(job, &protocol, &barrier))
                             }
@@ -171,8 +181,8 @@ impl<'a> Engine<'a> {
         let mut buffers = Vec::new();
         for (e, &i) in ended.into_iter().zip(streams) {
             match e {
-                Back::Block(e) => {
-                    if let Some(t) = e.tally {
+                Back::Block(e, tally) => {
+                    if let Some(t) = tally {
                         buffers.push((self.plan.streams[i].name.clone(), t));
                     }
                     self.cursors[i] = e.cursor;

@@ -57,7 +57,8 @@ pub struct PhaseRecord {
     /// started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background_s: Option<f64>,
-    /// Action phases: what the action measured (an `fsck` phase's checker run).
+    /// Action phases: what the action measured (an `fsck` phase's checker run); stream phases
+    /// with real-time streams: each one's buffer as it counted it (`buffers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<serde_json::Value>,
 }

@@ -8,7 +8,6 @@
 use super::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
-use super::realtime::Tally;
 use super::record::StreamSink;
 use super::rng::SplitMix64;
 use super::sample::{Op, Sample};
@@ -102,8 +101,6 @@ pub struct Ended {
     pub sink: StreamSink,
     /// Samples it took in this phase.
     pub samples: usize,
-    /// A real-time stream's buffer as it counted it.
-    pub tally: Option<Tally>,
 }
 
 /// The slot buffers of a stream doing `io`-byte I/Os at queue depth `depth`, filled with the
@@ -190,10 +187,6 @@ impl Run<'_> {
 /// Runs one stream until its phase's stop condition or a stop request, then waits for the
 /// I/Os still in flight.
 pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
-    if let Pacing::Realtime(rt) = &job.plan.pacing {
-        let rt = rt.clone();
-        return super::realtime::run::run(job, &rt, protocol, barrier);
-    }
     let Job {
         index,
         plan,
@@ -341,6 +334,5 @@ pub fn run(job: Job, protocol: &Protocol, barrier: &Barrier) -> Ended {
         cursor,
         sink,
         samples: run.taken,
-        tally: None,
     }
 }

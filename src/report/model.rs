@@ -86,12 +86,14 @@ fn trial_figures(
 }
 
 /// The comparison of `stacks` on `kind`'s verdict figures and the monitor figures it picks.
+/// A figure no trial has a value for (a real-time figure of a hammering run, or the other way
+/// round) is left out, unless none has any: the first one left is the headline.
 pub fn verdict_table(
     kind: &dyn KindReport,
     stacks: &[StackTrials<'_>],
 ) -> Result<VerdictTable, ResultError> {
     let extra = monitor_columns(kind, stacks);
-    let figures = stacks
+    let mut figures = stacks
         .iter()
         .map(|s| {
             Ok(StackFigures {
@@ -107,6 +109,31 @@ pub fn verdict_table(
         .collect::<Result<Vec<_>, ResultError>>()?;
     let mut columns = kind.columns().to_vec();
     columns.extend(extra.iter().map(|c| c.spec));
+    let valued: Vec<bool> = (0..columns.len())
+        .map(|c| {
+            figures
+                .iter()
+                .flat_map(|s| &s.repeats)
+                .any(|r| r.values.get(c).is_some_and(Option::is_some))
+        })
+        .collect();
+    if valued.iter().any(|&v| v) && !valued.iter().all(|&v| v) {
+        let keep = |i: usize| valued[i];
+        columns = columns
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| keep(i))
+            .map(|(_, c)| c)
+            .collect();
+        for r in figures.iter_mut().flat_map(|s| s.repeats.iter_mut()) {
+            r.values = std::mem::take(&mut r.values)
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, _)| keep(i))
+                .map(|(_, v)| v)
+                .collect();
+        }
+    }
     let mut table = VerdictTable::build(&columns, figures);
     super::hosts::flag(&mut table, stacks);
     Ok(table)

@@ -5,6 +5,7 @@
 //! began).
 
 use super::ResultError;
+use crate::analysis::buffer::BufferInterval;
 use crate::analysis::timeseries::IntervalRow;
 use crate::engine::sample::{errno_name, parse_errno};
 use crate::engine::{Op, PhaseRecord, Sample, SampleSet, StreamSamples};
@@ -18,8 +19,12 @@ pub const SAMPLES_HEADER: &str = "stream,phase,role,op,offset,bytes,issue_ns,lat
 pub const SAMPLES_HEADER_UNPHASED: &str = "stream,role,op,offset,bytes,issue_ns,latency_ns,error";
 /// The phase every sample of a file without a `phase` column belongs to.
 pub const UNPHASED: &str = "run";
-/// The header of timeseries.csv.
+/// The header of timeseries.csv; the last four columns are empty for streams that do not run
+/// in real time.
 pub const TIMESERIES_HEADER: &str =
+    "start_s,phase,stream,role,ios,errors,mb_s,lat_mean_ms,lat_max_ms,buffer_bytes,buffer_peak_bytes,overflow_bytes,stall_ms";
+/// The header of timeseries.csv before real-time streams.
+pub const TIMESERIES_HEADER_V1: &str =
     "start_s,phase,stream,role,ios,errors,mb_s,lat_mean_ms,lat_max_ms";
 
 /// Writes every sample of `set`, streams in layout order, samples in issue order.
@@ -69,9 +74,16 @@ pub fn write_timeseries(path: &Path, rows: &[IntervalRow]) -> Result<(), ResultE
     let io = |e| ResultError::io(path, e);
     writeln!(w, "{TIMESERIES_HEADER}").map_err(io)?;
     for r in rows {
+        let buffer = r.buffer.map_or_else(
+            || ",,,".to_string(),
+            |b| {
+                let stall = b.stall_ns as f64 / 1e6;
+                format!("{},{},{},{stall:.3}", b.end, b.peak, b.dropped)
+            },
+        );
         writeln!(
             w,
-            "{},{},{},{},{},{},{:.3},{:.3},{:.3}",
+            "{},{},{},{},{},{},{:.3},{:.3},{:.3},{buffer}",
             trim_float((r.start_s * 1e6).round() / 1e6),
             r.phase,
             r.stream,
@@ -95,7 +107,8 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<IntervalRow>, ResultError> {
         .from_path(path)
         .map_err(|e| ResultError::format(path, e.to_string()))?;
     let headers = rdr.headers().map_err(|e| fmt(1, e.to_string()))?;
-    if headers.iter().collect::<Vec<_>>().join(",") != TIMESERIES_HEADER {
+    let header = headers.iter().collect::<Vec<_>>().join(",");
+    if header != TIMESERIES_HEADER && header != TIMESERIES_HEADER_V1 {
         return Err(fmt(1, format!("header is not '{TIMESERIES_HEADER}'")));
     }
     let mut rows = Vec::new();
@@ -117,6 +130,15 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<IntervalRow>, ResultError> {
             mb_s: num(6)?,
             lat_mean_ms: num(7)?,
             lat_max_ms: num(8)?,
+            buffer: match rec.get(9).filter(|v| !v.is_empty()) {
+                None => None,
+                Some(_) => Some(BufferInterval {
+                    end: num(9)? as u64,
+                    peak: num(10)? as u64,
+                    dropped: num(11)? as u64,
+                    stall_ns: (num(12)? * 1e6).round() as u64,
+                }),
+            },
         });
     }
     Ok(rows)
@@ -319,8 +341,24 @@ mod tests {
             mb_s: 2.5,
             lat_mean_ms: 1.125,
             lat_max_ms: 2.0,
+            buffer: None,
         };
-        write_timeseries(&p, std::slice::from_ref(&row)).unwrap();
+        let live = IntervalRow {
+            stream: "writer1".into(),
+            buffer: Some(BufferInterval {
+                peak: 3_000_000,
+                end: 1_048_576,
+                dropped: 17,
+                stall_ns: 250_500_000,
+            }),
+            ..row.clone()
+        };
+        write_timeseries(&p, &[row.clone(), live.clone()]).unwrap();
+        assert_eq!(read_timeseries(&p).unwrap(), vec![row.clone(), live]);
+        // Files written before real-time streams keep their nine columns.
+        let old =
+            format!("{TIMESERIES_HEADER_V1}\n0.25,stream,writer0,writer,3,1,2.500,1.125,2.000\n");
+        std::fs::write(&p, old).unwrap();
         assert_eq!(read_timeseries(&p).unwrap(), vec![row]);
     }
 

@@ -4,6 +4,7 @@
 //! they ran (result.json's `phases`).
 
 use super::TrialError;
+use crate::engine::realtime::Tally;
 use crate::engine::{Action, IdleRecord};
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
@@ -77,7 +78,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                     out.samples,
                     Some(stop.describe()),
                     Some(out.cpu_s),
-                    None,
+                    buffers_measured(&out.buffers),
                 )
             }
             Step::Action(a) => {
@@ -123,6 +124,24 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
     w.progress.finish_and_clear();
     let warnings = engine.warnings().to_vec();
     Ok((engine.finish(records)?, warnings))
+}
+
+/// A stream phase's `measured`: each real-time stream's buffer as it counted it live
+/// (`{"buffers": [{"stream": "record0", "generated": ..., ...}]}`), which the analysis checks
+/// its replay against; `None` without real-time streams.
+fn buffers_measured(buffers: &[(String, Tally)]) -> Option<serde_json::Value> {
+    if buffers.is_empty() {
+        return None;
+    }
+    let list: Vec<serde_json::Value> = buffers
+        .iter()
+        .map(|(name, t)| {
+            let mut v = serde_json::to_value(t).expect("a tally serializes");
+            v["stream"] = serde_json::json!(name);
+            v
+        })
+        .collect();
+    Some(serde_json::json!({ "buffers": list }))
 }
 
 /// Sets the progress bar up for a stream phase: samples for all-have-N, tenths of a second for

@@ -11,6 +11,7 @@ pub mod dvr;
 pub mod fsck;
 pub mod job;
 pub mod place;
+pub mod realtime;
 pub mod replay;
 pub mod smallrand;
 pub mod stream;
@@ -36,6 +37,17 @@ pub trait Outcome: Send {
     fn verdict_line(&self) -> String;
     /// Caveats found while analysing (short run, errors, ...).
     fn warnings(&self) -> Vec<String>;
+
+    /// Real-time streams: the stack's real-time verdict (what a capacity search judges a run
+    /// by); `None` when the streams did not run in real time.
+    fn realtime(&self) -> Option<realtime::Summary> {
+        None
+    }
+
+    /// Real-time streams: each one's buffer per interval, for timeseries.csv.
+    fn buffers(&self) -> Vec<crate::analysis::timeseries::BufferSeries> {
+        Vec::new()
+    }
 }
 
 /// Another trial of the same study a trial's figures can be relative to: the same workload on
@@ -182,8 +194,9 @@ pub fn figures_of<V: DeserializeOwned>(
 }
 
 /// Checks a kind's declarations against one of its outcomes: every column is the verdict field
-/// of its key (all with a value in this outcome), and the verdict and the streams read back
-/// into the kind's types `V` and `S` as they were.
+/// of its key (absent or `null` where this outcome has no value: a real-time figure of a
+/// hammering run),
+/// and the verdict and the streams read back into the kind's types `V` and `S` as they were.
 #[cfg(test)]
 pub(crate) fn assert_figures_round_trip<V, S>(
     columns: &[crate::present::FigureSpec],
@@ -198,7 +211,11 @@ pub(crate) fn assert_figures_round_trip<V, S>(
     let json = outcome.verdict_json();
     assert_eq!(figures.values.len(), columns.len());
     for (c, v) in columns.iter().zip(&figures.values) {
-        assert!(v.is_some(), "{} has a value in this run", c.key);
+        assert!(
+            v.is_none() || json.get(c.key).is_some(),
+            "verdict.{} is written",
+            c.key
+        );
         assert_eq!(json[c.key].as_f64(), *v, "verdict.{}", c.key);
     }
     assert_eq!(json["meets_target"].as_bool(), figures.meets_target);

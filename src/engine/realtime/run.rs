@@ -5,7 +5,7 @@
 //! sleeps, or waits for a completion, until the model says the next chunk is due. The hot path
 //! allocates nothing: the model's ring and the slot table are made before the loop.
 
-use super::model::Model;
+use super::model::{Model, Tally};
 use super::{Realtime, Role};
 use crate::engine::backend::Completion;
 use crate::engine::protocol::Protocol;
@@ -124,7 +124,7 @@ pub(in crate::engine) fn run(
     rt: &Realtime,
     protocol: &Protocol,
     barrier: &Barrier,
-) -> Ended {
+) -> (Ended, Tally) {
     let Job {
         index,
         plan,
@@ -215,12 +215,12 @@ pub(in crate::engine) fn run(
     let tally = model.finish(&mut ());
     drop(backend);
     drop(bufs);
-    Ended {
+    let ended = Ended {
         cursor,
         sink,
         samples: live.taken,
-        tally: Some(tally),
-    }
+    };
+    (ended, tally)
 }
 
 #[cfg(test)]

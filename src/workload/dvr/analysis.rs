@@ -1,11 +1,15 @@
 //! dvr's analysis: per-stream figures (latency statistics, moving-window peaks, pre-roll) and
-//! the stack's verdict from the samples of a run, and how they read on the terminal.
+//! the stack's verdict from the samples of a run, and how they read on the terminal. A run in
+//! real time has no hammering figures (its streams wait for their application, so their access
+//! times guarantee nothing); its verdict is its buffers' ([`crate::workload::realtime`]).
 
 use super::figures::{StreamFigures, Verdict};
+use crate::analysis::timeseries::BufferSeries;
 use crate::analysis::{fairness, stats, window};
 use crate::engine::StreamSamples;
 use crate::params::Params;
 use crate::present::Rows;
+use crate::workload::realtime::{BufferFigures, RealtimeOutcome, Summary, BUFFER_HEADINGS};
 use crate::workload::Outcome;
 use serde_json::Value as Json;
 
@@ -16,9 +20,16 @@ pub struct DvrOutcome {
     pub streams: Vec<StreamFigures>,
     pub verdict: Verdict,
     pub warnings: Vec<String>,
+    /// `pacing = realtime`: the streams' buffers.
+    pub realtime: Option<RealtimeOutcome>,
 }
 
-fn stream_figures(p: &Params, st: &StreamSamples, warnings: &mut Vec<String>) -> StreamFigures {
+fn stream_figures(
+    p: &Params,
+    st: &StreamSamples,
+    hammered: bool,
+    warnings: &mut Vec<String>,
+) -> StreamFigures {
     let ok: Vec<_> = st.ok().copied().collect();
     let errors = st.samples.len() - ok.len();
     if errors > 0 {
@@ -38,7 +49,7 @@ fn stream_figures(p: &Params, st: &StreamSamples, warnings: &mut Vec<String>) ->
         0.0
     };
     let (mut window_peak_ms, mut mbit_guaranteed, mut preroll_s) = (None, None, None);
-    if st.role == "record" && !ok.is_empty() {
+    if hammered && st.role == "record" && !ok.is_empty() {
         let pts: Vec<(u64, u64)> = ok.iter().map(|s| (s.issue_ns, s.latency_ns)).collect();
         let w = (p.f64("window") * 1e9) as u64;
         let (series, full) = window::moving_average(&pts, w);
@@ -52,7 +63,7 @@ fn stream_figures(p: &Params, st: &StreamSamples, warnings: &mut Vec<String>) ->
         window_peak_ms = Some(peak_ns / 1e6);
         mbit_guaranteed = (peak_ns > 0.0).then(|| window::mbit_per_s(io_bytes, peak_ns / 1e9));
     }
-    if st.role == "playback" {
+    if hammered && st.role == "playback" {
         let k = p.u64("playback_ios") as usize;
         let lats: Vec<u64> = ok.iter().map(|s| s.latency_ns).collect();
         let worst = window::consecutive_sums(&lats, k).into_iter().max();
@@ -76,6 +87,7 @@ fn stream_figures(p: &Params, st: &StreamSamples, warnings: &mut Vec<String>) ->
         window_peak_ms,
         mbit_guaranteed,
         preroll_s,
+        buffer: None,
     }
 }
 
@@ -86,12 +98,14 @@ fn role_fairness(figs: &[StreamFigures], role: &str) -> (Option<f64>, Option<f64
     (fairness::jain(&thr), fairness::spread(&t))
 }
 
-/// dvr's analysis of a run's samples.
-pub fn analyze(p: &Params, streams: &[StreamSamples]) -> DvrOutcome {
+/// dvr's analysis of a run's samples; `live` is the replay of its real-time streams'
+/// buffers, when they ran in real time.
+pub fn analyze(p: &Params, streams: &[StreamSamples], live: Option<RealtimeOutcome>) -> DvrOutcome {
+    let hammered = live.is_none();
     let mut warnings = Vec::new();
-    let figs: Vec<StreamFigures> = streams
+    let mut figs: Vec<StreamFigures> = streams
         .iter()
-        .map(|s| stream_figures(p, s, &mut warnings))
+        .map(|s| stream_figures(p, s, hammered, &mut warnings))
         .collect();
     let rec_min = figs
         .iter()
@@ -99,28 +113,51 @@ pub fn analyze(p: &Params, streams: &[StreamSamples]) -> DvrOutcome {
         .reduce(f64::min);
     let has_rec = figs.iter().any(|f| f.role == "record");
     let preroll_max = figs.iter().filter_map(|f| f.preroll_s).reduce(f64::max);
-    let (rj, rs) = role_fairness(&figs, "record");
-    let (pj, ps) = role_fairness(&figs, "playback");
-    let target = p.f64("target_mbit");
-    let meets = if has_rec {
-        Some(rec_min.is_some_and(|m| m >= target))
+    let ((rj, rs), (pj, ps)) = if hammered {
+        (
+            role_fairness(&figs, "record"),
+            role_fairness(&figs, "playback"),
+        )
     } else {
-        None
+        ((None, None), (None, None))
     };
+    let target = p.f64("target_mbit");
+    let meets = match &live {
+        Some(l) => Some(l.summary.passed),
+        None if has_rec => Some(rec_min.is_some_and(|m| m >= target)),
+        None => None,
+    };
+    let mut verdict = Verdict {
+        record_mbit_guaranteed: rec_min,
+        playback_preroll_s: preroll_max,
+        record_fairness_jain: rj,
+        playback_fairness_jain: pj,
+        record_completion_spread: rs,
+        playback_completion_spread: ps,
+        target_mbit: target,
+        meets_target: meets,
+        record_buffer_peak_pct: None,
+        overflow_mb: None,
+        overflow_events: None,
+        underruns: None,
+        stall_s: None,
+        playback_startup_s: None,
+        playback_buffer_low_pct: None,
+        first_failure: None,
+    };
+    if let Some(l) = &live {
+        verdict.set_summary(l.summary.clone());
+        for (f, b) in figs.iter_mut().zip(&l.streams) {
+            f.buffer = b.clone();
+        }
+        warnings.extend(l.warnings.iter().cloned());
+    }
     DvrOutcome {
         window_s: p.f64("window"),
         streams: figs,
-        verdict: Verdict {
-            record_mbit_guaranteed: rec_min,
-            playback_preroll_s: preroll_max,
-            record_fairness_jain: rj,
-            playback_fairness_jain: pj,
-            record_completion_spread: rs,
-            playback_completion_spread: ps,
-            target_mbit: target,
-            meets_target: meets,
-        },
+        verdict,
         warnings,
+        realtime: live,
     }
 }
 
@@ -139,7 +176,7 @@ impl Outcome for DvrOutcome {
     }
 
     fn stream_rows(&self) -> Rows {
-        let headings = [
+        let mut headings = vec![
             "stream",
             "samples",
             "errors",
@@ -153,11 +190,16 @@ impl Outcome for DvrOutcome {
             "guaranteed Mbit/s",
             "pre-roll s",
         ];
+        let live = self.realtime.is_some();
+        if live {
+            headings.truncate(9);
+            headings.extend(BUFFER_HEADINGS);
+        }
         let rows = self
             .streams
             .iter()
             .map(|f| {
-                vec![
+                let mut cells = vec![
                     f.name.clone(),
                     f.samples.to_string(),
                     f.errors.to_string(),
@@ -170,7 +212,12 @@ impl Outcome for DvrOutcome {
                     opt(f.window_peak_ms, 1),
                     opt(f.mbit_guaranteed, 1),
                     opt(f.preroll_s, 2),
-                ]
+                ];
+                if live {
+                    cells.truncate(9);
+                    cells.extend(BufferFigures::cells(f.buffer.as_ref()));
+                }
+                cells
             })
             .collect();
         Rows {
@@ -180,6 +227,9 @@ impl Outcome for DvrOutcome {
     }
 
     fn verdict_line(&self) -> String {
+        if let Some(l) = &self.realtime {
+            return l.summary.line();
+        }
         let v = &self.verdict;
         let mut parts = Vec::new();
         if let Some(m) = v.record_mbit_guaranteed {
@@ -205,5 +255,13 @@ impl Outcome for DvrOutcome {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn realtime(&self) -> Option<Summary> {
+        RealtimeOutcome::summary_of(self.realtime.as_ref())
+    }
+
+    fn buffers(&self) -> Vec<BufferSeries> {
+        RealtimeOutcome::series_of(self.realtime.as_ref())
     }
 }

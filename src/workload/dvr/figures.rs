@@ -5,6 +5,8 @@
 use crate::analysis::stats;
 use crate::engine::Op;
 use crate::present::{Better, FigureSpec, VerdictFigures};
+use crate::workload::realtime::figures::realtime_fields;
+use crate::workload::realtime::{BufferFigures, Failure, REALTIME_COLUMNS};
 use serde::{Deserialize, Serialize};
 
 /// Figures of one stream: an element of result.json's `streams`. Figures of the other role
@@ -29,6 +31,9 @@ pub struct StreamFigures {
     /// Playback streams: worst sum of `playback_ios` consecutive reads, s.
     #[serde(default)]
     pub preroll_s: Option<f64>,
+    /// `pacing = realtime`: the stream's buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferFigures>,
 }
 
 /// The stack's verdict for dvr: result.json's `verdict`. Each figure of [`COLUMNS`] is the
@@ -43,11 +48,31 @@ pub struct Verdict {
     pub record_completion_spread: Option<f64>,
     pub playback_completion_spread: Option<f64>,
     pub target_mbit: f64,
+    /// `max` pacing: the record guarantee meets `target_mbit`; `realtime`: nothing
+    /// overflowed, no playback stalled, every playback started.
     pub meets_target: Option<bool>,
+    /// `pacing = realtime`: the fields of [`REALTIME_COLUMNS`] and the first failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_buffer_peak_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underruns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_startup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_buffer_low_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<Failure>,
 }
 
 /// dvr's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
-/// The first, the record guarantee, ranks the stacks.
+/// The first, the record guarantee, ranks the stacks; in real time (where the others have no
+/// value) the first real-time figure does.
 pub static COLUMNS: &[FigureSpec] = &[
     FigureSpec {
         key: "record_mbit_guaranteed",
@@ -85,22 +110,33 @@ pub static COLUMNS: &[FigureSpec] = &[
         unit: "max/min",
         better: Better::Lower,
     },
+    REALTIME_COLUMNS[0],
+    REALTIME_COLUMNS[1],
+    REALTIME_COLUMNS[2],
+    REALTIME_COLUMNS[3],
+    REALTIME_COLUMNS[4],
+    REALTIME_COLUMNS[5],
+    REALTIME_COLUMNS[6],
 ];
 
 impl Verdict {
     /// The values of [`COLUMNS`], in order, and whether the target was met.
     pub fn figures(&self) -> VerdictFigures {
+        let mut values = vec![
+            self.record_mbit_guaranteed,
+            self.playback_preroll_s,
+            self.record_fairness_jain,
+            self.playback_fairness_jain,
+            self.record_completion_spread,
+            self.playback_completion_spread,
+        ];
+        values.extend(self.summary().values());
         VerdictFigures {
-            values: vec![
-                self.record_mbit_guaranteed,
-                self.playback_preroll_s,
-                self.record_fairness_jain,
-                self.playback_fairness_jain,
-                self.record_completion_spread,
-                self.playback_completion_spread,
-            ],
+            values,
             meets_target: self.meets_target,
             impossible: None,
         }
     }
 }
+
+realtime_fields!(Verdict);

@@ -13,8 +13,9 @@ pub mod report;
 pub use analysis::{analyze, DvrOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{AnalysisError, Outcome, Seen, Workload};
-use crate::engine::{Op, Pacing, Pattern, Plan, SampleSet, StreamPlan};
+use super::{realtime, AnalysisError, Outcome, Seen, Workload};
+use crate::engine::realtime::Role;
+use crate::engine::{Op, Pattern, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
 use params::PARAMS;
@@ -84,10 +85,10 @@ impl Workload for Dvr {
                 format!("{io} is not a multiple of {DIRECT_ALIGN}, which O_DIRECT needs (or set direct=false)"),
             ));
         }
-        if region < io {
+        if region != 0 && region < io {
             return Err(ParamError::invalid(
                 "region_size",
-                format!("must be at least io_size ({io} bytes)"),
+                format!("must be 0 (an equal share) or at least io_size ({io} bytes)"),
             ));
         }
         if p.u64("samples") == 0 || p.u64("samples") > 100_000_000 {
@@ -105,28 +106,38 @@ impl Workload for Dvr {
         if p.f64("target_mbit") < 0.0 {
             return Err(ParamError::invalid("target_mbit", "must be 0 or more"));
         }
+        realtime::check(p, io)?;
         let streams = stream_names(rec, play)
             .into_iter()
-            .map(|(name, role, op)| StreamPlan {
-                name,
-                role: role.to_string(),
-                op,
-                // Whole I/Os only, so the last one never runs past the region.
-                region_len: region - region % io,
-                io_size: io,
-                pattern: Pattern::Random,
-                pacing: Pacing::Max,
-                samples: p.u64("samples") as usize,
-                io: Default::default(),
-                source: None,
+            .enumerate()
+            .map(|(i, (name, role, op))| {
+                let rt = match op {
+                    Op::Write => Role::Record,
+                    _ => Role::Playback,
+                };
+                Ok(StreamPlan {
+                    name,
+                    role: role.to_string(),
+                    op,
+                    // Whole I/Os only, so the last one never runs past the region.
+                    region_len: region - region % io,
+                    io_size: io,
+                    pattern: Pattern::Random,
+                    pacing: realtime::pacing_of(p, rt, io, i)?,
+                    samples: p.u64("samples") as usize,
+                    io: Default::default(),
+                    source: None,
+                })
             })
-            .collect();
-        Ok(Plan::sampled(
-            PHASE,
-            streams,
-            p.bool("direct"),
-            p.u64("seed"),
-        ))
+            .collect::<Result<Vec<_>, ParamError>>()?;
+        let mut plan = Plan::sampled(PHASE, streams, p.bool("direct"), p.u64("seed"));
+        if realtime::is_realtime(p) {
+            plan.phases[0].step = Step::Streams {
+                streams: (0..plan.streams.len()).collect(),
+                stop: Stop::Duration(p.f64("duration")),
+            };
+        }
+        Ok(plan)
     }
 
     fn analyze(
@@ -142,7 +153,11 @@ impl Workload for Dvr {
         if streams.is_empty() {
             return Err(AnalysisError::Other("no streams to analyse".into()));
         }
-        Ok(Box::new(analyze(p, &streams)))
+        let plan = self
+            .plan(p)
+            .map_err(|e| AnalysisError::Other(format!("params: {e}")))?;
+        let live = realtime::analysis::analyze(&plan, samples, phase, 1.0)?;
+        Ok(Box::new(analyze(p, &streams, live)))
     }
 
     fn report(&self) -> &'static dyn KindReport {
@@ -214,7 +229,7 @@ mod tests {
             1_000_000,
             &[400.0, 700.0, 800.0, 300.0],
         );
-        let out = analyze(&params(&[]), &[p0, r0, r1]);
+        let out = analyze(&params(&[]), &[p0, r0, r1], None);
         assert!((out.streams[1].mbit_guaranteed.unwrap() - 32.0).abs() < 1e-6);
         assert!((out.verdict.record_mbit_guaranteed.unwrap() - 20.0).abs() < 1e-6);
         assert!((out.verdict.playback_preroll_s.unwrap() - 1.5).abs() < 1e-9);
@@ -233,7 +248,7 @@ mod tests {
     fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
         let r0 = serial("record0", "record", Op::Write, 1_000_000, &[250.0; 40]);
         let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
-        let out = analyze(&params(&[]), &[p0, r0]);
+        let out = analyze(&params(&[]), &[p0, r0], None);
         let figures = out.verdict.figures();
         crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
             COLUMNS,
@@ -245,10 +260,69 @@ mod tests {
     }
 
     #[test]
+    fn a_run_in_real_time_has_its_buffers_as_verdict_and_they_round_trip() {
+        // One recorder never written (its 5 s buffer overflows at 5 s) and one player whose
+        // one read starts it and then runs dry after a second of playing.
+        let p = params(&[
+            ("pacing", "realtime"),
+            ("recorders", "1"),
+            ("players", "1"),
+            ("bitrate", "8"),
+            ("preroll", "0.5s"),
+            ("duration", "10s"),
+        ]);
+        let read = serial("playback0", "playback", Op::Read, 1 << 20, &[10.0]);
+        let rec = serial("record0", "record", Op::Write, 1 << 20, &[]);
+        let phase = crate::engine::PhaseRecord {
+            sampling_start_s: Some(0.0),
+            end_s: Some(10.0),
+            ..crate::engine::PhaseRecord::stream(PHASE)
+        };
+        let set = SampleSet::in_memory(vec![read, rec], vec![phase]);
+        let out = Dvr.analyze(&p, &set, &Seen::default()).unwrap();
+        let v: Verdict = serde_json::from_value(out.verdict_json()).unwrap();
+        assert_eq!(v.meets_target, Some(false));
+        assert_eq!(v.record_mbit_guaranteed, None, "no hammering figure");
+        let f = v.first_failure.clone().unwrap();
+        assert_eq!(f.stream, "playback0");
+        assert!(f.what.starts_with("underrun"), "{f:?}");
+        // 8 Mbit/s: the 5,000,000-byte buffer is full at the frame of 5.0 s.
+        assert_eq!(v.record_buffer_peak_pct, Some(100.0));
+        assert!(
+            v.overflow_mb.unwrap() > 4.0 && v.overflow_events == Some(1),
+            "{v:?}"
+        );
+        assert_eq!(v.underruns, Some(1));
+        assert!(
+            out.verdict_line().starts_with("FAILED: playback0 at 1."),
+            "{}",
+            out.verdict_line()
+        );
+        let streams: Vec<StreamFigures> = out
+            .streams_json()
+            .into_iter()
+            .map(|s| serde_json::from_value(s).unwrap())
+            .collect();
+        let figures = v.figures();
+        assert!(
+            figures.values[6..].iter().all(Option::is_some),
+            "{figures:?}"
+        );
+        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+            COLUMNS,
+            &figures,
+            out.as_ref(),
+            &v,
+            &streams,
+        );
+        assert_eq!(out.buffers().len(), 2);
+    }
+
+    #[test]
     fn ext4_spike_fails_the_target() {
         // seed 000 ext4 defaults: a 650 ms window peak -> 12.3 Mbit/s, below 19.4.
         let r = serial("record0", "record", Op::Write, 1_000_000, &[650.0; 20]);
-        let out = analyze(&params(&[]), &[r]);
+        let out = analyze(&params(&[]), &[r], None);
         assert_eq!(
             format!("{:.1}", out.verdict.record_mbit_guaranteed.unwrap()),
             "12.3"

@@ -91,6 +91,14 @@ fn intro(st: &StackTrials<'_>, shown: &DvrResult) -> Option<String> {
     if let Some(p) = v.playback_preroll_s {
         parts.push(format!("A playback needs {} s of pre-roll.", num(p)));
     }
+    if shown.params.text("pacing") == crate::workload::realtime::REALTIME {
+        parts.push(format!(
+            "Streams in real time at {} Mbit/s for {} s: {}.",
+            trim_float(shown.params.f64("bitrate")),
+            trim_float(shown.params.f64("duration")),
+            v.summary().line()
+        ));
+    }
     if st.trials.len() > 1 {
         parts.push(format!(
             "Charts show repeat {} of {}; the verdict table averages all repeats.",
@@ -253,7 +261,21 @@ fn stack_section(
     samples: &Result<Vec<StreamSamples>, ResultError>,
 ) -> Section {
     let mut blocks = Vec::new();
+    let realtime = shown.params.text("pacing") == crate::workload::realtime::REALTIME;
+    if realtime {
+        let buffers: Vec<_> = shown
+            .streams
+            .iter()
+            .map(|f| (f.name.clone(), f.buffer.clone()))
+            .collect();
+        blocks.extend(crate::workload::realtime::report::blocks(
+            st.trials[0],
+            super::PHASE,
+            &buffers,
+        ));
+    }
     match samples {
+        Ok(_) if realtime => {}
         Ok(streams) => {
             let w = shown.params.f64("window");
             let k = shown.params.u64("playback_ios").max(1) as usize;

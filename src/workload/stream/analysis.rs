@@ -5,10 +5,12 @@
 
 use super::figures::{StreamFigures, Verdict};
 use super::{PHASE, SYNC_PHASE};
+use crate::analysis::timeseries::BufferSeries;
 use crate::analysis::{fairness, stats, steady};
 use crate::engine::{PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, Rows};
+use crate::workload::realtime::{BufferFigures, RealtimeOutcome, Summary, BUFFER_HEADINGS};
 use crate::workload::{AnalysisError, Outcome, Seen};
 use serde_json::Value as Json;
 
@@ -19,6 +21,8 @@ pub struct StreamOutcome {
     pub streams: Vec<StreamFigures>,
     pub verdict: Verdict,
     pub warnings: Vec<String>,
+    /// `pacing = realtime`: the streams' buffers.
+    pub realtime: Option<RealtimeOutcome>,
 }
 
 /// One stream's part of the streaming phase.
@@ -144,13 +148,21 @@ fn stream_figures(
                     .map(|span| mean_mb_s(&s.per_interval, span, interval)),
                 lat_ms: stats::summarize(&s.lat_ms).unwrap_or_default(),
                 wrapped: s.wrapped,
+                buffer: None,
             }
         })
         .collect()
 }
 
-/// stream's analysis of a trial's samples.
-pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<StreamOutcome, AnalysisError> {
+/// stream's analysis of a trial's samples; `live` is the replay of its real-time streams'
+/// buffers, when they ran in real time: its verdict is then theirs, and the throughput
+/// figures, which the streams' own pace sets rather than the stack, are left out.
+pub fn analyze(
+    p: &Params,
+    set: &SampleSet,
+    seen: &Seen,
+    live: Option<RealtimeOutcome>,
+) -> Result<StreamOutcome, AnalysisError> {
     let (phase, sync) = phases(set)?;
     let interval = p.f64("interval");
     let h = harvest_all(set, phase, interval)?;
@@ -183,18 +195,50 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<StreamOutcome
         intervals: full,
         kernel_cpu_pct: seen.kernel_cpu_pct_in(PHASE),
         impossible: None,
+        meets_target: None,
+        record_buffer_peak_pct: None,
+        overflow_mb: None,
+        overflow_events: None,
+        underruns: None,
+        stall_s: None,
+        playback_startup_s: None,
+        playback_buffer_low_pct: None,
+        first_failure: None,
     };
-    verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
-    verdict.impossible = impossible(&verdict);
-    if let Some(why) = &verdict.impossible {
-        warnings.push(format!("{why}; the stack is not ranked"));
+    let mut streams = streams;
+    if let Some(l) = &live {
+        verdict.set_summary(l.summary.clone());
+        verdict.settled_mb_s = None;
+        verdict.settle_s = None;
+        verdict.burstiness = None;
+        verdict.stream_fairness_jain = None;
+        verdict.total_mb_s = None;
+        for (f, b) in streams.iter_mut().zip(&l.streams) {
+            f.buffer = b.clone();
+        }
+        warnings.extend(l.warnings.iter().cloned());
+        for s in &streams {
+            if s.errors > 0 {
+                warnings.push(format!(
+                    "{}: {} of {} operations failed",
+                    s.name, s.errors, s.ios
+                ));
+            }
+        }
+    } else {
+        verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
+        verdict.impossible = impossible(&verdict);
+        if let Some(why) = &verdict.impossible {
+            warnings.push(format!("{why}; the stack is not ranked"));
+        }
+        caveats(p, &verdict, &streams, window, &mut warnings);
     }
-    caveats(p, &verdict, &streams, window, &mut warnings);
     Ok(StreamOutcome {
         interval_s: interval,
         streams,
         verdict,
         warnings,
+        realtime: live,
     })
 }
 
@@ -277,13 +321,21 @@ impl Outcome for StreamOutcome {
     }
 
     fn stream_rows(&self) -> Rows {
-        Rows {
-            headings: super::figures::ROW_HEADINGS.map(String::from).to_vec(),
-            rows: self.streams.iter().map(StreamFigures::row).collect(),
+        let mut headings = super::figures::ROW_HEADINGS.map(String::from).to_vec();
+        let mut rows: Vec<Vec<String>> = self.streams.iter().map(StreamFigures::row).collect();
+        if self.realtime.is_some() {
+            headings.extend(BUFFER_HEADINGS.map(String::from));
+            for (r, s) in rows.iter_mut().zip(&self.streams) {
+                r.extend(BufferFigures::cells(s.buffer.as_ref()));
+            }
         }
+        Rows { headings, rows }
     }
 
     fn verdict_line(&self) -> String {
+        if let Some(l) = &self.realtime {
+            return l.summary.line();
+        }
         let v = &self.verdict;
         let mut parts = vec![match (v.settled_mb_s, v.settle_s) {
             (Some(m), Some(s)) => format!("settled at {} MB/s after {} s", num(m), num(s)),
@@ -309,5 +361,13 @@ impl Outcome for StreamOutcome {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn realtime(&self) -> Option<Summary> {
+        RealtimeOutcome::summary_of(self.realtime.as_ref())
+    }
+
+    fn buffers(&self) -> Vec<BufferSeries> {
+        RealtimeOutcome::series_of(self.realtime.as_ref())
     }
 }

@@ -5,6 +5,8 @@
 use crate::analysis::stats;
 use crate::engine::Op;
 use crate::present::{num, num_opt, Better, FigureSpec, VerdictFigures};
+use crate::workload::realtime::figures::realtime_fields;
+use crate::workload::realtime::{BufferFigures, Failure, REALTIME_COLUMNS};
 use serde::{Deserialize, Serialize};
 
 /// Figures of one stream: an element of result.json's `streams`.
@@ -27,6 +29,9 @@ pub struct StreamFigures {
     pub lat_ms: stats::LatencySummary,
     /// The stream reached the end of its file or region and started over at its start.
     pub wrapped: bool,
+    /// `pacing = realtime`: the stream's buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferFigures>,
 }
 
 /// The headings of [`StreamFigures::row`].
@@ -99,6 +104,27 @@ pub struct Verdict {
     /// the page cache absorbed the writers); the stack is then marked and never ranked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impossible: Option<String>,
+    /// `pacing = realtime`: nothing overflowed, no reader stalled, every reader started;
+    /// absent otherwise (stream has no other target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meets_target: Option<bool>,
+    /// `pacing = realtime`: the fields of [`REALTIME_COLUMNS`] and the first failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_buffer_peak_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underruns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_startup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_buffer_low_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<Failure>,
 }
 
 /// stream's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -140,6 +166,13 @@ pub static COLUMNS: &[FigureSpec] = &[
         unit: "Jain",
         better: Better::Higher,
     },
+    REALTIME_COLUMNS[0],
+    REALTIME_COLUMNS[1],
+    REALTIME_COLUMNS[2],
+    REALTIME_COLUMNS[3],
+    REALTIME_COLUMNS[4],
+    REALTIME_COLUMNS[5],
+    REALTIME_COLUMNS[6],
     FigureSpec {
         key: "kernel_cpu_pct",
         label: "kernel CPU",
@@ -155,20 +188,24 @@ impl Verdict {
         self.settled_mb_s.or(self.total_mb_s).or(self.mean_mb_s)
     }
 
-    /// The values of [`COLUMNS`], in order; stream has no target.
+    /// The values of [`COLUMNS`], in order; only a run in real time has a target.
     pub fn figures(&self) -> VerdictFigures {
+        let mut values = vec![
+            self.settled_mb_s,
+            self.raw_fraction,
+            self.total_mb_s,
+            self.settle_s,
+            self.burstiness,
+            self.stream_fairness_jain,
+        ];
+        values.extend(self.summary().values());
+        values.push(self.kernel_cpu_pct);
         VerdictFigures {
-            values: vec![
-                self.settled_mb_s,
-                self.raw_fraction,
-                self.total_mb_s,
-                self.settle_s,
-                self.burstiness,
-                self.stream_fairness_jain,
-                self.kernel_cpu_pct,
-            ],
-            meets_target: None,
+            values,
+            meets_target: self.meets_target,
             impossible: self.impossible.clone(),
         }
     }
 }
+
+realtime_fields!(Verdict);

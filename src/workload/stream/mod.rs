@@ -15,8 +15,9 @@ pub mod report;
 pub use analysis::{analyze, StreamOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{AnalysisError, Outcome, Reference, Seen, Workload};
-use crate::engine::{Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
+use super::{realtime, AnalysisError, Outcome, Reference, Seen, Workload};
+use crate::engine::realtime::Role;
+use crate::engine::{Action, Op, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params, Value};
 use crate::present::KindReport;
 use params::PARAMS;
@@ -75,31 +76,46 @@ fn check(p: &Params) -> Result<(), ParamError> {
             "must be a percentage between 0 and 100 (and raw_mb_s 0 or more)",
         ));
     }
-    Ok(())
+    if realtime::is_realtime(p) && p.u64("bytes") != 0 {
+        return Err(ParamError::invalid(
+            "bytes",
+            "streams in real time run for a duration: set bytes=0",
+        ));
+    }
+    realtime::check(p, io)
 }
 
-/// Streams in layout order: writers, then readers.
-fn streams(p: &Params) -> Vec<StreamPlan> {
-    let each = |name: String, role: &str, op, pattern| StreamPlan {
-        name,
-        role: role.to_string(),
-        op,
-        region_len: p.u64("file_size"),
-        io_size: p.u64("io_size"),
-        pattern,
-        pacing: Pacing::Max,
-        samples: 0,
-        io: Default::default(),
-        source: None,
+/// Streams in layout order: writers (record streams in real time), then readers (playback).
+fn streams(p: &Params) -> Result<Vec<StreamPlan>, ParamError> {
+    let io = p.u64("io_size");
+    let each = |i: usize, name: String, role: &str, op, pattern, rt| {
+        Ok(StreamPlan {
+            name,
+            role: role.to_string(),
+            op,
+            region_len: p.u64("file_size"),
+            io_size: io,
+            pattern,
+            pacing: realtime::pacing_of(p, rt, io, i)?,
+            samples: 0,
+            io: Default::default(),
+            source: None,
+        })
     };
-    let writers = (0..p.u64("writers"))
-        .map(|i| each(format!("writer{i}"), "writer", Op::Write, Pattern::Append));
-    let readers = (0..p.u64("readers")).map(|i| {
+    let w = p.u64("writers") as usize;
+    let writers = (0..w).map(|i| {
+        let name = format!("writer{i}");
+        each(i, name, "writer", Op::Write, Pattern::Append, Role::Record)
+    });
+    let readers = (0..p.u64("readers") as usize).map(|i| {
+        let name = format!("reader{i}");
         each(
-            format!("reader{i}"),
+            w + i,
+            name,
             "reader",
             Op::Read,
             Pattern::Sequential,
+            Role::Playback,
         )
     });
     writers.chain(readers).collect()
@@ -120,7 +136,7 @@ impl Workload for Stream {
 
     fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
         check(p)?;
-        let streams = streams(p);
+        let streams = streams(p)?;
         let stop = match p.u64("bytes") {
             0 => Stop::Duration(p.f64("duration")),
             b => Stop::Bytes(b),
@@ -155,7 +171,14 @@ impl Workload for Stream {
         samples: &SampleSet,
         seen: &Seen,
     ) -> Result<Box<dyn Outcome>, AnalysisError> {
-        Ok(Box::new(analyze(p, samples, seen)?))
+        let plan = self
+            .plan(p)
+            .map_err(|e| AnalysisError::Other(format!("params: {e}")))?;
+        let live = match samples.phase_index(PHASE) {
+            Some(i) => realtime::analysis::analyze(&plan, samples, i, p.f64("interval"))?,
+            None => None,
+        };
+        Ok(Box::new(analyze(p, samples, seen, live)?))
     }
 
     fn interval(&self, p: &Params) -> f64 {

@@ -2,6 +2,7 @@
 //! report read back from a result.json all resolve against.
 
 use crate::params::{Kind, ParamSpec};
+use crate::workload::realtime;
 
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("writers", Kind::Count, "8", "streaming writers, one file (or raw region) each, appending from its start (seed 001: 8 dd processes)"),
@@ -18,4 +19,11 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("settle_tolerance", Kind::Float, "10", "the aggregate has settled once the least-squares trend over a window changes it by at most this much of the window's mean").in_unit("%"),
     ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, what that stack sustained times this stack's share of its drives' bandwidth").in_unit("MB/s"),
     ParamSpec::new("seed", Kind::Count, "1", "seed of the streams' write buffers"),
+    ParamSpec::new("pacing", Kind::Choice(realtime::PACINGS), "max", "max: every stream moves its next I/O as soon as the last one is done (seed 001's dd); realtime: writers write what a camera makes at `bitrate` through a `buffer`, readers read what a player plays after a `preroll`, for `duration`"),
+    ParamSpec::new("bitrate", Kind::Float, "100", "realtime: each stream's mean bitrate (100: a 4K camera recording XAVC S at its highest setting)").in_unit("Mbit/s"),
+    ParamSpec::new("buffer", Kind::Text, "5s", "realtime: each writer's buffer, in seconds of its bitrate (5s) or bytes (64MiB); what does not fit is dropped (an overflow)"),
+    ParamSpec::new("preroll", Kind::Text, "1.5s", "realtime: what a reader buffers before it starts playing, and again after a stall: seconds or bytes"),
+    ParamSpec::new("playback_buffer", Kind::Text, "0", "realtime: each reader's buffer, seconds or bytes; 0: the pre-roll in whole I/Os plus one I/O"),
+    ParamSpec::new("fps", Kind::Float, "30", "realtime: frames a second of the streams' applications").in_unit("frames/s"),
+    ParamSpec::new("frames", Kind::Text, "constant", "realtime: frame sizes: constant, lognormal,cv=0.3, uniform,cv=0.2, exponential, or trace=PATH (one size in bytes a line, cycled and scaled to the bitrate)"),
 ];

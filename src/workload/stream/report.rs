@@ -201,10 +201,28 @@ fn stack_section(st: &StackTrials<'_>, s: &Shown) -> Section {
             text: "No chart: no full interval was harvested.".into(),
         }),
     }
+    let buffers: Vec<_> = s
+        .streams
+        .iter()
+        .map(|f| (f.name.clone(), f.buffer.clone()))
+        .collect();
+    blocks.extend(crate::workload::realtime::report::blocks(
+        s.trial, PHASE, &buffers,
+    ));
     blocks.push(Block::Table(stream_table(&s.streams)));
+    let mut intro = intro(st, s);
+    if s.params.text("pacing") == crate::workload::realtime::REALTIME {
+        intro = format!(
+            "{} streams in real time at {} Mbit/s each for {} s: {}.",
+            s.streams.len(),
+            crate::units::trim_float(s.params.f64("bitrate")),
+            crate::units::trim_float(s.params.f64("duration")),
+            s.verdict.summary().line()
+        );
+    }
     Section {
         title: format!("Stack {}", st.stack),
-        intro: Some(intro(st, s)),
+        intro: Some(intro),
         blocks,
     }
 }

@@ -121,7 +121,7 @@ fn seed_001_verdict_settles_after_the_page_cache_and_counts_the_sync() {
     // 0.5 s and ends at 20.5 s; the sync takes 4 s more.
     let w = |n| writer(n, 0.5, &buffered(20));
     let set = SampleSet::in_memory(vec![w("writer0"), w("writer1")], phases(0.5, 20.5, 24.5));
-    let out = analyze(&params(&[("writers", "2")]), &set, &Seen::default()).unwrap();
+    let out = analyze(&params(&[("writers", "2")]), &set, &Seen::default(), None).unwrap();
     let v = &out.verdict;
     assert!(v.settled);
     assert_eq!(
@@ -158,6 +158,7 @@ fn a_rising_aggregate_never_settles_and_reports_its_mean() {
         &params(&[("writers", "1"), ("settle_window", "4s")]),
         &set,
         &Seen::default(),
+        None,
     )
     .unwrap();
     let v = &out.verdict;
@@ -179,12 +180,12 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
         phases(0.0, 12.0, 13.0),
     );
     let p = params(&[("writers", "1"), ("raw_mb_s", "200")]);
-    let v = analyze(&p, &set, &Seen::default()).unwrap().verdict;
+    let v = analyze(&p, &set, &Seen::default(), None).unwrap().verdict;
     assert!((v.raw_fraction.unwrap() - 0.25).abs() < 1e-9);
     assert!(v.impossible.is_none() && v.figures().impossible.is_none());
     // Settling above what the drives can take raw is impossible: marked, with its cause.
     let q = params(&[("writers", "1"), ("raw_mb_s", "40")]);
-    let out = analyze(&q, &set, &Seen::default()).unwrap();
+    let out = analyze(&q, &set, &Seen::default(), None).unwrap();
     let why = out.verdict.impossible.clone().unwrap();
     assert!(why.contains("1.25 of the 40.0 MB/s"), "{why}");
     assert_eq!(
@@ -221,7 +222,7 @@ fn without_phase_times_total_is_unknown_and_said() {
         vec![writer("writer0", 0.0, &[50; 12])],
         vec![PhaseRecord::stream(PHASE)],
     );
-    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
+    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default(), None).unwrap();
     assert_eq!(out.verdict.total_mb_s, None);
     assert!(
         out.warnings.iter().any(|w| w.contains("final sync")),
@@ -232,6 +233,7 @@ fn without_phase_times_total_is_unknown_and_said() {
         &params(&[("writers", "1"), ("end_sync", "false")]),
         &set,
         &Seen::default(),
+        None,
     )
     .unwrap();
     assert!(no_sync.verdict.total_mb_s.is_some());
@@ -252,6 +254,7 @@ fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
         &params(&[("writers", "1"), ("raw_mb_s", "100")]),
         &set,
         &seen,
+        None,
     )
     .unwrap();
     let figures = out.verdict.figures();
@@ -269,7 +272,7 @@ fn a_stream_that_reaches_the_end_of_its_file_is_said_to_wrap() {
     let mut w = writer("writer0", 0.0, &[50; 12]);
     w.samples[100].offset = 0;
     let set = SampleSet::in_memory(vec![w], phases(0.0, 12.0, 13.0));
-    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
+    let out = analyze(&params(&[("writers", "1")]), &set, &Seen::default(), None).unwrap();
     assert!(out.streams[0].wrapped);
     assert!(
         out.warnings.iter().any(|x| x.contains("started over")),
@@ -314,7 +317,7 @@ fn kernel_cpu_comes_from_the_monitors_during_the_streaming_phase() {
         monitor: Some(&monitor),
         ..Default::default()
     };
-    let v = analyze(&params(&[("writers", "1")]), &set, &seen)
+    let v = analyze(&params(&[("writers", "1")]), &set, &seen, None)
         .unwrap()
         .verdict;
     assert_eq!(
@@ -322,6 +325,6 @@ fn kernel_cpu_comes_from_the_monitors_during_the_streaming_phase() {
         Some(66.0),
         "the streaming phase's, not the sync's"
     );
-    let none = analyze(&params(&[("writers", "1")]), &set, &Seen::default()).unwrap();
+    let none = analyze(&params(&[("writers", "1")]), &set, &Seen::default(), None).unwrap();
     assert_eq!(none.verdict.kernel_cpu_pct, None);
 }
