@@ -6,6 +6,7 @@
 //! stacks) lives in `present`, which both use.
 
 pub mod analysis;
+pub mod capacity;
 pub mod cause;
 pub mod emu;
 pub mod engine;

@@ -2,6 +2,7 @@
 //! what it does), the stack flags they share, and the errors with their exit statuses.
 
 pub mod analyze;
+pub mod capacity;
 pub mod capture;
 pub mod cleanup;
 pub mod device;
@@ -37,6 +38,9 @@ pub struct Cli {
 enum Command {
     /// Run one workload once on one target and write its results.
     Run(run::RunArgs),
+    /// Search the most record streams (or playback streams, or the highest bitrate) one stack
+    /// holds in real time with no overflow and no underrun.
+    Capacity(capacity::CapacityArgs),
     /// Re-derive a workload's verdict from a samples.csv, without doing any I/O.
     Analyze(analyze::AnalyzeArgs),
     /// Run a study: workloads x stacks x repeats, a built-in one (`iotrial list studies`) or a
@@ -78,6 +82,7 @@ enum Command {
 pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
     match cli.command {
         Command::Run(a) => run::run(a, stop),
+        Command::Capacity(a) => capacity::run(a, stop),
         Command::Analyze(a) => analyze::run(a),
         Command::Study(a) => study::run(a, stop),
         Command::Device(a) => device::run(a, stop),

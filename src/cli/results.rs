@@ -5,7 +5,6 @@
 use super::errors::{failed, usage};
 use anyhow::Result;
 use iotrial::report;
-use iotrial::workload;
 use std::path::PathBuf;
 
 /// The arguments of `iotrial report`.
@@ -36,14 +35,15 @@ pub struct ExportFioArgs {
 
 /// Rebuilds the report of a results directory and prints the files' paths.
 pub fn report(a: ReportArgs) -> Result<()> {
-    let files = report::html::write_report(&a.dir, workload::report_of).map_err(usage)?;
+    let files = report::html::write_report(&a.dir, iotrial::capacity::report_of).map_err(usage)?;
     println!("{}\n{}", files.html.display(), files.markdown.display());
     Ok(())
 }
 
 /// Prints the verdict deltas between two results directories.
 pub fn compare(a: CompareArgs) -> Result<()> {
-    let c = report::compare::compare_dirs(&a.a, &a.b, workload::report_of).map_err(usage)?;
+    let c =
+        report::compare::compare_dirs(&a.a, &a.b, iotrial::capacity::report_of).map_err(usage)?;
     print!("{}", report::compare::render(&c, a.markdown));
     Ok(())
 }

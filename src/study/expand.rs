@@ -7,6 +7,7 @@ use super::error::StudyError;
 use super::file::{Quick, Study, WorkloadEntry};
 use super::shard::Shard;
 use super::{identity, sweep, Assignments};
+use crate::capacity::CapacitySpec;
 use crate::params::Params;
 use crate::stack::{DeviceSpec, StackSpec};
 use crate::workload::{self, Workload};
@@ -62,6 +63,8 @@ pub struct Trial {
     pub position: usize,
     /// [`identity::trial_digest`]: the same for the same trial on every machine.
     pub digest: String,
+    /// A capacity search instead of one run.
+    pub capacity: Option<CapacitySpec>,
 }
 
 impl Trial {
@@ -172,6 +175,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
                 kind: w.kind.clone(),
                 set: Assignments(params.assignments()),
                 quick: Assignments::default(),
+                capacity: w.capacity.clone(),
             });
             resolved_params.push(params);
         }
@@ -241,9 +245,35 @@ pub fn single_run(
     stack: StackSpec,
     monitor: &crate::monitor::Settings,
 ) -> Result<Expansion, StudyError> {
+    single(kind, params, stack, monitor, None)
+}
+
+/// The study `iotrial capacity` makes: [`single_run`] with a capacity search.
+pub fn single_capacity(
+    kind: &str,
+    params: &Params,
+    stack: StackSpec,
+    monitor: &crate::monitor::Settings,
+    capacity: CapacitySpec,
+) -> Result<Expansion, StudyError> {
+    single(kind, params, stack, monitor, Some(capacity))
+}
+
+fn single(
+    kind: &str,
+    params: &Params,
+    stack: StackSpec,
+    monitor: &crate::monitor::Settings,
+    capacity: Option<CapacitySpec>,
+) -> Result<Expansion, StudyError> {
+    let verb = if capacity.is_some() {
+        "capacity"
+    } else {
+        "run"
+    };
     let study = Study {
         name: kind.to_string(),
-        description: format!("iotrial run {kind} on {}", stack.devices.join(" ")),
+        description: format!("iotrial {verb} {kind} on {}", stack.devices.join(" ")),
         repeats: 1,
         out: None,
         device: None,
@@ -254,6 +284,7 @@ pub fn single_run(
             kind: kind.to_string(),
             set: Assignments(params.assignments()),
             quick: Assignments::default(),
+            capacity,
         }],
         stacks: vec![stack],
         monitor: monitor.clone(),
@@ -320,6 +351,7 @@ pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
                     repeat: r,
                     position: trials.len(),
                     digest: identity::trial_digest(&w.name, &w.kind, params, s, r),
+                    capacity: w.capacity.clone(),
                 });
             }
         }

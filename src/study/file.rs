@@ -7,6 +7,7 @@
 use super::assign::Assignments;
 use super::error::StudyError;
 use super::locate::{key_at, line_col};
+use crate::capacity::CapacitySpec;
 use crate::cause::{Cause, HasCause};
 use crate::monitor::{self, SettingsError};
 use crate::params::ParamError;
@@ -79,6 +80,10 @@ pub struct WorkloadEntry {
     pub set: Assignments,
     /// Overrides applied by `--quick`, after the study's `[quick] set`.
     pub quick: Assignments,
+    /// A capacity search instead of one run: each trial of this workload searches the largest
+    /// value of `capacity.vary` the stack holds in real time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySpec>,
 }
 
 impl WorkloadEntry {
@@ -149,6 +154,7 @@ struct RawWorkload {
     set: RawSet,
     #[serde(default)]
     quick: RawSet,
+    capacity: Option<Spanned<toml::Value>>,
 }
 
 type RawSet = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
@@ -426,12 +432,53 @@ fn read_workload(
             format!("a workload named '{name}' is already in the study; give each [[workloads]] entry a distinct `name`"),
         ));
     }
+    let capacity = match &w.capacity {
+        None => None,
+        Some(c) => Some(
+            c.get_ref()
+                .clone()
+                .try_into::<CapacitySpec>()
+                .map_err(|e| {
+                    let m = e.message().trim().replace('\n', "; ");
+                    src.at(c.span(), Some(at("capacity")), m)
+                })?,
+        ),
+    };
     Ok(WorkloadEntry {
         name,
         kind,
         set: Assignments(fio_set).then(&assignments(src, &w.set, &at("set"))?),
         quick: assignments(src, &w.quick, &at("quick"))?,
+        capacity,
     })
+}
+
+/// Checks workload `i`'s capacity search against its parameters as resolved by `set` (each
+/// value of a sweep): the parameter it varies and a range that can hold.
+fn check_capacity(
+    src: &Src,
+    i: usize,
+    w: &RawWorkload,
+    wl: &dyn Workload,
+    entry: &WorkloadEntry,
+    set: &Assignments,
+    note: &str,
+) -> Result<(), StudyError> {
+    let (Some(spec), Some(raw)) = (&entry.capacity, &w.capacity) else {
+        return Ok(());
+    };
+    let at = |m: String| {
+        src.at(
+            raw.span(),
+            Some(format!("workloads[{i}].capacity")),
+            format!("{note}{m}"),
+        )
+    };
+    for (_, s) in super::sweep::workloads("", set).map_err(|e| at(e.to_string()))? {
+        let p = wl.resolve(s.pairs()).map_err(|e| at(e.to_string()))?;
+        spec.domain(wl, &p).map_err(|e| at(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Resolves and plans workload `i`'s parameters as run and as run with `--quick`: later tables
@@ -451,6 +498,7 @@ fn check_workload_params(
     })?;
     let kind = (w.kind.span(), at("kind"));
     check_params(src, wl, &entry.set, &[(&w.set, at("set"))], &kind, "")?;
+    check_capacity(src, i, w, wl, entry, &entry.set, "")?;
     let empty = RawSet::new();
     let quick_tables = [
         (&w.set, at("set")),
@@ -458,7 +506,8 @@ fn check_workload_params(
         (&w.quick, at("quick")),
     ];
     let q = entry.set.then(&quick.set).then(&entry.quick);
-    check_params(src, wl, &q, &quick_tables, &kind, "with --quick: ")
+    check_params(src, wl, &q, &quick_tables, &kind, "with --quick: ")?;
+    check_capacity(src, i, w, wl, entry, &q, "with --quick: ")
 }
 
 /// The `[[stacks]]` entries: names unique and valid, devices (specs, or names of `[devices]`),

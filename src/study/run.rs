@@ -7,6 +7,7 @@ use super::reference;
 use super::results::ResultsDir;
 use super::table::StudyTable;
 use super::{expand, Expansion, Options, Study, StudyError, Trial};
+use crate::capacity::{self, CapacityError, CapacitySpec};
 use crate::cause::{Cause, HasCause};
 use crate::monitor;
 use crate::report::html::{write_report, ReportFiles};
@@ -197,10 +198,17 @@ fn dry_run_stack(
     if let Err(e) = result {
         writeln!(say, "# would stop here: {e}").map_err(said)?;
     }
+    let what = match &t.capacity {
+        Some(c) => format!(
+            "a capacity search of {} over {} (a hammering run, then one run per value tried, each on a stack built again like this)",
+            t.workload, c.vary
+        ),
+        None => t.workload.clone(),
+    };
     writeln!(
         say,
-        "# then run {} x {} repeats, and release everything in reverse order\n",
-        t.workload, study.repeats
+        "# then run {what} x {} repeats, and release everything in reverse order\n",
+        study.repeats
     )
     .map_err(said)
 }
@@ -305,7 +313,7 @@ fn finish(root: &Path, manifest: &Manifest, interrupted: bool, failed: usize) ->
         .unwrap_or_else(|e| format!("(no table: {e})"));
     let any_done = manifest.trials.iter().any(|t| t.status == Status::Done);
     let report = if any_done && !interrupted {
-        write_report(root, crate::workload::report_of).ok()
+        write_report(root, capacity::report_of).ok()
     } else {
         None
     };
@@ -315,6 +323,27 @@ fn finish(root: &Path, manifest: &Manifest, interrupted: bool, failed: usize) ->
         report,
         interrupted,
         failed,
+    }
+}
+
+/// What trial `t` runs on: its stack built on `devices` (wiping only `wipe`), watched by
+/// `monitor`.
+fn setup_of<'s>(
+    t: &'s Trial,
+    devices: &'s [DeviceSpec],
+    monitor: &'s monitor::Settings,
+    wipe: &[PathBuf],
+) -> Setup<'s> {
+    Setup {
+        workload: &t.workload,
+        stack: &t.stack,
+        devices,
+        build: BuildOptions {
+            dry_run: false,
+            wipe: wipe.to_vec(),
+            ..Default::default()
+        },
+        monitor,
     }
 }
 
@@ -361,6 +390,9 @@ impl Runner<'_> {
     fn trial(&mut self, t: &Trial) -> Result<TrialEnd, RunError> {
         let root = self.results.root.clone();
         self.manifest.update(&root, &t.id, Status::Running, None)?;
+        if let Some(spec) = &t.capacity {
+            return self.capacity(t, spec);
+        }
         let mut out = match self.run(t) {
             Ok(out) => out,
             Err(TrialError::Interrupted) => {
@@ -389,17 +421,7 @@ impl Runner<'_> {
 
     fn run(&mut self, t: &Trial) -> Result<TrialOutput, TrialError> {
         let devices = devices_of(&t.stack.devices).map_err(StackError::from)?;
-        let setup = Setup {
-            workload: &t.workload,
-            stack: &t.stack,
-            devices: &devices,
-            build: BuildOptions {
-                dry_run: false,
-                wipe: self.opts.wipe.clone(),
-                ..Default::default()
-            },
-            monitor: &self.monitor,
-        };
+        let setup = setup_of(t, &devices, &self.monitor, &self.opts.wipe);
         let (w, progress) = (t.workload_impl(), self.opts.progress);
         let root = &self.results.root;
         let reference = reference::for_trial(&self.manifest.resolved, &self.manifest, root, t);
@@ -413,8 +435,70 @@ impl Runner<'_> {
         Ok(out)
     }
 
+    /// Runs `t` as a capacity search: its probes go into the trial's temporary directory as
+    /// they run, and the directory takes its final name with the search's result.json.
+    fn capacity(&mut self, t: &Trial, spec: &CapacitySpec) -> Result<TrialEnd, RunError> {
+        let root = self.results.root.clone();
+        let tmp = self
+            .results
+            .begin_trial(&t.stack.name, &t.workload, t.repeat)
+            .map_err(io(format!("create the directory of trial {}", t.id)))?;
+        let found = match self.search(t, spec, &tmp) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                if e.why() == Cause::Interrupted {
+                    self.manifest.update(&root, &t.id, Status::Pending, None)?;
+                    return Ok(TrialEnd::Interrupted);
+                }
+                return self.not_run(t, &e);
+            }
+        };
+        let mut found = found;
+        found.doc.trial = Some(crate::result::TrialIdentity {
+            id: t.id.clone(),
+            digest: t.digest.clone(),
+            study_hash: self.manifest.hash(),
+        });
+        crate::result::write(&tmp.join("result.json"), &found.doc)?;
+        self.results
+            .commit_trial(&tmp, &t.stack.name, &t.workload, t.repeat)
+            .map_err(io(format!("rename the directory of trial {}", t.id)))?;
+        self.manifest.update(&root, &t.id, Status::Done, None)?;
+        writeln!(self.say, "{}: {}", t.id, found.verdict.line()).map_err(said)?;
+        Ok(TrialEnd::Done)
+    }
+
+    fn search(
+        &mut self,
+        t: &Trial,
+        spec: &CapacitySpec,
+        dir: &Path,
+    ) -> Result<capacity::run::Found, CapacityError> {
+        let devices = devices_of(&t.stack.devices)
+            .map_err(StackError::from)
+            .map_err(TrialError::from)?;
+        let setup = setup_of(t, &devices, &self.monitor, &self.opts.wipe);
+        let search = capacity::run::Search {
+            workload: t.workload_impl(),
+            params: &t.params,
+            spec,
+            setup: &setup,
+            dir,
+            progress: self.opts.progress,
+        };
+        let (id, say) = (&t.id, &mut self.say);
+        capacity::run::run(&search, &mut self.ledger, self.stop, &mut |line| {
+            let _ = writeln!(say, "{id}: {line}");
+        })
+    }
+
     /// Records a trial that did not run: skipped when the host cannot run it, else failed.
-    fn not_run(&mut self, t: &Trial, e: &TrialError) -> Result<TrialEnd, RunError> {
+    fn not_run<E: HasCause + std::fmt::Display>(
+        &mut self,
+        t: &Trial,
+        e: &E,
+    ) -> Result<TrialEnd, RunError> {
         let (status, word, end) = match e.why() {
             Cause::Host => (Status::Skipped, "skipped", TrialEnd::Skipped),
             _ => (Status::Failed, "failed", TrialEnd::Failed),

@@ -9,7 +9,6 @@ use crate::present::verdict::{Medium, VerdictTable};
 use crate::present::Rows;
 use crate::report::load::Study;
 use crate::report::{model, terminal, ReportError};
-use crate::workload;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -44,7 +43,7 @@ impl StudyTable {
         let (tables, guests, late) = if manifest.trials.iter().any(|t| t.status == Status::Done) {
             let study = Study::load(root)?;
             (
-                model::verdict_tables(&study, workload::report_of)?,
+                model::verdict_tables(&study, crate::capacity::report_of)?,
                 guest_tables(&study)?,
                 late_trials(&study),
             )
@@ -160,7 +159,7 @@ fn late_trials(study: &Study) -> Vec<String> {
 fn guest_tables(study: &Study) -> Result<Vec<(String, Rows)>, ReportError> {
     let mut out = Vec::new();
     for w in study.workloads() {
-        let kind = model::kind_report(study, w, workload::report_of)?;
+        let kind = model::kind_report(study, w, crate::capacity::report_of)?;
         if let Some(sec) = crate::present::guest::section(kind, &study.stacks(w))? {
             for b in sec.blocks {
                 if let crate::present::chart::Block::Table(t) = b {

@@ -153,10 +153,51 @@ pub trait Workload: Sync {
     /// read back from result.json, its charts and tables.
     fn report(&self) -> &'static dyn KindReport;
 
+    /// What a capacity search needs of this kind, when its streams can run in real time.
+    fn capacity(&self) -> Option<&'static dyn CapacityKind> {
+        None
+    }
+
     /// Resolves `overrides` against this workload's parameters.
     fn resolve(&self, overrides: &[(String, String)]) -> Result<Params, ParamError> {
         Params::resolve(self.name(), self.params(), overrides)
     }
+}
+
+/// What a capacity search (`iotrial capacity`) needs of a kind whose streams can run in real
+/// time: what it may vary, the hammering run that estimates where to start, and the estimate.
+pub trait CapacityKind: Sync {
+    /// The parameters a search may vary: stream counts (whole numbers) and `bitrate`.
+    fn varies(&self) -> &'static [&'static str];
+
+    /// The parameters of the hammering run whose verdict estimates the capacity of a search
+    /// over `p`: `p` with `pacing = max`.
+    fn hammer(&self, p: &Params) -> Params {
+        let mut h = p.clone();
+        h.set("pacing", crate::params::Value::Text(realtime::MAX.into()));
+        h
+    }
+
+    /// Where a search of `vary` over `p` starts, from the hammering run's `verdict` (run with
+    /// the parameters `hammered`); `None` when the verdict has no figure to go by.
+    fn estimate(
+        &self,
+        p: &Params,
+        hammered: &Params,
+        vary: &str,
+        verdict: &Json,
+    ) -> Option<Estimate>;
+}
+
+/// A capacity the hammering run suggests, and what it rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// The value of the varied parameter.
+    pub value: f64,
+    /// The bitrate each stream of the hammering run was guaranteed (or sustained), Mbit/s.
+    pub guarantee_mbit: f64,
+    /// How the estimate was made, in words.
+    pub basis: String,
 }
 
 /// A stream phase named `name` running `streams` until `stop`.

@@ -6,6 +6,7 @@
 //! them ([`analysis`]) and its part of the report ([`report`]) are submodules.
 
 pub mod analysis;
+pub mod capacity;
 pub mod figures;
 pub mod params;
 pub mod report;
@@ -13,7 +14,7 @@ pub mod report;
 pub use analysis::{analyze, DvrOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{realtime, AnalysisError, Outcome, Seen, Workload};
+use super::{realtime, AnalysisError, CapacityKind, Outcome, Seen, Workload};
 use crate::engine::realtime::Role;
 use crate::engine::{Op, Pattern, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -162,6 +163,10 @@ impl Workload for Dvr {
 
     fn report(&self) -> &'static dyn KindReport {
         &report::DvrReport
+    }
+
+    fn capacity(&self) -> Option<&'static dyn CapacityKind> {
+        Some(&capacity::DvrCapacity)
     }
 }
 

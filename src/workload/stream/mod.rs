@@ -8,6 +8,7 @@
 //! part of the report ([`report`]) are submodules.
 
 pub mod analysis;
+pub mod capacity;
 pub mod figures;
 pub mod params;
 pub mod report;
@@ -15,7 +16,7 @@ pub mod report;
 pub use analysis::{analyze, StreamOutcome};
 pub use figures::{StreamFigures, Verdict, COLUMNS};
 
-use super::{realtime, AnalysisError, Outcome, Reference, Seen, Workload};
+use super::{realtime, AnalysisError, CapacityKind, Outcome, Reference, Seen, Workload};
 use crate::engine::realtime::Role;
 use crate::engine::{Action, Op, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params, Value};
@@ -198,6 +199,10 @@ impl Workload for Stream {
 
     fn report(&self) -> &'static dyn KindReport {
         &report::StreamReport
+    }
+
+    fn capacity(&self) -> Option<&'static dyn CapacityKind> {
+        Some(&capacity::StreamCapacity)
     }
 }
 
