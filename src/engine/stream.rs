@@ -48,7 +48,14 @@ impl Cursor {
 
     /// Seals the write about to go to `offset` (fio's header every interval, stamped now).
     #[inline]
-    fn seal(&mut self, seal: Seal, index: usize, offset: u64, buf: &mut [u8], protocol: &Protocol) {
+    pub(super) fn seal(
+        &mut self,
+        seal: Seal,
+        index: usize,
+        offset: u64,
+        buf: &mut [u8],
+        protocol: &Protocol,
+    ) {
         let now = protocol.now_ns();
         let base = BlockHeader {
             len: 0,

@@ -180,6 +180,10 @@ pub(in crate::engine) fn run(
                 };
                 model.take();
                 let offset = start + s * io;
+                if let (Op::Write, Some(seal)) = (op, plan.io.seal) {
+                    let buf = &mut bufs[slot].as_mut_slice()[..io as usize];
+                    cursor.seal(seal, index, offset, buf, protocol);
+                }
                 let issue = protocol.now_ns();
                 live.free.pop();
                 live.flights[slot] = Flight {
@@ -308,5 +312,55 @@ mod tests {
         let play = out.buffers[1].1;
         assert_eq!(play.underruns, 0, "{play:?}");
         assert!(play.started_ns.is_some());
+    }
+
+    #[test]
+    fn a_record_stream_seals_its_writes_like_any_writer() {
+        let rec = Realtime {
+            role: Role::Record,
+            schedule: Schedule::new(8e6, 100.0, FrameSizes::Constant),
+            buffer: 256 << 10,
+            preroll: 0,
+            prefill: 0.9,
+        };
+        let mut s = stream("record0", rec, Op::Write);
+        s.pattern = Pattern::Sequential;
+        s.io.seal = Some(crate::engine::Seal {
+            checksum: crate::verify::Checksum::Crc32c,
+            interval: 4096,
+        });
+        let mut plan = Plan::sampled("run", vec![s], false, 5);
+        plan.phases[0].step = engine::Step::Streams {
+            streams: vec![0],
+            stop: Stop::Duration(0.3),
+        };
+        plan.check().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r");
+        std::fs::write(&path, vec![0u8; 1 << 20]).unwrap();
+        let placements = [Placement {
+            path: path.clone(),
+            offset: 0,
+            len: 1 << 20,
+        }];
+        let opts = EngineOptions {
+            direct: false,
+            backend: BackendKind::Psync,
+            time_scale: 1.0,
+        };
+        let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
+        let data = std::fs::read(&path).unwrap();
+        let writes = &out.streams[0].samples;
+        assert!(writes.len() >= 3, "{}", writes.len());
+        for (n, w) in writes.iter().enumerate() {
+            let at = w.offset as usize;
+            let h = crate::verify::inspect(&data[at..at + 4096], None)
+                .unwrap()
+                .header;
+            assert_eq!(
+                (h.offset, h.thread, u64::from(h.numberio)),
+                (w.offset, 0, n as u64)
+            );
+        }
     }
 }
