@@ -54,6 +54,8 @@ fn realtime_only(kind: &str, key: &str) -> bool {
 /// stall (an empty list has no keys below it).
 fn when_it_failed(key: &str) -> bool {
     key.starts_with("verdict.first_failure")
+        || key.starts_with("verdict.failure.")
+        || key.starts_with("verdict.probes[].first_failure.")
         || key.starts_with("streams[].buffer.overflows[]")
         || key.starts_with("streams[].buffer.stalls[]")
 }
@@ -63,7 +65,7 @@ fn when_it_failed(key: &str) -> bool {
 /// real-time keys in a run that was not in real time).
 fn assert_documented(doc: &Value) {
     let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-    let realtime = doc["params"]["pacing"] == "realtime";
+    let realtime = doc["params"]["pacing"] == "realtime" || kind == "capacity";
     let other_pacing = |k: &str| {
         if realtime {
             when_it_failed(k)
@@ -167,6 +169,22 @@ fn a_real_result_has_exactly_the_documented_keys() {
     assert_eq!(job["kind"], "job");
     assert_documented(&job);
     assert_eq!(job["verdict"]["groups"][0]["ios"], 32, "size / bs per job");
+    // A capacity search on a directory.
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = iotrial()
+        .args(["capacity", "dvr", "--json", "--max", "3", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .args(["--set", "region_size=4MiB", "--set", "io_size=64KiB"])
+        .args(["--set", "samples=20", "--set", "duration=1s"])
+        .args(["--set", "bitrate=4", "--set", "preroll=1s"])
+        .assert()
+        .success();
+    let search: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(search["kind"], "capacity");
+    assert!(search["verdict"]["probes"].as_array().unwrap().len() >= 2);
+    assert_documented(&search);
     let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = iotrial()
         .args(["run", "tree", "--json", "--target"])

@@ -61,8 +61,10 @@ fn probe_blocks(t: &Trial, dir: &str, heading: String) -> Vec<Block> {
         .collect();
     let mut blocks = vec![Block::Note { text: heading }];
     for mut b in rt_report::blocks(&p, &phase, &buffers) {
-        if let Block::Chart(c) = &mut b {
-            c.title = format!("{} ({dir})", c.title);
+        match &mut b {
+            Block::Chart(c) => c.title = format!("{} ({dir})", c.title),
+            Block::Table(t) => t.caption = format!("{} ({dir})", t.caption),
+            Block::Note { .. } => {}
         }
         blocks.push(b);
     }

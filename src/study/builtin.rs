@@ -14,9 +14,19 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../../studies/dvr.toml"),
     ),
     (
+        "dvr-capacity",
+        "studies/dvr-capacity.toml",
+        include_str!("../../studies/dvr-capacity.toml"),
+    ),
+    (
         "streaming",
         "studies/streaming.toml",
         include_str!("../../studies/streaming.toml"),
+    ),
+    (
+        "cameras",
+        "studies/cameras.toml",
+        include_str!("../../studies/cameras.toml"),
     ),
     (
         "cf-cacti",

@@ -128,12 +128,18 @@ pub fn resolve(study: &Study, opts: &Options) -> Result<Study, StudyError> {
 
 /// [`resolve`], with each workload's resolved parameters.
 fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Params>), StudyError> {
-    let only = only_names(study, &opts.only)?;
     let quick = if opts.quick {
         study.quick.clone()
     } else {
         Quick::default()
     };
+    // --quick runs the stacks its table names, unless --only picks others.
+    let only = if opts.only.is_empty() {
+        quick.stacks.clone()
+    } else {
+        opts.only.clone()
+    };
+    let only = only_names(study, &only)?;
     let device = opts
         .device
         .clone()

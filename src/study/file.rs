@@ -58,6 +58,9 @@ pub struct Quick {
     pub repeats: Option<u32>,
     /// Parameter overrides applied to every workload after its own `set`.
     pub set: Assignments,
+    /// The stacks `--quick` runs (all when empty); `--only` still picks among all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<String>,
 }
 
 impl Quick {
@@ -66,6 +69,7 @@ impl Quick {
             && self.devices.is_empty()
             && self.repeats.is_none()
             && self.set.is_empty()
+            && self.stacks.is_empty()
     }
 }
 
@@ -143,6 +147,8 @@ struct RawQuick {
     repeats: Option<Spanned<i64>>,
     #[serde(default)]
     set: RawSet,
+    #[serde(default)]
+    stacks: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -268,6 +274,22 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
     let workloads = read_workloads(&src, &raw.workloads, &quick, quick_set)?;
     check_stacks(&src, &raw.stacks, &spans.stacks, &devices)?;
+    if let Some(q) = &raw.quick {
+        for (j, n) in q.stacks.iter().enumerate() {
+            if !raw.stacks.iter().any(|s| &s.name == n.get_ref()) {
+                let names: Vec<&str> = raw.stacks.iter().map(|s| s.name.as_str()).collect();
+                return Err(src.at(
+                    n.span(),
+                    Some(format!("quick.stacks[{j}]")),
+                    format!(
+                        "'{}' is not a stack of the study; its stacks: {}",
+                        n.get_ref(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
     Ok(Study {
         name: raw.name.into_inner(),
         description: raw.description,
@@ -354,6 +376,7 @@ fn read_quick(
         devices: read_devices(src, &q.devices, Some(devices))?,
         repeats,
         set: assignments(src, &q.set, "quick.set")?,
+        stacks: q.stacks.iter().map(|s| s.get_ref().clone()).collect(),
     })
 }
 

@@ -65,6 +65,10 @@ impl Study {
             if let Some(r) = self.quick.repeats {
                 let _ = writeln!(o, "repeats = {r}");
             }
+            if !self.quick.stacks.is_empty() {
+                let names = toml::Value::try_from(&self.quick.stacks).expect("names serialize");
+                let _ = writeln!(o, "stacks = {names}");
+            }
             set_table(&mut o, "quick.set", &self.quick.set);
             devices_table(&mut o, "quick.devices", &self.quick.devices);
         }
@@ -72,6 +76,10 @@ impl Study {
             let _ = writeln!(o, "\n[[workloads]]");
             let _ = writeln!(o, "name = {}", quote(&w.name));
             let _ = writeln!(o, "kind = {}", quote(&w.kind));
+            if let Some(c) = &w.capacity {
+                let v = toml::Value::try_from(c).expect("a capacity search serializes to TOML");
+                let _ = writeln!(o, "capacity = {v}");
+            }
             set_table(&mut o, "workloads.set", &w.set);
             set_table(&mut o, "workloads.quick", &w.quick);
         }
