@@ -69,8 +69,8 @@ impl Realtime {
         (self.buffer / io.max(1)) as usize + 2
     }
 
-    /// Checks what no run could do: an empty buffer or one smaller than one I/O, a pre-roll
-    /// the buffer cannot hold in whole I/Os, a rate or frame rate of zero.
+    /// Checks what no run could do: an empty buffer or one smaller than one I/O, a playback
+    /// buffer without room for its pre-roll and one I/O more, a rate or frame rate of zero.
     pub fn check(&self, io: u64) -> Result<(), String> {
         self.schedule.check()?;
         if self.buffer < io {
@@ -85,11 +85,12 @@ impl Realtime {
                 self.buffer
             ));
         }
-        if self.role == Role::Playback && self.preroll > self.buffer / io * io {
+        // A stalled playback holds less than its pre-roll and must have room for one more
+        // read to ever play again.
+        if self.role == Role::Playback && self.preroll + io > self.buffer {
             return Err(format!(
-                "the pre-roll ({} bytes) does not fit the playback buffer in whole I/Os ({} of {io} bytes)",
-                self.preroll,
-                self.buffer / io
+                "the pre-roll ({} bytes) and one I/O more ({io} bytes) do not fit the playback buffer ({} bytes)",
+                self.preroll, self.buffer
             ));
         }
         Ok(())
