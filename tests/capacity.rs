@@ -87,6 +87,10 @@ fn on_an_emulated_hdd_the_search_brackets_its_edge_near_the_hammering_estimate()
     let estimate = v["hammer_estimate"].as_f64().unwrap();
     assert!((estimate - 8.0 * g / 19.4).abs() < 1e-6, "{v}");
     let ratio = n / estimate;
+    eprintln!(
+        "capacity {n} (then {} failed {failed} of 2); G {g:.1} Mbit/s, estimate {estimate:.2}, ratio {ratio:.2}; failure: {what}",
+        n + 1.0
+    );
     assert!(
         (0.5..=2.0).contains(&ratio),
         "capacity {n}, estimate {estimate}"
