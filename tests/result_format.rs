@@ -32,24 +32,6 @@ fn run_json(target: &Path, out: &Path) -> Value {
     serde_json::from_slice(&a.get_output().stdout).unwrap()
 }
 
-/// Keys only a run in real time writes (`pacing = realtime`).
-fn realtime_only(kind: &str, key: &str) -> bool {
-    let verdict = [
-        "record_buffer_peak_pct",
-        "overflow_mb",
-        "overflow_events",
-        "underruns",
-        "stall_s",
-        "playback_startup_s",
-        "playback_buffer_low_pct",
-    ];
-    key.starts_with("streams[].buffer")
-        || key.starts_with("phases[].measured")
-        || key.starts_with("verdict.first_failure")
-        || verdict.iter().any(|v| key == format!("verdict.{v}"))
-        || (kind == "stream" && key == "verdict.meets_target")
-}
-
 /// Keys a run in real time writes only when something happened: a failure, an overflow, a
 /// stall (an empty list has no keys below it).
 fn when_it_failed(key: &str) -> bool {
@@ -70,7 +52,7 @@ fn assert_documented(doc: &Value) {
         if realtime {
             when_it_failed(k)
         } else {
-            realtime_only(&kind, k)
+            common::keys::realtime_only(&kind, k)
         }
     };
     // A directory target on a disk-less filesystem (tmpfs) has no device to watch; the trace

@@ -97,3 +97,22 @@ pub fn compare_keys(doc: &Value, expected: impl Fn(&str) -> bool) -> (Vec<String
         .collect();
     (undocumented, missing)
 }
+
+/// Keys only a run in real time writes (`pacing = realtime`) of a kind (`dvr`, `stream`), so a
+/// hammering run's document lacks them.
+pub fn realtime_only(kind: &str, key: &str) -> bool {
+    let verdict = [
+        "record_buffer_peak_pct",
+        "overflow_mb",
+        "overflow_events",
+        "underruns",
+        "stall_s",
+        "playback_startup_s",
+        "playback_buffer_low_pct",
+    ];
+    key.starts_with("streams[].buffer")
+        || key.starts_with("phases[].measured")
+        || key.starts_with("verdict.first_failure")
+        || verdict.iter().any(|v| key == format!("verdict.{v}"))
+        || (kind == "stream" && key == "verdict.meets_target")
+}
