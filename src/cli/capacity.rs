@@ -115,6 +115,12 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             return Err(failed(e));
         }
     };
+    let mut found = found;
+    found.doc.trial = Some(iotrial::result::TrialIdentity {
+        id: id.clone(),
+        digest: exp.trials[0].digest.clone(),
+        study_hash: manifest.hash(),
+    });
     iotrial::result::write(&tmp.join("result.json"), &found.doc)?;
     let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;
     manifest.update(&results.root, &id, Status::Done, None)?;
