@@ -142,8 +142,13 @@ fn in_a_study_each_stack_is_searched_and_the_table_shows_capacity_beside_the_gua
         .success();
     let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(text.contains("here/dvr/r1: hammering"), "{text}");
-    // Every value up to max passed, so no first failing value: that column is left out.
-    for column in ["capacity", "hammer guarantee", "hammer estimate"] {
+    // Every value up to max passed, so there is no first failing value ("-").
+    for column in [
+        "capacity",
+        "first failing",
+        "hammer guarantee",
+        "hammer estimate",
+    ] {
         assert!(text.contains(column), "{column}: {text}");
     }
     assert!(text.contains("capacity at least 2 recorders"), "{text}");

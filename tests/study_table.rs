@@ -150,3 +150,48 @@ fn a_renamed_verdict_key_fails_instead_of_showing_a_dash() {
         "{e}"
     );
 }
+
+#[test]
+fn a_study_in_real_time_shows_the_buffers_columns_and_not_the_hammering_ones() {
+    let out = tempfile::tempdir().unwrap();
+    let (r, mut m) = results(out.path(), "raw-partitions,ext4", 1);
+    for (stack, peak, dropped) in [("raw-partitions", 12.5, 0.0), ("ext4", 100.0, 3.2)] {
+        let mut d = doc(0.0, 0.0, dropped == 0.0);
+        for k in [
+            "record_mbit_guaranteed",
+            "playback_preroll_s",
+            "record_fairness_jain",
+            "playback_fairness_jain",
+            "record_completion_spread",
+            "playback_completion_spread",
+        ] {
+            d.verdict[k] = json!(null);
+        }
+        d.verdict["record_buffer_peak_pct"] = json!(peak);
+        d.verdict["overflow_mb"] = json!(dropped);
+        d.verdict["overflow_events"] = json!(if dropped > 0.0 { 2 } else { 0 });
+        d.verdict["underruns"] = json!(0);
+        d.verdict["stall_s"] = json!(0.0);
+        d.verdict["playback_startup_s"] = json!(0.4);
+        d.verdict["playback_buffer_low_pct"] = json!(60.0);
+        finish(&r, &mut m, stack, 1, &d);
+    }
+    let t = StudyTable::from_results(&r.root, &m).unwrap();
+    let rows = t.tables[0]
+        .1
+        .rows_text(iotrial::present::verdict::Medium::Terminal);
+    // The real-time figures, the fullest record buffer first (it ranks), then the monitors'.
+    assert_eq!(rows.headings[1], "record buffer peak\n%");
+    assert!(
+        !rows.headings.iter().any(|h| h.contains("guaranteed")),
+        "{:?}",
+        rows.headings
+    );
+    assert_eq!(rows.rows[0][0], "★ raw-partitions");
+    assert_eq!(rows.rows[1][2], "3.20");
+    assert!(
+        rows.rows[1].iter().any(|c| c == "FAIL"),
+        "{:?}",
+        rows.rows[1]
+    );
+}

@@ -31,6 +31,13 @@ pub trait KindReport: Sync {
     fn monitor_columns(&self) -> &'static [MonitorColumn] {
         &[]
     }
+
+    /// Groups of verdict columns (by key) that only trials of one mode have (a hammering
+    /// run's figures, a real-time run's): a group no trial of the comparison has any value of
+    /// is left out of it. Columns in no group always show (`-` where no trial has a value).
+    fn column_groups(&self) -> &'static [&'static [&'static str]] {
+        &[]
+    }
 }
 
 /// The report part of the workload kind named by a result.json's `kind`; `None` for a kind

@@ -86,8 +86,9 @@ fn trial_figures(
 }
 
 /// The comparison of `stacks` on `kind`'s verdict figures and the monitor figures it picks.
-/// A figure no trial has a value for (a real-time figure of a hammering run, or the other way
-/// round) is left out, unless none has any: the first one left is the headline.
+/// A group of the kind's columns no trial has a value of (a real-time run's figures in a
+/// study of hammering runs, or the other way round) is left out: the first column left is the
+/// headline.
 pub fn verdict_table(
     kind: &dyn KindReport,
     stacks: &[StackTrials<'_>],
@@ -109,16 +110,22 @@ pub fn verdict_table(
         .collect::<Result<Vec<_>, ResultError>>()?;
     let mut columns = kind.columns().to_vec();
     columns.extend(extra.iter().map(|c| c.spec));
-    let valued: Vec<bool> = (0..columns.len())
-        .map(|c| {
-            figures
-                .iter()
-                .flat_map(|s| &s.repeats)
-                .any(|r| r.values.get(c).is_some_and(Option::is_some))
-        })
-        .collect();
-    if valued.iter().any(|&v| v) && !valued.iter().all(|&v| v) {
-        let keep = |i: usize| valued[i];
+    let valued = |c: usize| {
+        figures
+            .iter()
+            .flat_map(|s| &s.repeats)
+            .any(|r| r.values.get(c).is_some_and(Option::is_some))
+    };
+    let index = |key: &str| columns.iter().position(|c| c.key == key);
+    let mut dropped = vec![false; columns.len()];
+    for group in kind.column_groups() {
+        let at: Vec<usize> = group.iter().filter_map(|k| index(k)).collect();
+        if !at.iter().any(|&c| valued(c)) {
+            at.iter().for_each(|&c| dropped[c] = true);
+        }
+    }
+    if dropped.iter().any(|&d| d) && !dropped.iter().all(|&d| d) {
+        let keep = |i: usize| !dropped[i];
         columns = columns
             .into_iter()
             .enumerate()

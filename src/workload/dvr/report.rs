@@ -21,6 +21,16 @@ use serde_json::Value as Json;
 /// dvr's part of the report.
 pub struct DvrReport;
 
+/// The columns of a hammering run (`pacing = max`), which a run in real time has none of.
+const HAMMER_KEYS: &[&str] = &[
+    "record_mbit_guaranteed",
+    "playback_preroll_s",
+    "record_fairness_jain",
+    "playback_fairness_jain",
+    "record_completion_spread",
+    "playback_completion_spread",
+];
+
 /// Decimal places kept in charts: seconds to the millisecond, milliseconds to 10 µs.
 const SECONDS_MS: (i32, i32) = (3, 2);
 
@@ -403,6 +413,10 @@ impl KindReport for DvrReport {
 
     fn monitor_columns(&self) -> &'static [MonitorColumn] {
         &[monitor::DEVICE_AWAIT, monitor::KERNEL_CPU]
+    }
+
+    fn column_groups(&self) -> &'static [&'static [&'static str]] {
+        &[HAMMER_KEYS, &crate::workload::realtime::REALTIME_KEYS]
     }
 
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {

@@ -182,6 +182,17 @@ pub const REALTIME_COLUMNS: [FigureSpec; 7] = [
     },
 ];
 
+/// The keys of [`REALTIME_COLUMNS`]: one column group of a kind's report.
+pub const REALTIME_KEYS: [&str; 7] = [
+    REALTIME_COLUMNS[0].key,
+    REALTIME_COLUMNS[1].key,
+    REALTIME_COLUMNS[2].key,
+    REALTIME_COLUMNS[3].key,
+    REALTIME_COLUMNS[4].key,
+    REALTIME_COLUMNS[5].key,
+    REALTIME_COLUMNS[6].key,
+];
+
 impl Summary {
     /// The values of [`REALTIME_COLUMNS`], in order.
     pub fn values(&self) -> [Option<f64>; 7] {

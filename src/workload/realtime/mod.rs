@@ -10,7 +10,9 @@ pub mod figures;
 pub mod report;
 
 pub use analysis::RealtimeOutcome;
-pub use figures::{BufferFigures, Failure, Summary, BUFFER_HEADINGS, REALTIME_COLUMNS};
+pub use figures::{
+    BufferFigures, Failure, Summary, BUFFER_HEADINGS, REALTIME_COLUMNS, REALTIME_KEYS,
+};
 
 use crate::engine::realtime::{FrameSizes, Realtime, Role, Schedule};
 use crate::engine::rng::SplitMix64;

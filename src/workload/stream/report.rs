@@ -16,6 +16,16 @@ use serde_json::Value as Json;
 /// stream's part of the report.
 pub struct StreamReport;
 
+/// The throughput columns, which a run in real time (paced by its own streams) has none of.
+const THROUGHPUT_KEYS: &[&str] = &[
+    "settled_mb_s",
+    "raw_fraction",
+    "total_mb_s",
+    "settle_s",
+    "burstiness",
+    "stream_fairness_jain",
+];
+
 /// Decimal places kept in charts: seconds to the millisecond, MB/s to 0.01.
 const DECIMALS: (i32, i32) = (3, 2);
 
@@ -258,6 +268,10 @@ impl KindReport for StreamReport {
 
     fn figures(&self, trial: &Trial) -> Result<VerdictFigures, ResultError> {
         crate::workload::figures_of(trial, Verdict::figures)
+    }
+
+    fn column_groups(&self) -> &'static [&'static [&'static str]] {
+        &[THROUGHPUT_KEYS, &crate::workload::realtime::REALTIME_KEYS]
     }
 
     fn sections(&self, stacks: &[StackTrials<'_>]) -> Result<Vec<Section>, ResultError> {
