@@ -13,7 +13,10 @@
 //! own late issue: coordinated omission), iotrial's from-wanted latency grows with the backlog,
 //! and its record buffers overflow. Results: bench/README.md.
 //!
-//! `REALTIME_FIO_ROUNDS` (2) and `REALTIME_FIO_RUNTIME` (30, seconds) change the defaults.
+//! `REALTIME_FIO_ROUNDS` (2) and `REALTIME_FIO_RUNTIME` (30, seconds) change the defaults. Run
+//! it at normal priority on a busy host (build it niced with `--no-run`, then run the binary):
+//! iotrial counts its own thread's late wake-up in the latency from wanted, fio does not count
+//! its late issue.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
