@@ -31,8 +31,14 @@ fn fio_job(file: &Path, verify: &str) -> Vec<String> {
     .collect()
 }
 
+/// Runs fio; `--verify_state_save=0` keeps it from leaving its verify state file in the
+/// working directory.
 fn fio(args: &[String]) -> std::process::Output {
-    Command::new("fio").args(args).output().expect("run fio")
+    Command::new("fio")
+        .args(args)
+        .arg("--verify_state_save=0")
+        .output()
+        .expect("run fio")
 }
 
 #[test]
