@@ -109,11 +109,16 @@ impl Ledger {
                 .collect(),
         };
         let tmp = path.with_extension("tmp");
-        std::fs::write(
+        let written = std::fs::write(
             &tmp,
             serde_json::to_vec_pretty(&doc).expect("ledger serializes"),
-        )?;
-        std::fs::rename(&tmp, path)
+        )
+        .and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            // A full disk leaves a truncated file: the ledger itself is the previous version.
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 
     /// Starts the run's device server process if it is not running: from then on, a SIGKILL
