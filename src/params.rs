@@ -138,6 +138,23 @@ impl ParamError {
             message: message.into(),
         }
     }
+
+    /// The parameter an [`ParamError::Invalid`] is about.
+    pub fn name(&self) -> Option<String> {
+        match self {
+            ParamError::Invalid { name, .. } => Some(name.clone()),
+            _ => None,
+        }
+    }
+
+    /// What is wrong, with the parameter's name but not the word "parameter"
+    /// (`iodepth: 8 needs ...`).
+    pub fn message(&self) -> String {
+        match self {
+            ParamError::Invalid { name, message } => format!("{name}: {message}"),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// Parses `text` as a value of `kind`.

@@ -42,19 +42,40 @@ fn every_example_is_a_job_iotrial_plans() {
 }
 
 #[test]
-fn an_unsupported_option_fails_with_exit_2_naming_it_and_its_line() {
+fn what_iotrial_cannot_run_fails_with_exit_2_naming_the_line_and_why_and_makes_nothing() {
     let d = tempfile::tempdir().unwrap();
-    let f = d.path().join("verify.fio");
-    std::fs::write(&f, "[global]\nbs=4k\n\n[w]\nrw=write\nverify=crc32c\n").unwrap();
-    iotrial()
-        .args(["run", &format!("fio:{}", f.display()), "--out"])
-        .arg(d.path())
-        .assert()
-        .code(2)
-        .stderr(contains(
-            "verify.fio:6: fio option 'verify' is not supported",
-        ))
-        .stderr(contains("supported: rw,"));
+    let target = tempfile::tempdir().unwrap();
+    for (text, needle) in [
+        (
+            "[global]\nbs=4k\n\n[w]\nrw=write\nbogus_option=1\n",
+            "bad.fio:6: fio option 'bogus_option' is not supported by iotrial; supported: name, description, rw,",
+        ),
+        (
+            "[global]\nbs=4k ; comment\n[w]\nioengine=rbd\n",
+            "bad.fio:4: ioengine=rbd cannot be honoured: it is a network engine",
+        ),
+        (
+            "[w]\nrw=write\nnuma_cpu_nodes=0\n",
+            "bad.fio:3: fio option 'numa_cpu_nodes' cannot be honoured",
+        ),
+        ("[w]\nbs=4q\n", "bad.fio:2: bs: '4q' has an unknown size unit"),
+    ] {
+        let f = d.path().join("bad.fio");
+        std::fs::write(&f, text).unwrap();
+        iotrial()
+            .args(["run", &format!("fio:{}", f.display()), "--out"])
+            .arg(d.path().join("out"))
+            .arg("--target")
+            .arg(format!("dir:{}", target.path().display()))
+            .assert()
+            .code(2)
+            .stderr(contains(needle));
+        assert_eq!(
+            std::fs::read_dir(target.path()).unwrap().count(),
+            0,
+            "nothing made on the target"
+        );
+    }
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! job group and in total as fio does: IOPS and MB/s over the time from the phase's start to
 //! the last completion.
 
-use super::figures::{GroupFigures, LatUs, StreamFigures, Verdict};
-use super::params::Group;
+use super::figures::{GroupFigures, LatUs, Percentile, StreamFigures, Verdict};
+use super::spec::JobSpec;
 use super::PHASE;
 use crate::engine::{Op, Sample, SampleSet};
 use crate::present::{num, num_opt, Rows};
@@ -94,6 +94,19 @@ impl Acc {
         }
     }
 
+    /// The completion latency at each of `list` (%), µs.
+    fn percentiles(&self, list: &[f64]) -> Vec<Percentile> {
+        if self.hist.is_empty() {
+            return Vec::new();
+        }
+        list.iter()
+            .map(|&p| Percentile {
+                p,
+                us: self.hist.value_at_quantile(p / 100.0) as f64 / 1e3,
+            })
+            .collect()
+    }
+
     fn lat(&self) -> Option<LatUs> {
         let ok = self.hist.len();
         if ok == 0 {
@@ -118,9 +131,9 @@ pub struct JobOutcome {
     pub warnings: Vec<String>,
 }
 
-/// job's figures from the samples of the `run` phase; `groups` in plan order, their streams
-/// laid out one group after the other.
-pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, AnalysisError> {
+/// job's figures from the samples of the `run` phase; `jobs` in plan order, their streams
+/// laid out one job after the other.
+pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, AnalysisError> {
     let phase = samples
         .phase_index(PHASE)
         .ok_or_else(|| AnalysisError::MissingPhase(PHASE.into()))?;
@@ -130,10 +143,9 @@ pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, Anal
     let mut streams = Vec::new();
     let mut group_figures = Vec::new();
     let mut at = 0;
-    for g in groups {
-        let gp = &g.params;
+    for g in jobs {
         let mut sum = Acc::new();
-        for _ in 0..gp.u64("numjobs") {
+        for _ in 0..g.numjobs {
             let info = samples
                 .streams
                 .get(at)
@@ -164,11 +176,11 @@ pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, Anal
         }
         group_figures.push(GroupFigures {
             name: g.name.clone(),
-            rw: gp.text("rw"),
-            ioengine: gp.text("ioengine"),
-            iodepth: gp.u64("iodepth"),
-            numjobs: gp.u64("numjobs"),
-            bs: gp.u64("bs"),
+            rw: g.rw.word().to_string(),
+            ioengine: g.ioengine.name().to_string(),
+            iodepth: g.iodepth,
+            numjobs: g.numjobs,
+            bs: g.bs.read.max().max(g.bs.write.max()),
             ios: sum.ios,
             errors: sum.errors,
             iops: sum.per_s(sum.ios),
@@ -176,6 +188,7 @@ pub fn analyze(groups: &[Group], samples: &SampleSet) -> Result<JobOutcome, Anal
             read_iops: sum.per_s(sum.reads),
             write_iops: sum.per_s(sum.writes),
             lat_us: sum.lat(),
+            percentiles: sum.percentiles(&g.percentiles),
         });
         total.merge(&sum);
     }

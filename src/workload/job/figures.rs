@@ -58,6 +58,18 @@ pub struct GroupFigures {
     pub read_iops: f64,
     pub write_iops: f64,
     pub lat_us: Option<LatUs>,
+    /// Completion latency at the job's `percentile_list` (fio's 17 by default).
+    #[serde(default)]
+    pub percentiles: Vec<Percentile>,
+}
+
+/// The completion latency at one percentile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Percentile {
+    /// The percentile, %.
+    pub p: f64,
+    pub us: f64,
 }
 
 /// job's verdict: result.json's `verdict`, fio's headline figures over every job.

@@ -1,11 +1,16 @@
 //! job's parameters: fio's core options under fio's names, with fio's meaning and units
-//! (sizes in bytes, `rate` in bytes per second, times in seconds), and the job groups of a fio
-//! job file ([`groups`]): each group is the top-level parameters (fio's `[global]`) with its
-//! section's options over them.
+//! (sizes in bytes, `rate` in bytes per second, times in seconds), and the jobs of a fio job
+//! file ([`jobs`]): the `groups` parameter holds the file's sections as fio job-file text,
+//! each job its `[global]` options, then its own, over the top-level parameters; the
+//! `options` parameter holds fio options applied to every job after its own (`--set` on a job
+//! file, or any fio option `--set` on `iotrial run job`).
 
+use super::jobfile::{self, Assign};
+use super::options;
+use super::spec::{Amount, BlockSizes, JobSpec, PerDir};
 use crate::params::{Kind, ParamError, ParamSpec, Params};
 
-/// fio's `rw` values iotrial runs.
+/// fio's `rw` values the top-level parameter takes.
 pub const RW: &[&str] = &[
     "read",
     "write",
@@ -16,11 +21,10 @@ pub const RW: &[&str] = &[
     "randrw",
 ];
 
-/// fio's `ioengine` values iotrial runs.
-pub const IOENGINES: &[&str] = &["psync", "io_uring"];
-
-/// The parameter holding the job groups of a job file.
+/// The parameter holding the jobs of a job file.
 pub const GROUPS: &str = "groups";
+/// The parameter holding fio options applied to every job after its own.
+pub const OPTIONS: &str = "options";
 
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("name", Kind::Text, "job", "the job's name (fio's section name); its streams are NAME.0, NAME.1, ..."),
@@ -31,8 +35,8 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("offset", Kind::FioSize, "0", "where in its file or region a job's I/O starts"),
     ParamSpec::new("offset_increment", Kind::FioSize, "0", "job k's I/O starts at offset + k x offset_increment"),
     ParamSpec::new("numjobs", Kind::Count, "1", "parallel jobs (streams) of this description"),
-    ParamSpec::new("iodepth", Kind::Count, "1", "I/Os in flight per job (above 1 needs ioengine=io_uring)"),
-    ParamSpec::new("ioengine", Kind::Choice(IOENGINES), "psync", "psync (pread/pwrite, one at a time) or io_uring (iodepth in flight, registered buffers and file)"),
+    ParamSpec::new("iodepth", Kind::Count, "1", "I/Os in flight per job (above 1 needs an asynchronous engine: io_uring)"),
+    ParamSpec::new("ioengine", Kind::Choice(ENGINES), "psync", "how a job issues its I/O: psync (pread/pwrite, one at a time) or io_uring (iodepth in flight, registered buffers and file)"),
     ParamSpec::new("direct", Kind::Bool, "false", "O_DIRECT I/O (fio's default: buffered)"),
     ParamSpec::new("runtime", Kind::Duration, "0", "stop after this long (0: when each job has moved size bytes)"),
     ParamSpec::new("time_based", Kind::Bool, "false", "run for the whole runtime, starting over at the end of the file or region"),
@@ -41,71 +45,157 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("rate_iops", Kind::Count, "0", "I/Os per second per job, paced the same way (0: as fast as possible)"),
     ParamSpec::new("fsync", Kind::Count, "0", "fsync the file after every N writes (0: never)"),
     ParamSpec::new("randseed", Kind::Count, "137", "seed of the random offsets (the same seed gives every stack the same offsets)"),
-    ParamSpec::new(GROUPS, Kind::Text, "", "job groups run at once, from a fio job file: NAME:key=value,key=value;NAME:... each over the parameters above (empty: one group, the parameters above)"),
+    ParamSpec::new(GROUPS, Kind::Text, "", "the jobs of a fio job file, as job-file text ([name] lines and key=value lines; `[global]` sections apply to the jobs after them), each over the parameters above (empty: one job, the parameters above)"),
+    ParamSpec::new(OPTIONS, Kind::Text, "", "fio options applied to every job after its own, `key=value` separated by ';' (what `--set` gives a job file, and any fio option `--set` on this workload)"),
 ];
 
-/// The parameters every group of a plan must agree on: one phase runs them all.
-pub const PHASE_WIDE: &[&str] = &["runtime", "time_based", "ramp_time", "direct", "randseed"];
+/// The engines the top-level `ioengine` parameter takes.
+pub const ENGINES: &[&str] = &["psync", "io_uring"];
 
-/// One job group: its name and its parameters, resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub name: String,
-    pub params: Params,
+/// The job the top-level parameters describe, named `name`.
+fn base(p: &Params, name: &str) -> JobSpec {
+    let mut j = JobSpec::new(name);
+    j.rw = match p.text("rw").as_str() {
+        "rw" | "readwrite" => mk_rw(super::spec::RwKind::Mixed, false),
+        "randrw" => mk_rw(super::spec::RwKind::Mixed, true),
+        "write" => mk_rw(super::spec::RwKind::Write, false),
+        "randwrite" => mk_rw(super::spec::RwKind::Write, true),
+        "randread" => mk_rw(super::spec::RwKind::Read, true),
+        _ => mk_rw(super::spec::RwKind::Read, false),
+    };
+    j.rwmixread = p.u64("rwmixread").min(100) as u32;
+    j.bs = PerDir::all(BlockSizes::Fixed(p.u64("bs")));
+    j.size = Amount::Bytes(p.u64("size"));
+    j.offset = Amount::Bytes(p.u64("offset"));
+    j.offset_increment = Amount::Bytes(p.u64("offset_increment"));
+    j.numjobs = p.u64("numjobs");
+    j.iodepth = p.u64("iodepth");
+    j.ioengine = options::engines::parse(&p.text("ioengine")).expect("a top-level engine");
+    j.direct = p.bool("direct");
+    j.runtime = p.f64("runtime");
+    j.time_based = p.bool("time_based");
+    j.ramp_time = p.f64("ramp_time");
+    j.rate = PerDir::all(p.u64("rate"));
+    j.rate_iops = PerDir::all(p.u64("rate_iops"));
+    j.fsync = p.u64("fsync");
+    j.randseed = p.u64("randseed");
+    j
 }
 
-/// The job groups of `p`: the groups of its `groups` parameter, each resolved over the
-/// top-level parameters, or the top-level parameters as the one group.
-pub fn groups(p: &Params) -> Result<Vec<Group>, ParamError> {
-    let text = p.text(GROUPS);
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(vec![Group {
-            name: p.text("name"),
-            params: p.clone(),
-        }]);
+fn mk_rw(kind: super::spec::RwKind, random: bool) -> super::spec::Rw {
+    super::spec::Rw {
+        kind,
+        random,
+        modifier: 0,
     }
-    let base: Vec<(String, String)> = p
-        .assignments()
-        .into_iter()
-        .filter(|(k, _)| k != GROUPS)
-        .collect();
-    let mut out = Vec::new();
-    for part in text.split(';').filter(|s| !s.trim().is_empty()) {
-        let (name, opts) = part.split_once(':').unwrap_or((part, ""));
-        let name = name.trim();
-        if name.is_empty() || out.iter().any(|g: &Group| g.name == name) {
-            return Err(ParamError::invalid(
-                GROUPS,
-                format!("group '{part}' needs a name of its own before ':'"),
-            ));
-        }
-        let mut over = base.clone();
-        over.push(("name".into(), name.to_string()));
-        for kv in opts.split(',').filter(|s| !s.trim().is_empty()) {
-            let (k, v) = crate::params::split_assignment(kv)?;
-            if k == GROUPS {
-                return Err(ParamError::invalid(GROUPS, "a group cannot hold groups"));
+}
+
+/// The `options` parameter as assignments.
+pub fn extra_options(p: &Params) -> Vec<Assign> {
+    p.text(OPTIONS)
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Assign::set(k.trim(), v.trim()),
+            None => Assign {
+                key: kv.to_string(),
+                value: None,
+                line: 0,
+            },
+        })
+        .collect()
+}
+
+/// An option could not be applied: where (`line` 0 for `options`) and why.
+fn apply_all(j: &mut JobSpec, opts: &[Assign]) -> Result<(), (usize, String)> {
+    for o in opts {
+        match options::apply(j, &o.key, o.value.as_deref()) {
+            Ok(Some(note)) => {
+                if !j.notes.contains(&note) {
+                    j.notes.push(note);
+                }
             }
-            over.push((k, v));
+            Ok(None) => {}
+            Err(e) => return Err((o.line, e)),
         }
-        let params = Params::resolve("job", PARAMS, &over)?;
-        out.push(Group {
-            name: name.to_string(),
-            params,
-        });
     }
-    for key in PHASE_WIDE {
-        let first = out[0].params.to_json()[key].clone();
-        if let Some(g) = out.iter().find(|g| g.params.to_json()[key] != first) {
-            return Err(ParamError::invalid(
-                key,
-                format!(
-                    "group {} has another {key} than group {}; every group runs in one phase, so they must agree",
-                    g.name, out[0].name
-                ),
-            ));
+    Ok(())
+}
+
+/// The jobs of `p`: the job-file sections of its `groups` parameter, each over the top-level
+/// parameters, or the top-level parameters as the one job; `options` over each.
+pub fn jobs(p: &Params) -> Result<Vec<JobSpec>, ParamError> {
+    let extra = extra_options(p);
+    let text = p.text(GROUPS);
+    let bad = |(line, m): (usize, String)| {
+        let key = if line == 0 { OPTIONS } else { GROUPS };
+        let at = if line == 0 {
+            String::new()
+        } else {
+            format!("line {line}: ")
+        };
+        ParamError::invalid(key, format!("{at}{m}"))
+    };
+    if text.trim().is_empty() {
+        let mut j = base(p, &p.text("name"));
+        apply_all(&mut j, &extra).map_err(bad)?;
+        return Ok(vec![j]);
+    }
+    let sections = jobfile::sections(&text).map_err(|e| bad((e.line, e.message)))?;
+    let mut global: Vec<Assign> = Vec::new();
+    let mut out = Vec::new();
+    for s in sections {
+        if s.global {
+            global.extend(s.options);
+            continue;
         }
+        let mut j = base(p, &s.name);
+        apply_all(&mut j, &global).map_err(bad)?;
+        apply_all(&mut j, &s.options).map_err(bad)?;
+        apply_all(&mut j, &extra).map_err(bad)?;
+        out.push(j);
+    }
+    if out.is_empty() {
+        return Err(ParamError::invalid(
+            GROUPS,
+            "no job section; add one such as [job1] after [global]",
+        ));
     }
     Ok(out)
+}
+
+/// Splits overrides of the job workload: those naming its parameters stay, and fio options
+/// (any, once a job file's `groups` is given; the others otherwise) go into `options`.
+pub fn route(overrides: &[(String, String)]) -> Vec<(String, String)> {
+    let mut kept: Vec<(String, String)> = Vec::new();
+    let mut extra: Vec<String> = Vec::new();
+    let mut after_groups = false;
+    for (k, v) in overrides {
+        if k == GROUPS {
+            after_groups = true;
+            kept.push((k.clone(), v.clone()));
+            continue;
+        }
+        if k == OPTIONS {
+            extra.extend(
+                v.split(';')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+            );
+            continue;
+        }
+        let param = PARAMS.iter().any(|s| s.name == k);
+        let fio = options::find(k).is_some() || options::NOTED.iter().any(|n| n.0 == k);
+        if after_groups || (!param && fio) {
+            extra.push(format!("{k}={v}"));
+        } else {
+            kept.push((k.clone(), v.clone()));
+        }
+    }
+    if !extra.is_empty() {
+        kept.push((OPTIONS.into(), extra.join(";")));
+    }
+    kept
 }

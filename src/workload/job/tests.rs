@@ -2,7 +2,9 @@
 //! figures from known samples.
 
 use super::*;
-use crate::engine::{PhaseRecord, Sample, StreamSamples};
+use crate::engine::{
+    BackendKind, Op, Pacing, Pattern, PhaseRecord, Sample, Step, Stop, StreamSamples,
+};
 
 fn params(over: &[(&str, &str)]) -> Params {
     let o: Vec<(String, String)> = over
@@ -52,10 +54,13 @@ fn fio_vocabulary_becomes_streams() {
 }
 
 #[test]
-fn groups_run_together_and_must_agree_on_the_phase() {
+fn job_file_sections_run_together_over_the_globals_above_them() {
     let p = params(&[
         ("bs", "8KiB"),
-        ("groups", "a:rw=randwrite,numjobs=2;b:bs=1MiB"),
+        (
+            "groups",
+            "[global]\nrw=randwrite\n[a]\nnumjobs=2\n[global]\nrw=read\n[b]\nbs=1m\n",
+        ),
     ]);
     let plan = Job.plan(&p).unwrap();
     let names: Vec<&str> = plan.streams.iter().map(|s| s.name.as_str()).collect();
@@ -65,6 +70,11 @@ fn groups_run_together_and_must_agree_on_the_phase() {
         (8192, 1 << 20)
     );
     assert_eq!(
+        (plan.streams[0].op, plan.streams[2].op),
+        (Op::Write, Op::Read),
+        "a [global] applies to the jobs after it"
+    );
+    assert_eq!(
         plan.phases[0].step,
         Step::Streams {
             streams: vec![0, 1, 2],
@@ -72,11 +82,31 @@ fn groups_run_together_and_must_agree_on_the_phase() {
         }
     );
     let e = Job
-        .plan(&params(&[("groups", "a:runtime=1s;b:runtime=2s")]))
+        .plan(&params(&[("groups", "[a]\nruntime=1\n[b]\nruntime=2\n")]))
         .unwrap_err();
     assert!(e.to_string().contains("runtime"), "{e}");
-    let e = Job.plan(&params(&[("groups", "a:bogus=1")])).unwrap_err();
+    let e = Job
+        .plan(&params(&[("groups", "[a]\nbogus=1\n")]))
+        .unwrap_err();
     assert!(e.to_string().contains("bogus"), "{e}");
+}
+
+#[test]
+fn options_set_after_a_job_file_apply_over_its_own() {
+    let p = params(&[
+        (
+            "groups",
+            "[global]\nruntime=900\ntime_based\n[a]\nrw=randread\n",
+        ),
+        ("runtime", "2s"),
+        ("name", "ignored"),
+    ]);
+    let j = &jobs(&p).unwrap()[0];
+    assert_eq!((j.runtime, j.name.as_str()), (2.0, "ignored"));
+    // Without a job file, fio options the workload has no parameter for go to every job.
+    let p = params(&[("rw", "randread"), ("percentile_list", "50:99")]);
+    assert_eq!(p.text("options"), "percentile_list=50:99");
+    assert_eq!(jobs(&p).unwrap()[0].percentiles, [50.0, 99.0]);
 }
 
 #[test]
@@ -93,6 +123,10 @@ fn impossible_jobs_are_refused() {
     }
     let e = Job.resolve(&[("rw".into(), "trim".into())]).unwrap_err();
     assert!(e.to_string().contains("randrw"), "{e}");
+    let e = Job
+        .plan(&params(&[("groups", "[t]\nrw=trim\n")]))
+        .unwrap_err();
+    assert!(e.to_string().contains("trim"), "{e}");
 }
 
 fn stream(name: &str, op: Op, lat_us: &[u64]) -> StreamSamples {
@@ -130,7 +164,7 @@ fn headline_figures_as_fio_reports_them() {
         ],
         vec![PhaseRecord::stream(RAMP_PHASE), PhaseRecord::stream(PHASE)],
     );
-    let out = analyze(&groups(&p).unwrap(), &set).unwrap();
+    let out = analyze(&jobs(&p).unwrap(), &set).unwrap();
     let v = &out.verdict;
     assert!((v.iops.unwrap() - 20_000.0).abs() < 1e-6, "{v:?}");
     assert!((v.mb_s.unwrap() - 20_000.0 * 4096.0 / 1e6).abs() < 1e-6);
