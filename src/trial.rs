@@ -164,7 +164,7 @@ fn run_built(
     (show_progress, spill): (bool, PathBuf),
     monitor_dir: Option<&monitor::Dir>,
 ) -> Result<TrialOutput, TrialError> {
-    let plan = workload.plan(params)?;
+    let plan = workload.plan(params)?.prepared();
     plan.check()?;
     let started = SystemTime::now();
     let t = Instant::now();
@@ -582,8 +582,9 @@ mod tests {
         assert_eq!(out.samples.load().unwrap()[0].samples.len(), 5);
         assert_eq!(json!(out.doc.params), json!({"ios": 5}));
         assert!(!out.doc.target.direct_io);
-        assert_eq!(out.doc.phases.len(), 1);
-        assert_eq!(out.doc.phases[0].samples, 5);
+        assert_eq!(out.doc.phases.len(), 2);
+        assert_eq!(out.doc.phases[0].kind, "prepare");
+        assert_eq!(out.doc.phases[1].samples, 5);
         assert_eq!(
             ledger.len(),
             1,

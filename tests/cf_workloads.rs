@@ -53,6 +53,7 @@ fn smallrand_reports_all_six_iozone_figures() {
     assert_eq!(
         names,
         [
+            "prepare",
             "write",
             "rewrite",
             "read",

@@ -106,8 +106,9 @@ fn dvr_run_writes_consistent_results_and_analyze_agrees() {
     assert_eq!(lines.count(), 10 * 40, "row count = streams x samples");
     let ts = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
     assert!(ts.starts_with("start_s,phase,stream,role,ios,"));
-    assert_eq!(doc["phases"][0]["name"], "run");
-    assert_eq!(doc["phases"][0]["samples"], 400);
+    assert_eq!(doc["phases"][0]["kind"], "prepare");
+    assert_eq!(doc["phases"][1]["name"], "run");
+    assert_eq!(doc["phases"][1]["samples"], 400);
     assert!(dir
         .parent()
         .unwrap()

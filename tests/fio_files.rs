@@ -96,7 +96,7 @@ fn a_job_file_runs_and_its_exported_job_reads_back_as_the_same_streams() {
         .assert()
         .success()
         .stderr(contains(
-            "filename: iotrial does its I/O on the stack's target",
+            "filename: iotrial does its I/O in a file of this name on the stack's target",
         ));
     let doc: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     let groups = doc["verdict"]["groups"].as_array().unwrap();

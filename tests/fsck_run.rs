@@ -49,7 +49,15 @@ fn fsck_fills_checks_and_mounts_again_on_ext4_and_xfs() {
             .collect();
         assert_eq!(
             kinds,
-            ["stream", "sync", "unmount", "drop_caches", "fsck", "mount"]
+            [
+                "prepare",
+                "stream",
+                "sync",
+                "unmount",
+                "drop_caches",
+                "fsck",
+                "mount"
+            ]
         );
         let v = &doc["verdict"];
         assert_eq!(v["files"], 300, "{v}");

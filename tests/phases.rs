@@ -156,6 +156,7 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
     assert_eq!(
         kinds,
         [
+            ("prepare", "prepare"),
             ("fill", "stream"),
             ("sync", "sync"),
             ("unmount", "unmount"),
@@ -165,7 +166,7 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
             ("again", "stream")
         ]
     );
-    let checker = doc.phases[3].measured.as_ref().expect("the checker's run");
+    let checker = doc.phases[4].measured.as_ref().expect("the checker's run");
     assert_eq!(checker["exit"], json!(0), "{checker}");
     assert!(checker["command"]
         .as_str()
@@ -180,9 +181,9 @@ fn action_phases_run_between_stream_phases_on_a_built_filesystem() {
         assert!(w[0].end_s.unwrap() <= w[1].start_s, "{:?}", doc.phases);
     }
     // One pass of 1 MiB in 64 KiB writes per stream, then three writes each.
-    assert_eq!(doc.verdict, json!({"samples": [32, 0, 0, 0, 0, 0, 6]}));
-    assert_eq!(doc.phases[6].samples, 6);
-    assert!(doc.phases[1].stop.is_none() && doc.phases[0].stop.is_some());
+    assert_eq!(doc.verdict, json!({"samples": [0, 32, 0, 0, 0, 0, 0, 6]}));
+    assert_eq!(doc.phases[7].samples, 6);
+    assert!(doc.phases[2].stop.is_none() && doc.phases[1].stop.is_some());
     let dir = tempfile::tempdir().unwrap();
     trial::write(dir.path(), &out).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("samples.csv")).unwrap();
@@ -239,11 +240,11 @@ fn idle_on_a_directory_says_why_there_is_no_cleaning_time() {
     ];
     let mut ledger = Ledger::detached();
     let out = run_on(phases, &stack, &devices, &mut ledger).unwrap();
-    let idle = out.doc.phases[1].idle.clone().expect("an idle record");
+    let idle = out.doc.phases[2].idle.clone().expect("an idle record");
     assert_eq!(idle.cleaning_s, None);
     assert_eq!(idle.how, "none");
     assert!(idle.note.unwrap().contains("directory"));
-    assert!(out.doc.phases[0].idle.is_none());
+    assert!(out.doc.phases[1].idle.is_none());
     drop(out);
     released(ledger);
 }

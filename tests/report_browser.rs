@@ -402,7 +402,7 @@ fn a_trials_device_chart_and_thread_table_are_drawn() {
         .find("<strong>image-ext4: devices.</strong>")
         .expect("the device chart's caption");
     let figure = &page.dom[page.dom[..caption].rfind("<figure").unwrap()..caption];
-    assert!(figure.contains("data-bands=\"1\""), "{figure}");
+    assert!(figure.contains("data-bands=\"2\""), "{figure}");
     let points: usize = figure
         .split("data-points=\"")
         .nth(1)
@@ -495,6 +495,6 @@ fn report_of_a_stream_trial_shades_its_phases() {
         .expect("the throughput chart");
     let figure = &page.dom[page.dom[..caption].rfind("<figure").unwrap()..];
     let figure = &figure[..figure.find("</figure>").unwrap()];
-    assert!(figure.contains("data-bands=\"2\""), "{figure}");
+    assert!(figure.contains("data-bands=\"3\""), "{figure}");
     println!("screenshot: {}", dir.join("report.png").display());
 }

@@ -55,8 +55,15 @@ fn stream_on_a_directory_streams_then_syncs_and_analyze_agrees() {
         .iter()
         .map(|p| (p["name"].as_str().unwrap(), p["kind"].as_str().unwrap()))
         .collect();
-    assert_eq!(phases, [("stream", "stream"), ("sync", "sync")]);
-    assert_eq!(doc["phases"][0]["samples"], 3 * 96);
+    assert_eq!(
+        phases,
+        [
+            ("prepare", "prepare"),
+            ("stream", "stream"),
+            ("sync", "sync")
+        ]
+    );
+    assert_eq!(doc["phases"][1]["samples"], 3 * 96);
     let streams = doc["streams"].as_array().unwrap();
     assert_eq!(streams.len(), 3);
     for s in streams {
@@ -158,11 +165,11 @@ fn stream_on_an_emulated_disk_with_xfs_leaves_nothing_behind() {
     assert_eq!(doc["stack"]["fs"], "xfs");
     let p = &doc["phases"];
     assert_eq!(
-        (&p[0]["kind"], &p[1]["kind"]),
+        (&p[1]["kind"], &p[2]["kind"]),
         (&"stream".into(), &"sync".into())
     );
     // The streaming phase lasts its duration of model time (times are the model's).
-    assert!(p[0]["end_s"].as_f64().unwrap() - p[0]["sampling_start_s"].as_f64().unwrap() >= 2.0);
+    assert!(p[1]["end_s"].as_f64().unwrap() - p[1]["sampling_start_s"].as_f64().unwrap() >= 2.0);
     assert!(doc["verdict"]["total_mb_s"].as_f64().unwrap() > 0.0);
     let streams = doc["streams"].as_array().unwrap();
     assert!(streams.iter().all(|s| s["bytes"].as_u64().unwrap() > 0));

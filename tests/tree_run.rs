@@ -68,6 +68,7 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     assert_eq!(
         kinds(&smr),
         [
+            "prepare",
             "stream",
             "sync",
             "drop_caches",
@@ -96,12 +97,12 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     assert!(journal > 0, "{v}");
     assert_eq!(v["io_classes_from"], "device log");
     assert!(v["smr"]["cache_write_bytes"].as_u64().unwrap() > 0, "{v}");
-    assert_eq!(smr["phases"][3]["idle"]["how"], "device");
+    assert_eq!(smr["phases"][4]["idle"]["how"], "device");
     // Nothing is in service during the idle phase, so the device's clock is moved over the
     // cleaning rather than the phase waiting it out: the skip ends when the device went idle.
     // (Only a host that took over 6 s for the sync and the cache drop would find the drive
     // already cleaning, and then idle before the phase: nothing to skip.)
-    let idle = &smr["phases"][3]["idle"];
+    let idle = &smr["phases"][4]["idle"];
     let device_idle = idle["device_idle_s"].as_f64().unwrap();
     match idle["fast_forward_s"].as_f64() {
         Some(skipped) => assert!((skipped - device_idle).abs() < 0.05, "{idle}"),
@@ -198,7 +199,8 @@ fn tree_on_a_directory_without_root_says_why_there_is_no_cleaning_time() {
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("no cleaning time"), "{warnings}");
     assert!(warnings.contains("drop_caches"), "{warnings}");
-    let with_fileserver = ["stream", "sync", "idle"].repeat(3);
+    let mut with_fileserver = vec!["prepare"];
+    with_fileserver.extend(["stream", "sync", "idle"].repeat(3));
     assert_eq!(kinds(&doc), with_fileserver);
     // filebench's fileserver loop ran, none of its operations failing.
     assert!(v["fileserver_ops_s"].as_f64().unwrap() > 0.0, "{v}");

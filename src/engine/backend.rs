@@ -17,10 +17,39 @@ pub struct Completion {
 pub trait Backend: Send {
     /// How many I/Os may be in flight at once.
     fn queue_depth(&self) -> usize;
-    /// Starts `op` of `buf.len()` bytes at `offset` on slot `slot` (< queue_depth).
-    fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize);
+    /// Starts `op` of `len` bytes at `offset` of file `file` (of those the backend was opened
+    /// over) on slot `slot` (< queue_depth).
+    fn submit_to(
+        &mut self,
+        file: usize,
+        slot: usize,
+        op: Op,
+        offset: u64,
+        buf: &mut AlignedBuf,
+        len: usize,
+    );
     /// Waits for one submitted I/O to finish.
     fn wait(&mut self) -> Completion;
+
+    /// Starts `op` on the first file.
+    fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize) {
+        self.submit_to(0, slot, op, offset, buf, len)
+    }
+
+    /// Hands queued submissions to the kernel now, for a backend that queues them until it
+    /// waits (a generator asking for a batch to go at once).
+    fn flush(&mut self) {}
+
+    /// How many submissions go to the kernel together and how many completions a wait asks
+    /// for at least (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min`), for a
+    /// backend that batches (libaio); others keep their own way.
+    fn batching(&mut self, _submit: usize, _complete_min: usize) {}
+
+    /// Gives the next I/O on `slot` the I/O priority `prio` (ioprio_set's value: class << 13 |
+    /// level, a hint in bits 3..13); false when the backend cannot carry one per I/O.
+    fn set_prio(&mut self, _slot: usize, _prio: u16) -> bool {
+        false
+    }
 
     /// Called once by the stream's own thread before its first I/O (an io_uring ring is
     /// enabled there, its one issuer).
@@ -37,5 +66,58 @@ pub trait Backend: Send {
     /// time (a paced stream waits for its next issue time this way).
     fn wait_for(&mut self, _ns: u64) -> Option<Completion> {
         Some(self.wait())
+    }
+}
+
+/// A backend doing one I/O at a time, synchronously in `submit`: what it does per I/O.
+pub trait SyncIo: Send {
+    /// Does `op` of `len` bytes at `offset` of file `file`: bytes, or the errno.
+    fn io(
+        &mut self,
+        file: usize,
+        op: Op,
+        offset: u64,
+        buf: &mut AlignedBuf,
+        len: usize,
+    ) -> Result<u64, i32>;
+}
+
+/// A [`SyncIo`] as a backend of queue depth 1: the I/O done in `submit`, its completion
+/// handed out by the next wait.
+pub struct Synchronous<T> {
+    pub io: T,
+    done: Option<Completion>,
+}
+
+impl<T: SyncIo> Synchronous<T> {
+    pub fn new(io: T) -> Synchronous<T> {
+        Synchronous { io, done: None }
+    }
+}
+
+impl<T: SyncIo> Backend for Synchronous<T> {
+    fn queue_depth(&self) -> usize {
+        1
+    }
+
+    fn submit_to(
+        &mut self,
+        file: usize,
+        slot: usize,
+        op: Op,
+        offset: u64,
+        buf: &mut AlignedBuf,
+        len: usize,
+    ) {
+        let result = self.io.io(file, op, offset, buf, len);
+        self.done = Some(Completion { slot, result });
+    }
+
+    fn wait(&mut self) -> Completion {
+        self.done.take().expect("wait without submit")
+    }
+
+    fn wait_for(&mut self, _ns: u64) -> Option<Completion> {
+        self.done.take()
     }
 }

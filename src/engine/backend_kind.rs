@@ -44,20 +44,27 @@ impl BackendKind {
     /// kernel refuses (too old, or disabled by kernel.io_uring_disabled) falls back to psync
     /// at queue depth 1, with a warning.
     pub fn open(self, fd: OwnedFd, depth: usize) -> Opened {
+        self.open_all(vec![fd], depth)
+    }
+
+    /// A backend of this kind over `fds` (file k of [`super::backend::Backend::submit_to`] is
+    /// `fds[k]`), as [`BackendKind::open`].
+    pub fn open_all(self, fds: Vec<OwnedFd>, depth: usize) -> Opened {
         match self {
             BackendKind::Psync => Opened {
-                backend: Box::new(Psync::new(fd)),
+                backend: Box::new(Psync::over(fds)),
                 warnings: Vec::new(),
             },
             BackendKind::IoUring => {
-                let copy = fd.try_clone();
-                match Uring::open(fd, depth) {
+                let copy: std::io::Result<Vec<OwnedFd>> =
+                    fds.iter().map(|f| f.try_clone()).collect();
+                match Uring::open_all(fds, depth) {
                     Ok((u, warnings)) => Opened {
                         backend: Box::new(u),
                         warnings,
                     },
                     Err(e) => Opened {
-                        backend: Box::new(Psync::new(copy.expect("duplicate the target's descriptor"))),
+                        backend: Box::new(Psync::over(copy.expect("duplicate the target's descriptors"))),
                         warnings: vec![format!(
                             "io_uring: the kernel refused a ring ({e}); psync at queue depth 1 instead"
                         )],

@@ -5,9 +5,12 @@
 
 pub mod backend;
 mod backend_kind;
+pub mod blockgen;
+mod blockgen_run;
 pub mod buffer;
 pub mod fsops;
 pub mod plan;
+pub mod prepare;
 pub mod protocol;
 pub mod psync;
 pub mod realtime;
@@ -23,13 +26,14 @@ mod stream;
 mod uring;
 
 pub use backend_kind::{BackendKind, Opened};
+pub use blockgen::{Io, IoGen, Next, PrepareCtx};
 pub use plan::{Action, IdleLimits, Phase, Plan, PlanError, Step, Stop};
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
 pub use set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
-pub use source::{OpSource, Source, SourceCtx};
+pub use source::{Make, OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;
 
@@ -109,6 +113,10 @@ pub struct StreamIo {
     /// Every write carries fio's verify header at the start of each interval; `None`: writes
     /// carry the stream's pseudo-random bytes only.
     pub seal: Option<Seal>,
+    /// This stream does its I/O in the place of an earlier stream of the plan (its index): the
+    /// same file or directory, or the same raw region (fio's jobs sharing a `filename`);
+    /// `None`: a place of its own.
+    pub share: Option<usize>,
 }
 
 /// How a stream's writes verify themselves: fio's header ([`crate::verify`]) every `interval`
@@ -164,6 +172,9 @@ pub enum EngineError {
     /// The samples could not be written to or read from their spill files.
     #[error("samples: {0}")]
     Record(#[from] std::io::Error),
+    /// A stop was requested while the streams' files were being laid out.
+    #[error("interrupted while laying out the streams' files")]
+    Interrupted,
 }
 
 /// Opens a block stream's target for what it does: read and write when it mixes them.
@@ -196,6 +207,7 @@ impl crate::cause::HasCause for EngineError {
             {
                 Cause::Input
             }
+            EngineError::Interrupted => Cause::Interrupted,
             _ => Cause::Run,
         }
     }

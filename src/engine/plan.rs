@@ -36,11 +36,17 @@ pub struct Phase {
 /// What a phase does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
+    /// Every stream's place is laid out as the workload wants it before any stream runs:
+    /// files created, allocated and filled (the first phase of every plan).
+    Prepare,
     /// The streams at these indices of [`Plan::streams`] run until `stop`.
     Streams { streams: Vec<usize>, stop: Stop },
     /// The stack does `Action`.
     Action(Action),
 }
+
+/// The name (and kind) of every plan's first phase.
+pub const PREPARE: &str = "prepare";
 
 /// When a stream phase ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -147,9 +153,10 @@ impl Action {
 pub const STREAM_KIND: &str = "stream";
 
 impl Step {
-    /// `stream` for a stream phase, the action's name otherwise.
+    /// `stream` for a stream phase, `prepare` for the layout, the action's name otherwise.
     pub fn kind(&self) -> &'static str {
         match self {
+            Step::Prepare => PREPARE,
             Step::Streams { .. } => STREAM_KIND,
             Step::Action(a) => a.name(),
         }
@@ -185,12 +192,19 @@ pub enum PlanError {
 }
 
 impl Plan {
-    /// A plan of `phases` over `streams`, with the host's dirty limits and no checker
-    /// arguments (set those fields after, where a workload has them).
+    /// A plan of `phases` over `streams`, after the `prepare` phase that lays out every
+    /// stream's place, with the host's dirty limits and no checker arguments (set those fields
+    /// after, where a workload has them).
     pub fn new(streams: Vec<StreamPlan>, phases: Vec<Phase>, direct: bool, seed: u64) -> Plan {
+        let mut all = Vec::with_capacity(phases.len() + 1);
+        all.push(Phase {
+            name: PREPARE.into(),
+            step: Step::Prepare,
+        });
+        all.extend(phases);
         Plan {
             streams,
-            phases,
+            phases: all,
             direct,
             seed,
             dirty_limit: None,
@@ -198,8 +212,8 @@ impl Plan {
         }
     }
 
-    /// A plan of seed 000's shape: one stream phase named `phase` running every stream until
-    /// every stream has its samples.
+    /// A plan of seed 000's shape: after `prepare`, one stream phase named `phase` running
+    /// every stream until every stream has its samples.
     pub fn sampled(phase: &str, streams: Vec<StreamPlan>, direct: bool, seed: u64) -> Plan {
         let all = (0..streams.len()).collect();
         let phases = vec![Phase {
@@ -212,11 +226,51 @@ impl Plan {
         Plan::new(streams, phases, direct, seed)
     }
 
+    /// The plan with its `prepare` phase first (added when a plan made without
+    /// [`Plan::new`] lacks it), as the trial runs it.
+    pub fn prepared(mut self) -> Plan {
+        if self.phases.first().map(|p| &p.step) != Some(&Step::Prepare) {
+            self.phases.insert(
+                0,
+                Phase {
+                    name: PREPARE.into(),
+                    step: Step::Prepare,
+                },
+            );
+        }
+        self
+    }
+
+    /// The phases after `prepare`: those the workload asked for.
+    pub fn own_phases(&self) -> &[Phase] {
+        match self.phases.first() {
+            Some(p) if p.step == Step::Prepare => &self.phases[1..],
+            _ => &self.phases,
+        }
+    }
+
     /// Checks that every phase can run and end, and that every stream's writes can carry
     /// their verify headers.
     pub fn check(&self) -> Result<(), PlanError> {
-        if self.phases.is_empty() {
+        if self.own_phases().is_empty() {
             return Err(PlanError::NoPhases);
+        }
+        if let Some(p) = self.phases.iter().skip(1).find(|p| p.step == Step::Prepare) {
+            return Err(PlanError::BadStop {
+                phase: p.name.clone(),
+                message: "the prepare phase comes first, once".into(),
+            });
+        }
+        for (i, s) in self.streams.iter().enumerate() {
+            if s.io.share.is_some_and(|o| o >= i) {
+                return Err(PlanError::BadStop {
+                    phase: PREPARE.into(),
+                    message: format!(
+                        "stream {} shares the place of a stream that does not come before it",
+                        s.name
+                    ),
+                });
+            }
         }
         for s in &self.streams {
             let Some(seal) = s.io.seal else { continue };
@@ -359,8 +413,9 @@ mod tests {
     fn a_sampled_plan_is_one_phase_of_every_stream() {
         let p = Plan::sampled("run", vec![stream("a", Pattern::Random)], true, 1);
         assert_eq!(p.check(), Ok(()));
-        assert_eq!(p.phases.len(), 1);
-        assert_eq!(p.phases[0].step.kind(), "stream");
+        assert_eq!(p.phases.len(), 2);
+        assert_eq!(p.phases[0].step.kind(), "prepare");
+        assert_eq!(p.own_phases()[0].step.kind(), "stream");
     }
 
     #[test]
@@ -375,7 +430,7 @@ mod tests {
             "{:?}",
             p.check()
         );
-        p.phases[0].step = Step::Streams {
+        p.phases[1].step = Step::Streams {
             streams: vec![0],
             stop: Stop::OpsEnd,
         };
@@ -385,7 +440,7 @@ mod tests {
     #[test]
     fn plans_that_cannot_run_or_end_are_refused() {
         let mut p = Plan::sampled("fill", vec![stream("a", Pattern::Random)], false, 1);
-        p.phases[0].step = Step::Streams {
+        p.phases[1].step = Step::Streams {
             streams: vec![0],
             stop: Stop::OpsEnd,
         };
@@ -394,7 +449,7 @@ mod tests {
         assert_eq!(p.check(), Ok(()));
         p.phases.push(phase("fill", Step::Action(Action::Sync)));
         assert_eq!(p.check(), Err(PlanError::DuplicatePhase("fill".into())));
-        p.phases[1] = phase(
+        p.phases[2] = phase(
             "more",
             Step::Streams {
                 streams: vec![3],
@@ -405,18 +460,21 @@ mod tests {
             p.check(),
             Err(PlanError::UnknownStream { index: 3, .. })
         ));
-        p.phases[1].step = Step::Streams {
+        p.phases[2].step = Step::Streams {
             streams: vec![0],
             stop: Stop::Duration(0.0),
         };
         assert!(p.check().unwrap_err().to_string().contains("duration"));
-        p.phases[1].step = Step::Streams {
+        p.phases[2].step = Step::Streams {
             streams: vec![],
             stop: Stop::Bytes(1),
         };
         assert_eq!(p.check(), Err(PlanError::EmptyPhase("more".into())));
-        p.phases.clear();
+        p.phases.truncate(1);
         assert_eq!(p.check(), Err(PlanError::NoPhases));
+        let mut p = Plan::sampled("fill", vec![stream("a", Pattern::Sequential)], false, 1);
+        p.phases.push(phase("again", Step::Prepare));
+        assert!(p.check().unwrap_err().to_string().contains("first, once"));
     }
 
     #[test]

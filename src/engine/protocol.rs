@@ -87,6 +87,12 @@ impl Protocol {
         now >= self.deadline_ns.load(Ordering::Relaxed)
     }
 
+    /// Nanoseconds left until the phase's deadline at `now` (`u64::MAX` without one).
+    #[inline]
+    pub fn left_ns(&self, now: u64) -> u64 {
+        self.deadline_ns.load(Ordering::Relaxed).saturating_sub(now)
+    }
+
     /// A stream finished its first I/O; under seed 000's protocol the last one to do so
     /// starts sampling at `now`.
     pub fn mark_active(&self, now: u64) {

@@ -4,8 +4,10 @@
 //! the device probe and tests use.
 
 use super::realtime::{self, Tally};
+use super::blockgen::{IoGen, PrepareCtx};
+use super::blockgen_run::{self, GenEnded, GenJob};
 use super::record::{Keep, Recorder, StreamSink};
-use super::source::{OpSource, SourceCtx};
+use super::source::{Make, OpSource, SourceCtx};
 use super::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, slot_buffers, Cursor, Ended, Job};
 use super::{
@@ -29,6 +31,8 @@ pub struct PhaseOutcome {
     pub cpu_s: f64,
     /// Each real-time stream's buffer as the stream counted it live: (stream name, tally).
     pub buffers: Vec<(String, Tally)>,
+    /// What the streams' generators found in the phase (verify mismatches), by stream name.
+    pub reports: Vec<(String, serde_json::Value)>,
 }
 
 /// CPU time the calling thread has used since it started, ns.
@@ -46,14 +50,19 @@ pub struct Engine<'a> {
     cursors: Vec<Cursor>,
     /// Each source stream's source, made at the first phase it runs in.
     sources: Vec<Option<Box<dyn OpSource>>>,
+    /// Each generated stream's generator, made at the prepare phase or the first phase it
+    /// runs in.
+    gens: Vec<Option<Box<dyn IoGen>>>,
     recorder: Recorder,
     warnings: Vec<String>,
 }
 
-/// One stream's work in a phase: block I/O, or its own source's operations.
+/// One stream's work in a phase: block I/O, its own source's operations, or its own
+/// generator's block I/O.
 enum Work {
     Block(Job),
     Source(SourceJob),
+    Gen(GenJob),
 }
 
 /// What a stream's thread handed back.
@@ -61,6 +70,7 @@ enum Back {
     /// A block stream, with its buffer's tally when it ran in real time.
     Block(Ended, Option<Tally>),
     Source(SourceEnded),
+    Gen(GenEnded),
 }
 
 impl Back {
@@ -68,6 +78,7 @@ impl Back {
         match self {
             Back::Block(e, _) => e.samples,
             Back::Source(e) => e.samples,
+            Back::Gen(e) => e.samples,
         }
     }
 }
@@ -103,6 +114,7 @@ impl<'a> Engine<'a> {
                 .map(|i| Cursor::new(plan.seed, i))
                 .collect(),
             sources: (0..plan.streams.len()).map(|_| None).collect(),
+            gens: (0..plan.streams.len()).map(|_| None).collect(),
             recorder: Recorder::new(info, keep, opts.time_scale)?,
             warnings: Vec::new(),
         })
@@ -134,6 +146,7 @@ impl<'a> Engine<'a> {
                 let name = match &work {
                     Work::Block(j) => j.plan.name.clone(),
                     Work::Source(j) => j.plan.name.clone(),
+                    Work::Gen(j) => self.plan.streams[j.stream].name.clone(),
                 };
                 std::thread::Builder::new()
                     .name(name)
@@ -149,6 +162,9 @@ impl<'a> Engine<'a> {
                             },
                             Work::Source(job) => {
                                 Back::Source(source_run::run(job, &protocol, &barrier))
+                            }
+                            Work::Gen(job) => {
+                                Back::Gen(blockgen_run::run(job, &protocol, &barrier))
                             }
                         };
                         (back, thread_cpu_ns())
@@ -179,6 +195,7 @@ impl<'a> Engine<'a> {
                 .any(|(e, &i)| e.samples() < self.plan.streams[i].samples);
         let samples = ended.iter().map(|e| e.samples() as u64).sum();
         let mut buffers = Vec::new();
+        let mut reports = Vec::new();
         for (e, &i) in ended.into_iter().zip(streams) {
             match e {
                 Back::Block(e, tally) => {
@@ -192,6 +209,13 @@ impl<'a> Engine<'a> {
                     self.sources[i] = Some(e.source);
                     self.recorder.put(i, e.sink);
                 }
+                Back::Gen(mut e) => {
+                    if let Some(r) = e.gen.report() {
+                        reports.push((self.plan.streams[i].name.clone(), r));
+                    }
+                    self.gens[i] = Some(e.gen);
+                    self.recorder.put(i, e.sink);
+                }
             }
         }
         Ok(PhaseOutcome {
@@ -200,7 +224,63 @@ impl<'a> Engine<'a> {
             samples,
             cpu_s: cpu.iter().sum::<u64>() as f64 / 1e9,
             buffers,
+            reports,
         })
+    }
+
+    /// The context a stream's source or generator is made with.
+    fn ctx(&self, i: usize) -> SourceCtx<'a> {
+        SourceCtx {
+            placement: &self.placements[i],
+            direct: self.opts.direct,
+            seed: self.cursors[i].seed(),
+            index: i,
+            time_scale: self.opts.time_scale,
+        }
+    }
+
+    /// Makes stream `i`'s generator unless it has one.
+    fn make_gen(&mut self, i: usize) -> Result<(), EngineError> {
+        if self.gens[i].is_some() {
+            return Ok(());
+        }
+        let s = &self.plan.streams[i];
+        let Some(Make::Block(make)) = s.source.as_ref().map(|src| &src.make) else {
+            return Ok(());
+        };
+        let ctx = self.ctx(i);
+        let g = make(&ctx).map_err(|e| EngineError::Source {
+            stream: s.name.clone(),
+            path: ctx.placement.path.clone(),
+            source: e,
+        })?;
+        self.gens[i] = Some(g);
+        Ok(())
+    }
+
+    /// The plan's `prepare` phase: every stream's generator lays out its files; block
+    /// streams get theirs made as [`super::prepare`] says (created, allocated, and filled
+    /// for those that read). `stop` ends a long layout within a second.
+    pub fn prepare(&mut self, stop: &std::sync::atomic::AtomicBool) -> Result<(), EngineError> {
+        for i in 0..self.plan.streams.len() {
+            let s = &self.plan.streams[i];
+            if s.source.as_ref().is_some_and(|src| src.is_block()) {
+                self.make_gen(i)?;
+                let ctx = PrepareCtx {
+                    direct: self.opts.direct,
+                    stop,
+                };
+                let g = self.gens[i].as_mut().expect("made");
+                g.prepare(&ctx).map_err(|e| EngineError::Source {
+                    stream: s.name.clone(),
+                    path: self.placements[i].path.clone(),
+                    source: e,
+                })?;
+            } else if s.source.is_none() && s.io.share.is_none() {
+                super::prepare::lay_out(s, &self.placements[i], self.opts.direct, stop)?;
+            }
+        }
+        Ok(())
     }
 
     /// The work of one phase: targets opened with each stream's backend (slot buffers made and
@@ -216,17 +296,16 @@ impl<'a> Engine<'a> {
         for (k, &i) in streams.iter().enumerate() {
             let (s, p) = (&self.plan.streams[i], &self.placements[i]);
             let sink = |r: &mut Recorder| -> StreamSink { r.take(i, phase) };
-            if let Some(src) = &s.source {
+            if let Some(Make::Block(_)) = s.source.as_ref().map(|src| &src.make) {
+                work.push(Work::Gen(self.gen_job(i, k, stop, phase)?));
+                continue;
+            }
+            if let Some(Make::Ops(make)) = s.source.as_ref().map(|src| &src.make) {
                 let source = match self.sources[i].take() {
                     Some(made) => made,
                     None => {
-                        let ctx = SourceCtx {
-                            placement: p,
-                            direct: self.opts.direct,
-                            seed: self.cursors[i].seed(),
-                            index: i,
-                        };
-                        (src.make)(&ctx).map_err(|e| EngineError::Source {
+                        let ctx = self.ctx(i);
+                        make(&ctx).map_err(|e| EngineError::Source {
                             stream: s.name.clone(),
                             path: p.path.clone(),
                             source: e,
@@ -253,12 +332,8 @@ impl<'a> Engine<'a> {
             let cursor = self.cursors[i].clone();
             let bufs = slot_buffers(&cursor, s.io_size as usize, depth);
             opened.warnings.extend(opened.backend.register(&bufs));
-            for w in opened.warnings {
-                let w = format!("{}: {w}", s.name);
-                if !self.warnings.contains(&w) {
-                    self.warnings.push(w);
-                }
-            }
+            let name = s.name.clone();
+            self.warn(&name, opened.warnings);
             work.push(Work::Block(Job {
                 index: k,
                 plan: s.clone(),
@@ -272,6 +347,52 @@ impl<'a> Engine<'a> {
             }));
         }
         Ok(work)
+    }
+
+    /// The work of generated stream `i` (the `k`th of the phase): its generator (made if this is
+    /// its first phase), its files opened with the stream's backend, slot buffers made and
+    /// registered.
+    fn gen_job(
+        &mut self,
+        i: usize,
+        k: usize,
+        stop: Stop,
+        phase: u16,
+    ) -> Result<GenJob, EngineError> {
+        self.make_gen(i)?;
+        let s = &self.plan.streams[i];
+        let mut gen = self.gens[i].take().expect("made");
+        let fds = gen.open(self.opts.direct).map_err(|e| EngineError::Open {
+            stream: s.name.clone(),
+            path: self.placements[i].path.clone(),
+            source: e,
+        })?;
+        let kind = s.io.backend.unwrap_or(self.opts.backend);
+        let mut opened = kind.open_all(fds, s.io.depth.max(1) as usize);
+        let depth = opened.backend.queue_depth();
+        let bufs = slot_buffers(&self.cursors[i], s.io_size as usize, depth);
+        opened.warnings.extend(opened.backend.register(&bufs));
+        self.warn(&s.name, opened.warnings);
+        Ok(GenJob {
+            index: k,
+            stream: i,
+            phase: self.plan.phases[phase as usize].name.clone(),
+            gen,
+            backend: opened.backend,
+            bufs,
+            sink: self.recorder.take(i, phase),
+            stop,
+        })
+    }
+
+    /// Keeps `warnings` of stream `name`, each once.
+    fn warn(&mut self, name: &str, warnings: Vec<String>) {
+        for w in warnings {
+            let w = format!("{name}: {w}");
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
     }
 
     /// What the kernel refused while the streams' backends were opened (io_uring features),
@@ -299,7 +420,8 @@ pub struct RunOutput {
     pub buffers: Vec<(String, Tally)>,
 }
 
-/// Runs the first phase of `plan` (a stream phase) on `placements`, samples in memory, calling
+/// Runs the first stream phase of `plan` on `placements`, which must be ready (its `prepare`
+/// phase is not run: a device probe reads what a device holds), samples in memory, calling
 /// `tick` about every 20 ms; times are since sampling began.
 pub fn run(
     plan: &Plan,
@@ -309,17 +431,27 @@ pub fn run(
 ) -> Result<RunOutput, EngineError> {
     let origin = Instant::now();
     let mut engine = Engine::new(plan, placements, opts, origin, Keep::Memory)?;
-    let out = engine.run_phase(0, tick)?;
+    let first = plan
+        .phases
+        .iter()
+        .position(|p| matches!(p.step, Step::Streams { .. }))
+        .ok_or_else(|| EngineError::NotStreams(plan.phases[0].name.clone()))?;
+    let out = engine.run_phase(first, tick)?;
     let start = PhaseRecord::sampling_start_of(out.sampling_start_ns.unwrap_or(0), opts.time_scale);
     let record = PhaseRecord {
         sampling_start_s: Some(start),
         samples: out.samples,
         cpu_s: Some(out.cpu_s),
-        ..PhaseRecord::stream(&plan.phases[0].name)
+        ..PhaseRecord::stream(&plan.phases[first].name)
     };
-    let set = engine.finish(vec![record])?;
+    let mut records: Vec<PhaseRecord> = plan.phases[..first]
+        .iter()
+        .map(|p| PhaseRecord::stream(&p.name))
+        .collect();
+    records.push(record);
+    let set = engine.finish(records)?;
     Ok(RunOutput {
-        streams: set.load_phase(0)?,
+        streams: set.load_phase(first)?,
         incomplete: out.incomplete,
         sampling_started: out.sampling_start_ns.is_some(),
         buffers: out.buffers,

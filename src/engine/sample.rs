@@ -19,11 +19,14 @@ pub enum Op {
     Unlink,
     Stat,
     Readdir,
+    /// A trim: a hole punched in a file, a discard of a block device's range.
+    Trim,
+    Fdatasync,
 }
 
 impl Op {
     /// Every op, in declaration order.
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 13] = [
         Op::Read,
         Op::Write,
         Op::Mkdir,
@@ -35,6 +38,8 @@ impl Op {
         Op::Unlink,
         Op::Stat,
         Op::Readdir,
+        Op::Trim,
+        Op::Fdatasync,
     ];
 
     /// The name used in samples.csv and result.json.
@@ -51,6 +56,8 @@ impl Op {
             Op::Unlink => "unlink",
             Op::Stat => "stat",
             Op::Readdir => "readdir",
+            Op::Trim => "trim",
+            Op::Fdatasync => "fdatasync",
         }
     }
 

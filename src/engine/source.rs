@@ -2,8 +2,10 @@
 //! create / write / fsync / close, rrd updates, a replayed trace. Such a stream has a
 //! [`Source`] in its plan; once the stack has placed it, the engine makes its [`OpSource`]
 //! and keeps it from one phase to the next, asking it for one operation at a time and timing
-//! exactly the call that does it.
+//! exactly the call that does it. A source can instead generate block I/O at a queue depth
+//! ([`Source::block`], [`super::blockgen`]).
 
+use super::blockgen::IoGen;
 use super::sample::Op;
 use super::Placement;
 use std::sync::Arc;
@@ -42,7 +44,13 @@ pub struct SourceCtx<'a> {
     pub seed: u64,
     /// The stream's index in the plan.
     pub index: usize,
+    /// Emulated devices run this many times faster than their model (1 for real devices): a
+    /// source with timing of its own divides its model-time delays by it.
+    pub time_scale: f64,
 }
+
+/// What a block generator is made from once the stack has placed its stream.
+pub type MakeGen = dyn Fn(&SourceCtx) -> std::io::Result<Box<dyn IoGen>> + Send + Sync + 'static;
 
 /// The function that makes a stream's source.
 pub type MakeSource =
@@ -53,19 +61,42 @@ pub type MakeSource =
 pub struct Source {
     /// What the source does, in a few words (`mkdir 100000 directories, fan-out 4`).
     pub describe: String,
-    pub make: Arc<MakeSource>,
+    pub make: Make,
+}
+
+/// What a source makes: operations one at a time, or block I/O at a queue depth.
+#[derive(Clone)]
+pub enum Make {
+    Ops(Arc<MakeSource>),
+    Block(Arc<MakeGen>),
 }
 
 impl Source {
-    /// A source described by `describe`, made by `make`.
+    /// A source of operations described by `describe`, made by `make`.
     pub fn new(
         describe: impl Into<String>,
         make: impl Fn(&SourceCtx) -> std::io::Result<Box<dyn OpSource>> + Send + Sync + 'static,
     ) -> Source {
         Source {
             describe: describe.into(),
-            make: Arc::new(make),
+            make: Make::Ops(Arc::new(make)),
         }
+    }
+
+    /// A source of block I/O ([`super::blockgen::IoGen`]) described by `describe`, made by `make`.
+    pub fn block(
+        describe: impl Into<String>,
+        make: impl Fn(&SourceCtx) -> std::io::Result<Box<dyn IoGen>> + Send + Sync + 'static,
+    ) -> Source {
+        Source {
+            describe: describe.into(),
+            make: Make::Block(Arc::new(make)),
+        }
+    }
+
+    /// Whether it generates block I/O.
+    pub fn is_block(&self) -> bool {
+        matches!(self.make, Make::Block(_))
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
+use super::psync::{sync_op, Target};
 use super::sample::Op;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
@@ -15,9 +16,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 /// io_uring at a queue depth of its own.
 pub struct Uring {
     ring: IoUring,
-    fd: OwnedFd,
+    /// The targets (file k of `submit_to`), with their kinds for a trim.
+    targets: Vec<Target>,
     depth: usize,
-    /// The target is registered file 0.
+    /// The targets are registered files 0, 1, ...
     fixed_file: bool,
     /// The slot buffers are registered, buffer index = slot.
     fixed_bufs: bool,
@@ -29,6 +31,11 @@ pub struct Uring {
     in_flight: usize,
     /// Whether the kernel bounds a wait for several completions (`min_wait_usec`, 6.12).
     min_timeout: bool,
+    /// Results of ops done synchronously (a block device's discard), by slot, returned by the
+    /// no-op submitted in their place.
+    done_now: Vec<Option<Result<u64, i32>>>,
+    /// The length of a trim in flight on a slot (fallocate's result is 0).
+    trim_len: Vec<Option<u64>>,
 }
 
 /// With many I/Os in flight, a wait asks for this share of them (at least one), so the kernel
@@ -41,9 +48,9 @@ const WAIT_SHARE: usize = 8;
 pub const WAIT_BOUND_US: u32 = 10;
 
 impl Uring {
-    /// A ring of `depth` entries over `fd`, the target registered as a fixed file when the
-    /// kernel allows; the warnings say what it refused.
-    pub fn open(fd: OwnedFd, depth: usize) -> io::Result<(Uring, Vec<String>)> {
+    /// A ring of `depth` entries over `fds` (file k of `submit_to` is `fds[k]`), the targets
+    /// registered as fixed files when the kernel allows; the warnings say what it refused.
+    pub fn open_all(fds: Vec<OwnedFd>, depth: usize) -> io::Result<(Uring, Vec<String>)> {
         let depth = depth.max(1);
         let entries = (depth as u32).next_power_of_two();
         // One issuer whose completions are reaped only when it waits (no interrupting task
@@ -65,7 +72,8 @@ impl Uring {
         };
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut warnings = Vec::new();
-        let fixed_file = match ring.submitter().register_files(&[fd.as_raw_fd()]) {
+        let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_file = match ring.submitter().register_files(&raw) {
             Ok(()) => true,
             Err(e) => {
                 warnings.push(format!(
@@ -77,7 +85,7 @@ impl Uring {
         Ok((
             Uring {
                 ring,
-                fd,
+                targets: fds.into_iter().map(Target::new).collect(),
                 depth,
                 fixed_file,
                 fixed_bufs: false,
@@ -85,6 +93,8 @@ impl Uring {
                 disabled,
                 in_flight: 0,
                 min_timeout,
+                done_now: vec![None; depth],
+                trim_len: vec![None; depth],
             },
             warnings,
         ))
@@ -92,6 +102,7 @@ impl Uring {
 
     fn entry(
         &self,
+        file: usize,
         slot: usize,
         op: Op,
         offset: u64,
@@ -114,6 +125,13 @@ impl Uring {
                         opcode::Write::new($fd, ptr, len32).offset(offset).build()
                     }
                     (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
+                    (Op::Fdatasync, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
+                    (Op::Trim, _) => opcode::Fallocate::new($fd, len as u64)
+                        .offset(offset)
+                        .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                        .build(),
                     // Other file-system ops come from a stream's own source, never through a
                     // backend: a no-op that completes at once.
                     _ => opcode::Nop::new().build(),
@@ -121,9 +139,9 @@ impl Uring {
             };
         }
         let e = if self.fixed_file {
-            on!(types::Fixed(0))
+            on!(types::Fixed(file as u32))
         } else {
-            on!(types::Fd(self.fd.as_raw_fd()))
+            on!(types::Fd(self.targets[file].fd.as_raw_fd()))
         };
         e.user_data(slot as u64)
     }
@@ -133,10 +151,15 @@ impl Uring {
         let cqe = self.ring.completion().next()?;
         self.in_flight = self.in_flight.saturating_sub(1);
         let r = cqe.result();
-        Some(Completion {
-            slot: cqe.user_data() as usize,
-            result: if r >= 0 { Ok(r as u64) } else { Err(-r) },
-        })
+        let slot = cqe.user_data() as usize;
+        let trim = self.trim_len.get_mut(slot).and_then(Option::take);
+        let result = match self.done_now.get_mut(slot).and_then(Option::take) {
+            Some(done) => done,
+            None if r < 0 => Err(-r),
+            // fallocate returns 0: a trim's bytes are its length.
+            None => Ok(trim.unwrap_or(r as u64)),
+        };
+        Some(Completion { slot, result })
     }
 
     /// Hands the queued submissions to the kernel and waits for a completion: for a share of
@@ -203,8 +226,25 @@ impl Backend for Uring {
         }
     }
 
-    fn submit(&mut self, slot: usize, op: Op, offset: u64, buf: &mut AlignedBuf, len: usize) {
-        let e = self.entry(slot, op, offset, buf, len);
+    fn submit_to(
+        &mut self,
+        file: usize,
+        slot: usize,
+        op: Op,
+        offset: u64,
+        buf: &mut AlignedBuf,
+        len: usize,
+    ) {
+        let e = if op == Op::Trim && self.targets[file].block {
+            // A discard has no io_uring opcode: done now, its result handed back by a no-op.
+            self.done_now[slot] = Some(sync_op(&self.targets[file], op, offset, len));
+            opcode::Nop::new().build().user_data(slot as u64)
+        } else {
+            if op == Op::Trim {
+                self.trim_len[slot] = Some(len as u64);
+            }
+            self.entry(file, slot, op, offset, buf, len)
+        };
         loop {
             // SAFETY: the buffer stays valid and untouched until this slot's completion.
             if unsafe { self.ring.submission().push(&e) }.is_ok() {
@@ -263,7 +303,7 @@ mod tests {
         let p = d.path().join("t");
         std::fs::write(&p, vec![byte; depth * 4096]).unwrap();
         let f = std::fs::File::open(&p).unwrap();
-        let Ok((mut u, _)) = Uring::open(f.into(), depth) else {
+        let Ok((mut u, _)) = Uring::open_all(vec![f.into()], depth) else {
             eprintln!("skipped: io_uring is not available here");
             return None;
         };

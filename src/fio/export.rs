@@ -106,8 +106,79 @@ fn plan_of(doc: &TrialResult) -> Result<Plan, String> {
     w.plan(&p).map_err(|e| e.to_string())
 }
 
+/// The fio job file of a `job` trial: its jobs as it ran them (a job file's sections, or the
+/// parameters as one job, the `options` set over them at the end of each job), under a
+/// `[global]` pointing fio at the stack: `directory=${IOTRIAL_DIR}` on a filesystem (file
+/// names as iotrial made them, directories flattened), `filename=${IOTRIAL_TARGET}` on a raw
+/// layout.
+fn job_text(doc: &TrialResult, path: &Path) -> Result<String, String> {
+    use crate::workload::job::gen::place::flat_name;
+    use crate::workload::job::jobfile::{self, Assign, Section};
+    let w = workload::find("job").map_err(|e| e.to_string())?;
+    let over = Params::overrides_from_json(w.params(), &Json::Object(doc.params.clone()));
+    let p = w.resolve(&over).map_err(|e| e.to_string())?;
+    let raw = doc.target.layout != "files";
+    let groups = p.text(crate::workload::job::params::GROUPS);
+    let mut sections = if groups.trim().is_empty() {
+        let options = p
+            .assignments()
+            .into_iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "name" | "groups" | "options"))
+            .map(|(k, v)| Assign::set(&k, &v))
+            .collect();
+        vec![Section {
+            name: p.text("name"),
+            global: false,
+            line: 0,
+            options,
+        }]
+    } else {
+        jobfile::sections(&groups).map_err(|e| format!("line {}: {}", e.line, e.message))?
+    };
+    let extra = crate::workload::job::params::extra_options(&p);
+    for s in &mut sections {
+        s.options.retain(|o| !(raw && o.key == "filename"));
+        for o in &mut s.options {
+            if o.key == "filename" {
+                let names: Vec<String> = o
+                    .value
+                    .as_deref()
+                    .unwrap_or("")
+                    .split(':')
+                    .map(flat_name)
+                    .collect();
+                o.value = Some(names.join(":"));
+            }
+        }
+        if !s.global {
+            s.options.extend(extra.iter().cloned());
+        }
+    }
+    let target = if raw {
+        "filename=${IOTRIAL_TARGET}"
+    } else {
+        "directory=${IOTRIAL_DIR}"
+    };
+    Ok(format!(
+        "; fio job written by `iotrial export-fio` from {}\n; workload {} on `{}` (layout {}): the jobs as they ran.\n; Run it on the same stack: {}\n[global]\nthread\n{target}\n{}",
+        path.display(),
+        doc.workload,
+        doc.target.spec,
+        doc.target.layout,
+        if raw {
+            "IOTRIAL_TARGET=/dev/the-stack-device fio trial.fio"
+        } else {
+            "IOTRIAL_DIR=/path/to/a/directory/on/the/stack fio trial.fio"
+        },
+        jobfile::text_of(&sections)
+    ))
+}
+
 /// The fio job file of the trial in `doc` (read from `path`).
 pub fn fio_text(doc: &TrialResult, path: &Path) -> Result<String, String> {
+    if doc.kind == "job" {
+        return job_text(doc, path);
+    }
     let plan = plan_of(doc)?;
     let layout = doc.target.layout.as_str();
     // A filesystem is one directory however many devices it spans; raw regions over several
@@ -126,7 +197,7 @@ pub fn fio_text(doc: &TrialResult, path: &Path) -> Result<String, String> {
         .rev()
         .find_map(|(i, p)| match &p.step {
             Step::Streams { streams, stop } => Some((i, (streams.clone(), *stop))),
-            Step::Action(_) => None,
+            Step::Action(_) | Step::Prepare => None,
         })
         .ok_or("the plan has no stream phase")?;
     let ran = doc

@@ -1,19 +1,19 @@
-//! The `files` layout: one file per stream inside a fresh subdirectory of the target
-//! directory, created in stream order with fallocate (so they lie on disk in that order on a
-//! fresh filesystem), or empty for streams that append (the filesystem allocates as they
-//! write); read streams' files filled with random data. A stream without a region size gets an
-//! equal share of the free space. Everything it made is removed when the layout is dropped.
+//! The `files` layout: a fresh subdirectory of the target directory, and in it one place per
+//! stream: the path of its file, or a directory of its own for a stream doing its own
+//! operations; a stream sharing an earlier stream's place gets the same. The files themselves
+//! are made by the plan's `prepare` phase (the workload decides what they hold:
+//! [`crate::engine::prepare`]). A stream without a region size gets an equal share of the free
+//! space. Everything in the subdirectory is removed when the layout is dropped.
 
 use super::ledger::Ledger;
 use super::resource::Resource;
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::{open_target, Op, Pattern, Placement, Plan};
+use crate::engine::{open_target, Op, Placement, Plan};
 use crate::mountinfo;
-use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Files made for one trial; removed on drop.
 #[derive(Debug)]
@@ -75,14 +75,9 @@ fn stream_dir(parent: &Path, spec: &str, ledger: &mut Ledger) -> Result<PathBuf,
     }
 }
 
-/// Creates the files of `plan` in a new subdirectory of `parent`. `stop` is polled while
-/// filling read files so Ctrl-C is honoured within a second.
-pub fn create(
-    parent: &Path,
-    plan: &Plan,
-    ledger: &mut Ledger,
-    stop: &AtomicBool,
-) -> Result<FileLayout, StackError> {
+/// Places the streams of `plan` in a new subdirectory of `parent` (their files are made by
+/// the plan's `prepare` phase).
+pub fn create(parent: &Path, plan: &Plan, ledger: &mut Ledger) -> Result<FileLayout, StackError> {
     let spec = format!("dir:{}", parent.display());
     let meta = std::fs::metadata(parent).map_err(|e| StackError::Target {
         spec: spec.clone(),
@@ -112,8 +107,17 @@ pub fn create(
         needed,
         free,
     })?;
-    let mut sparse = false;
     for (i, (s, &len)) in plan.streams.iter().zip(&lens).enumerate() {
+        if let Some(owner) = s.io.share {
+            let p = layout.placements.get(owner).cloned().ok_or_else(|| {
+                StackError::Invalid(format!(
+                    "stream {} shares the place of stream {owner}, which does not come before it",
+                    s.name
+                ))
+            })?;
+            layout.placements.push(p);
+            continue;
+        }
         if s.source.is_some() {
             // A stream doing its own operations gets an empty directory of its own.
             let path = dir.join(format!("{i:02}-{}", s.name));
@@ -126,23 +130,11 @@ pub fn create(
             });
             continue;
         }
-        let path = dir.join(format!("{i:02}-{}.dat", s.name));
-        if s.pattern == Pattern::Append && s.op == Op::Write {
-            create_empty(&path)?;
-        } else {
-            sparse |= !allocate(&path, len)?;
-        }
         layout.placements.push(Placement {
-            path,
+            path: dir.join(format!("{i:02}-{}.dat", s.name)),
             offset: 0,
             len,
         });
-    }
-    if sparse {
-        layout.warnings.push(format!(
-            "{} does not support fallocate; files are sparse and blocks are allocated during the run",
-            layout.fs_type
-        ));
     }
     if plan.direct && !direct_works_in(&dir)? {
         layout.direct_ok = false;
@@ -150,11 +142,6 @@ pub fn create(
             "{} refuses O_DIRECT; falling back to buffered I/O (access times include the page cache)",
             layout.fs_type
         ));
-    }
-    for (s, p) in plan.streams.iter().zip(&layout.placements) {
-        if s.op == Op::Read && s.source.is_none() {
-            fill_random(&p.path, 0, p.len, layout.direct_ok, stop)?;
-        }
     }
     Ok(layout)
 }
@@ -165,8 +152,12 @@ pub fn create(
 /// A stream doing its own operations takes its `region_len` (what it will write, 0 when it
 /// does not say) and no share.
 pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
-    let fixed: u64 = plan.streams.iter().map(|s| s.region_len).sum();
-    let shares = |s: &&crate::engine::StreamPlan| s.region_len == 0 && s.source.is_none();
+    let own = |s: &&crate::engine::StreamPlan| s.io.share.is_none();
+    let fixed: u64 = plan.streams.iter().filter(own).map(|s| s.region_len).sum();
+    // Streams of block I/O (their own generator's or not) without a size share what is free.
+    let block = |s: &crate::engine::StreamPlan| s.source.as_ref().is_none_or(|x| x.is_block());
+    let shares =
+        |s: &&crate::engine::StreamPlan| s.region_len == 0 && block(s) && s.io.share.is_none();
     let sharing = plan.streams.iter().filter(shares).count() as u64;
     let headroom = |n: u64| n / 100 + (64 << 20);
     if fixed + headroom(fixed) > free {
@@ -179,7 +170,8 @@ pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
     plan.streams
         .iter()
         .map(|s| match s.region_len {
-            0 if s.source.is_some() => Ok(0),
+            _ if s.io.share.is_some() => Ok(0),
+            0 if !block(s) => Ok(0),
             0 if share < s.io_size => Err(fixed + headroom(free) + sharing * s.io_size),
             0 => Ok(share - share % s.io_size),
             n => Ok(n),
@@ -187,44 +179,11 @@ pub fn region_lengths(plan: &Plan, free: u64) -> Result<Vec<u64>, u64> {
         .collect()
 }
 
-/// Creates the empty file `path`, for a stream that appends to it.
-fn create_empty(path: &Path) -> Result<(), StackError> {
-    std::fs::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .open(path)
-        .map(|_| ())
-        .map_err(|e| StackError::io(format!("create {}", path.display()), e))
-}
-
-/// Creates the file `path` of `len` bytes, allocated with fallocate; false when the filesystem
-/// cannot allocate ahead and the file is sparse.
-fn allocate(path: &Path, len: u64) -> Result<bool, StackError> {
-    let f = std::fs::OpenOptions::new()
-        .create_new(true)
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| StackError::io(format!("create {}", path.display()), e))?;
-    match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, len) {
-        Ok(()) => Ok(true),
-        Err(rustix::io::Errno::OPNOTSUPP) => {
-            f.set_len(len)
-                .map_err(|e| StackError::io(format!("size {}", path.display()), e))?;
-            Ok(false)
-        }
-        Err(e) => Err(StackError::io(
-            format!("fallocate {}", path.display()),
-            e.into(),
-        )),
-    }
-}
-
-/// Whether an aligned O_DIRECT read of `path` succeeds.
 /// Whether O_DIRECT reads work in `dir`, tried on a 4 KiB file made there and removed.
 fn direct_works_in(dir: &Path) -> Result<bool, StackError> {
     let probe = dir.join(".direct-probe");
-    allocate(&probe, 4096)?;
+    crate::engine::prepare::allocate(&probe, 4096)
+        .map_err(|e| StackError::io(format!("create {}", probe.display()), e))?;
     let ok = direct_works(&probe);
     let _ = std::fs::remove_file(&probe);
     Ok(ok)
@@ -236,36 +195,6 @@ fn direct_works(path: &Path) -> bool {
     };
     let mut b = AlignedBuf::new(4096);
     f.read_at(b.as_mut_slice(), 0).is_ok()
-}
-
-/// Writes random data over `len` bytes of `path` from `start`, then syncs it.
-pub fn fill_random(
-    path: &Path,
-    start: u64,
-    len: u64,
-    direct: bool,
-    stop: &AtomicBool,
-) -> Result<(), StackError> {
-    const CHUNK: u64 = 4 << 20;
-    let mut f = open_target(path, Op::Write, direct)
-        .map_err(|e| StackError::io(format!("open {}", path.display()), e))?;
-    let mut buf = AlignedBuf::new(CHUNK as usize);
-    let mut off = 0;
-    let mut seed = 0x5eed;
-    while off < len {
-        if stop.load(Ordering::Relaxed) {
-            return Err(StackError::Interrupted);
-        }
-        seed += 1;
-        buf.fill_random(seed);
-        let n = CHUNK.min(len - off) as usize;
-        f.write_all_at(&buf.as_slice()[..n], start + off)
-            .map_err(|e| StackError::io(format!("fill {}", path.display()), e))?;
-        off += n as u64;
-    }
-    f.flush().ok();
-    f.sync_all()
-        .map_err(|e| StackError::io(format!("sync {}", path.display()), e))
 }
 
 #[cfg(test)]
@@ -292,52 +221,46 @@ mod tests {
     }
 
     #[test]
-    fn creates_fills_and_removes() {
+    fn places_shares_and_removes() {
         let tmp = tempfile::tempdir().unwrap();
-        let stop = AtomicBool::new(false);
         let made;
         {
-            let l = create(tmp.path(), &plan(1 << 20), &mut Ledger::detached(), &stop).unwrap();
+            let mut p = plan(1 << 20);
+            let mut shared = p.streams[1].clone();
+            shared.io.share = Some(0);
+            p.streams.push(shared);
+            let l = create(tmp.path(), &p, &mut Ledger::detached()).unwrap();
             made = l.dir.clone();
-            assert_eq!(l.placements.len(), 2);
+            assert_eq!(l.placements.len(), 3);
             assert!(l.placements[0]
                 .path
                 .to_string_lossy()
                 .contains("00-playback0"));
-            let data = std::fs::read(&l.placements[0].path).unwrap();
-            assert_eq!(data.len(), 1 << 20);
+            assert_eq!(l.placements[2], l.placements[0], "the same place");
             assert!(
-                data.iter().filter(|&&b| b == 0).count() < 20_000,
-                "read file holds random data"
-            );
-            assert_eq!(
-                std::fs::metadata(&l.placements[1].path).unwrap().len(),
-                1 << 20
+                !l.placements[0].path.exists(),
+                "the prepare phase makes the files"
             );
         }
         assert!(!made.exists(), "layout removed on drop");
     }
 
     #[test]
-    fn streams_without_a_size_share_the_free_space_and_appenders_start_empty() {
+    fn streams_without_a_size_share_the_free_space() {
         let mut p = plan(1 << 20);
         p.streams[1].region_len = 0;
-        p.streams[1].pattern = Pattern::Append;
         let free = 1 << 30;
         let lens = region_lengths(&p, free).unwrap();
         let share = free - (1 << 20) - (free / 100 + (64 << 20));
         assert_eq!(lens, [1 << 20, share - share % 4096]);
         assert!(region_lengths(&p, 65 << 20).is_err());
-        let tmp = tempfile::tempdir().unwrap();
-        let l = create(
-            tmp.path(),
-            &p,
-            &mut Ledger::detached(),
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-        assert_eq!(std::fs::metadata(&l.placements[1].path).unwrap().len(), 0);
-        assert!(l.placements[1].len > 0);
+        let mut shared = p.streams[0].clone();
+        shared.io.share = Some(0);
+        p.streams.push(shared);
+        assert_eq!(
+            region_lengths(&p, free).unwrap(),
+            [1 << 20, share - share % 4096, 0]
+        );
     }
 
     #[test]
@@ -349,13 +272,7 @@ mod tests {
     #[test]
     fn refuses_what_does_not_fit() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = create(
-            tmp.path(),
-            &plan(1 << 60),
-            &mut Ledger::detached(),
-            &AtomicBool::new(false),
-        )
-        .unwrap_err();
+        let e = create(tmp.path(), &plan(1 << 60), &mut Ledger::detached()).unwrap_err();
         assert!(e.to_string().contains("region_size"), "{e}");
         assert_eq!(
             std::fs::read_dir(tmp.path()).unwrap().count(),
@@ -366,7 +283,6 @@ mod tests {
             &tmp.path().join("nope"),
             &plan(4096),
             &mut Ledger::detached(),
-            &AtomicBool::new(false),
         )
         .unwrap_err();
         assert!(

@@ -12,7 +12,7 @@ use super::resource::Resource;
 use super::{dirty, fs, guard, md, memimage, raw, scheduler, sys, volume, zfs};
 use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
-use crate::engine::{Op, Placement, Plan};
+use crate::engine::{Placement, Plan};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,13 +66,15 @@ pub fn build(
     if !opts.for_guest {
         host_can_build(spec, actions)?;
     }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(StackError::Interrupted);
+    }
     let mut b = Builder {
         spec,
         plan,
         opts,
         ledger,
         actions,
-        stop,
     };
     match devices {
         [d @ (DeviceSpec::Dir(_) | DeviceSpec::TempDir)] => b.on_directory(d),
@@ -110,13 +112,15 @@ pub fn attach_only(
     }
     // Attaching lays nothing out, so no plan is needed.
     let plan = Plan::sampled("attach", Vec::new(), false, 0);
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(StackError::Interrupted);
+    }
     let mut b = Builder {
         spec,
         plan: &plan,
         opts,
         ledger,
         actions,
-        stop,
     };
     let work = b.work_dir()?;
     let devs = b.attach_all(devices, logdev.as_ref(), &work)?;
@@ -247,7 +251,6 @@ struct Builder<'a> {
     opts: &'a BuildOptions,
     ledger: &'a mut Ledger,
     actions: &'a mut Actions,
-    stop: &'a AtomicBool,
 }
 
 impl Builder<'_> {
@@ -274,7 +277,7 @@ impl Builder<'_> {
                 devices: StackDevices::default(),
             });
         }
-        let layout = files::create(&parent, self.plan, self.ledger, self.stop)?;
+        let layout = files::create(&parent, self.plan, self.ledger)?;
         let mut devices = StackDevices::default();
         devices.add_backing_of(&parent);
         let mut warnings = layout.warnings.clone();
@@ -693,7 +696,7 @@ impl Builder<'_> {
                 direct_ok: self.plan.direct,
             });
         }
-        let layout = files::create(&mp, self.plan, self.ledger, self.stop)?;
+        let layout = files::create(&mp, self.plan, self.ledger)?;
         Ok(Laid {
             placements: layout.placements.clone(),
             direct_ok: layout.direct_ok,
@@ -725,17 +728,10 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// A raw layout on `devs`, read streams' regions filled with data.
+    /// A raw layout on `devs` (read streams' regions are filled by the plan's `prepare`
+    /// phase).
     fn raw_layout(&mut self, devs: &[PathBuf], kind: LayoutKind) -> Result<Laid, StackError> {
         let placements = raw::place(devs, self.plan, kind, self.actions)?;
-        if !self.actions.dry_run {
-            for (s, pl) in self.plan.streams.iter().zip(&placements) {
-                if s.op == Op::Read {
-                    let direct = self.plan.direct;
-                    files::fill_random(&pl.path, pl.offset, pl.len, direct, self.stop)?;
-                }
-            }
-        }
         Ok(Laid {
             placements,
             files: None,

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cause::{Cause, HasCause};
-use crate::engine::{Pacing, Pattern, StreamPlan};
+use crate::engine::{Op, Pacing, Pattern, StreamPlan};
 use crate::stack::resource::Resource;
 
 fn plan() -> Plan {

@@ -15,17 +15,40 @@ pub fn round_mib(x: u64) -> u64 {
     x.div_ceil(MIB) * MIB
 }
 
-/// Places `plan`'s streams on the block devices `devs` with the raw layout `kind`.
+/// Places `plan`'s streams on the block devices `devs` with the raw layout `kind`; a stream
+/// sharing an earlier stream's place gets the same region.
 pub fn place(
     devs: &[PathBuf],
     plan: &Plan,
     kind: LayoutKind,
     actions: &mut Actions,
 ) -> Result<Vec<Placement>, StackError> {
-    match kind {
-        LayoutKind::Partitions => partitions(&devs[0], plan, actions),
-        _ => regions(devs, plan, actions),
+    let owners: Vec<usize> = (0..plan.streams.len())
+        .filter(|&i| plan.streams[i].io.share.is_none())
+        .collect();
+    let own = Plan {
+        streams: owners.iter().map(|&i| plan.streams[i].clone()).collect(),
+        ..plan.clone()
+    };
+    let placed = match kind {
+        LayoutKind::Partitions => partitions(&devs[0], &own, actions)?,
+        _ => regions(devs, &own, actions)?,
+    };
+    let mut out: Vec<Placement> = Vec::with_capacity(plan.streams.len());
+    let mut next = placed.into_iter();
+    for s in &plan.streams {
+        let p = match s.io.share {
+            Some(owner) => out.get(owner).cloned().ok_or_else(|| {
+                StackError::Invalid(format!(
+                    "stream {} shares the place of stream {owner}, which does not come before it",
+                    s.name
+                ))
+            })?,
+            None => next.next().expect("one place per owner"),
+        };
+        out.push(p);
     }
+    Ok(out)
 }
 
 /// One stream's region: which device, where, how long.

@@ -62,6 +62,15 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
         w.timeline.begin(&phase.name, phase.step.kind());
         let (mut idled, mut background): (Option<IdleRecord>, Option<f64>) = (None, None);
         let (sampling_ns, samples, stop, cpu_s, measured) = match &phase.step {
+            Step::Prepare => {
+                w.progress
+                    .set_message(format!("{}: laying out the streams' files", phase.name));
+                engine.prepare(w.stop).map_err(|e| match e {
+                    crate::engine::EngineError::Interrupted => TrialError::Interrupted,
+                    e => e.into(),
+                })?;
+                (None, 0, None, None, None)
+            }
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
                 let out = engine.run_phase(i, |p| {
@@ -73,12 +82,18 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                 if out.incomplete {
                     return Err(TrialError::Interrupted);
                 }
+                // What the streams' generators found (verify mismatches), by stream.
+                let found = (!out.reports.is_empty()).then(|| {
+                    serde_json::json!({
+                        "streams": out.reports.into_iter().collect::<serde_json::Map<_, _>>()
+                    })
+                });
                 (
                     out.sampling_start_ns,
                     out.samples,
                     Some(stop.describe()),
                     Some(out.cpu_s),
-                    buffers_measured(&out.buffers),
+                    merged(buffers_measured(&out.buffers), found),
                 )
             }
             Step::Action(a) => {
@@ -142,6 +157,20 @@ fn buffers_measured(buffers: &[(String, Tally)]) -> Option<serde_json::Value> {
         })
         .collect();
     Some(serde_json::json!({ "buffers": list }))
+}
+
+/// One phase's `measured` from the real-time buffers' and the generators' parts.
+fn merged(
+    a: Option<serde_json::Value>,
+    b: Option<serde_json::Value>,
+) -> Option<serde_json::Value> {
+    match (a, b) {
+        (Some(serde_json::Value::Object(mut x)), Some(serde_json::Value::Object(y))) => {
+            x.extend(y);
+            Some(serde_json::Value::Object(x))
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 /// Sets the progress bar up for a stream phase: samples for all-have-N, tenths of a second for

@@ -23,7 +23,15 @@ fn the_plan_fills_then_unmounts_checks_and_mounts_again() {
     let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
-        ["fill", "sync", "unmount", "drop_caches", "fsck", "mount"]
+        [
+            "prepare",
+            "fill",
+            "sync",
+            "unmount",
+            "drop_caches",
+            "fsck",
+            "mount"
+        ]
     );
     assert_eq!(plan.streams.len(), 3);
     assert!(plan.streams.iter().all(|s| s.source.is_some()));

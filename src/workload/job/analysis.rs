@@ -1,12 +1,12 @@
 //! job's analysis: one pass over each stream's samples of the `run` phase (read from its spill
 //! file or samples.csv one sample at a time, so a trial of tens of millions of I/Os is analysed
 //! in bounded memory), latencies kept in HDR histograms (3 significant digits), then summed per
-//! job group and in total as fio does: IOPS and MB/s over the time from the phase's start to
-//! the last completion.
+//! job and in total as fio does: IOPS and MB/s over the time from the first issue to the last
+//! completion (a job's runtime, its start delay left out).
 
-use super::figures::{GroupFigures, LatUs, Percentile, StreamFigures, Verdict};
+use super::figures::{GroupFigures, LatUs, Percentile, RunGroup, StreamFigures, Verdict};
+use super::plan;
 use super::spec::JobSpec;
-use super::PHASE;
 use crate::engine::{Op, Sample, SampleSet};
 use crate::present::{num, num_opt, Rows};
 use crate::workload::{streams_json, verdict_json, AnalysisError, Outcome};
@@ -25,8 +25,11 @@ struct Acc {
     bytes: u64,
     reads: u64,
     writes: u64,
+    read_bytes: u64,
+    write_bytes: u64,
     fsyncs: u64,
-    /// The last completion, ns after the phase's zero.
+    /// The first issue and the last completion, ns of the samples' clock.
+    first_ns: u64,
     end_ns: u64,
 }
 
@@ -40,17 +43,21 @@ impl Acc {
             bytes: 0,
             reads: 0,
             writes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
             fsyncs: 0,
+            first_ns: u64::MAX,
             end_ns: 0,
         }
     }
 
     #[inline]
-    fn add(&mut self, s: &Sample, zero: u64) {
-        self.end_ns = self.end_ns.max(s.done_ns().saturating_sub(zero));
+    fn add(&mut self, s: &Sample, full_ok: bool) {
+        self.first_ns = self.first_ns.min(s.issue_ns);
+        self.end_ns = self.end_ns.max(s.done_ns());
         match s.op {
             Op::Read => self.reads += 1,
-            Op::Write => self.writes += 1,
+            Op::Write | Op::Trim => self.writes += 1,
             _ => {
                 self.fsyncs += 1;
                 return;
@@ -58,10 +65,17 @@ impl Acc {
         }
         self.ios += 1;
         if s.errno != 0 {
-            self.errors += 1;
+            // The write that finds the device full ends a `fill_device` job: no error.
+            if !(full_ok && s.errno == libc::ENOSPC) {
+                self.errors += 1;
+            }
             return;
         }
         self.bytes += s.bytes;
+        match s.op {
+            Op::Read => self.read_bytes += s.bytes,
+            _ => self.write_bytes += s.bytes,
+        }
         let lat = s.latency_ns + s.lag_ns;
         self.sum_ns += lat as u128;
         self.hist.saturating_record(lat.max(1));
@@ -77,12 +91,16 @@ impl Acc {
         self.bytes += o.bytes;
         self.reads += o.reads;
         self.writes += o.writes;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
         self.fsyncs += o.fsyncs;
+        self.first_ns = self.first_ns.min(o.first_ns);
         self.end_ns = self.end_ns.max(o.end_ns);
     }
 
+    /// From the first issue to the last completion, s (fio's runtime of a job or group).
     fn runtime_s(&self) -> f64 {
-        self.end_ns as f64 / 1e9
+        self.end_ns.saturating_sub(self.first_ns) as f64 / 1e9
     }
 
     fn per_s(&self, n: u64) -> f64 {
@@ -131,20 +149,29 @@ pub struct JobOutcome {
     pub warnings: Vec<String>,
 }
 
-/// job's figures from the samples of the `run` phase; `jobs` in plan order, their streams
-/// laid out one job after the other.
+/// job's figures from the samples of each job's run phase; `jobs` in plan order, their
+/// streams laid out one job after the other.
 pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, AnalysisError> {
-    let phase = samples
-        .phase_index(PHASE)
-        .ok_or_else(|| AnalysisError::MissingPhase(PHASE.into()))?;
-    let zero = samples.phases[phase].zero_ns();
-    let p = phase as u16;
+    let segs = plan::segments(jobs);
+    let mut run_phase = vec![0u16; jobs.len()];
+    for (k, seg) in segs.iter().enumerate() {
+        let name = plan::phase_names(k, segs.len()).1;
+        let i = samples
+            .phase_index(&name)
+            .ok_or(AnalysisError::MissingPhase(name))?;
+        for &j in seg {
+            run_phase[j] = i as u16;
+        }
+    }
+    let group_of = plan::run_groups(jobs);
+    let mut groups: Vec<(Acc, Vec<String>)> = Vec::new();
     let mut total = Acc::new();
     let mut streams = Vec::new();
     let mut group_figures = Vec::new();
     let mut at = 0;
-    for g in jobs {
+    for (gi, g) in jobs.iter().enumerate() {
         let mut sum = Acc::new();
+        let p = run_phase[gi];
         for _ in 0..g.numjobs {
             let info = samples
                 .streams
@@ -153,7 +180,7 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
             let mut acc = Acc::new();
             samples.each(at, &mut |s| {
                 if s.phase == p {
-                    acc.add(s, zero);
+                    acc.add(s, g.fill_device);
                 }
             })?;
             streams.push(StreamFigures {
@@ -174,8 +201,15 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
             sum.merge(&acc);
             at += 1;
         }
+        let name = plan::role_of(jobs, gi);
+        if groups.len() <= group_of[gi] {
+            groups.push((Acc::new(), Vec::new()));
+        }
+        let rg = &mut groups[group_of[gi]];
+        rg.0.merge(&sum);
+        rg.1.push(name.clone());
         group_figures.push(GroupFigures {
-            name: g.name.clone(),
+            name,
             rw: g.rw.word().to_string(),
             ioengine: g.ioengine.name().to_string(),
             iodepth: g.iodepth,
@@ -214,12 +248,39 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
         errors: total.errors,
         runtime_s: total.runtime_s(),
         groups: group_figures,
+        run_groups: groups
+            .iter()
+            .enumerate()
+            .map(|(id, (a, names))| RunGroup {
+                id: id as u64,
+                jobs: names.clone(),
+                ios: a.ios,
+                errors: a.errors,
+                iops: a.per_s(a.ios),
+                read_iops: a.per_s(a.reads),
+                write_iops: a.per_s(a.writes),
+                mb_s: a.per_s(a.bytes) / 1e6,
+                read_mb_s: a.per_s(a.read_bytes) / 1e6,
+                write_mb_s: a.per_s(a.write_bytes) / 1e6,
+                runtime_s: a.runtime_s(),
+                lat_us: a.lat(),
+            })
+            .collect(),
     };
     Ok(JobOutcome {
         streams,
         verdict,
         warnings,
     })
+}
+
+/// A row per job, then, when fio would report several groups, a row per group.
+pub fn job_and_group_rows(v: &Verdict) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = v.groups.iter().map(|g| g.row()).collect();
+    if v.run_groups.len() > 1 {
+        rows.extend(v.run_groups.iter().map(RunGroup::row));
+    }
+    rows
 }
 
 impl Outcome for JobOutcome {
@@ -234,7 +295,7 @@ impl Outcome for JobOutcome {
     fn stream_rows(&self) -> Rows {
         Rows {
             headings: super::figures::GROUP_HEADINGS.map(String::from).to_vec(),
-            rows: self.verdict.groups.iter().map(|g| g.row()).collect(),
+            rows: job_and_group_rows(&self.verdict),
         }
     }
 

@@ -86,9 +86,35 @@ pub struct Verdict {
     pub lat_p999_us: Option<f64>,
     pub lat_max_us: Option<f64>,
     pub errors: u64,
-    /// The run phase's length: its start to the last completion, s.
+    /// From the first issue to the last completion, s.
     pub runtime_s: f64,
+    /// Each job (fio's job section, all its `numjobs`).
     pub groups: Vec<GroupFigures>,
+    /// fio's reporting groups ("Run status group N"): a new one at each `stonewall` or
+    /// `new_group`.
+    #[serde(default)]
+    pub run_groups: Vec<RunGroup>,
+}
+
+/// One of fio's reporting groups: its jobs summed, over the time from its first issue to its
+/// last completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunGroup {
+    /// fio's group number, from 0.
+    pub id: u64,
+    /// Its jobs' names.
+    pub jobs: Vec<String>,
+    pub ios: u64,
+    pub errors: u64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub mb_s: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub runtime_s: f64,
+    pub lat_us: Option<LatUs>,
 }
 
 /// job's verdict figures: the key in [`Verdict`], label, unit, direction; IOPS ranks.
@@ -173,6 +199,25 @@ impl GroupFigures {
             self.ioengine.clone(),
             self.iodepth.to_string(),
             self.numjobs.to_string(),
+            num(self.iops),
+            num(self.mb_s),
+            lat(|l| l.mean),
+            lat(|l| l.p99),
+            lat(|l| l.p999),
+        ]
+    }
+}
+
+impl RunGroup {
+    /// The group as a row under [`GROUP_HEADINGS`]: `group N` and its jobs' count.
+    pub fn row(&self) -> Vec<String> {
+        let lat = |f: fn(&LatUs) -> f64| self.lat_us.as_ref().map_or("-".into(), |l| num(f(l)));
+        vec![
+            format!("group {}", self.id),
+            String::new(),
+            String::new(),
+            String::new(),
+            self.jobs.len().to_string(),
             num(self.iops),
             num(self.mb_s),
             lat(|l| l.mean),

@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod figures;
+pub mod gen;
 pub mod jobfile;
 pub mod options;
 pub mod params;

@@ -1,72 +1,52 @@
-//! The plan of a job trial: each job's `numjobs` clones become streams, one after the other in
-//! job order, all run in one phase (after a `ramp` phase when the jobs ramp up). A job iotrial
-//! cannot run as asked is refused naming the option and why.
+//! The plan of a job trial: each job's `numjobs` clones become generated streams
+//! ([`super::gen`]), one after the other in job order. The jobs between two `stonewall`s run
+//! together in a phase of their own that ends when every clone has ended by itself (after a
+//! ramp phase when they ramp up), one such phase after the other; a job with `wait_for` starts
+//! once the job it names has ended. fio's reporting groups ([`run_groups`]) start at each
+//! `stonewall` and `new_group`. The plan's `prepare` phase lays every file out first. Jobs
+//! naming the same `filename` share its place. A job iotrial cannot run as asked is refused
+//! naming the option and why.
 
-use super::spec::{Amount, BlockSizes, Engine, JobSpec, RwKind};
+use super::gen::place::{self, FilePlan};
+use super::gen::{self, JobGen};
+use super::spec::{Amount, Engine, JobSpec, RwKind};
 use super::{PHASE, RAMP_PHASE};
 use crate::engine::{
-    BackendKind, Op, Pacing, Pattern, Phase, Plan, Step, Stop, StreamIo, StreamPlan,
+    BackendKind, Op, Pacing, Pattern, Phase, Plan, Source, Step, Stop, StreamIo, StreamPlan,
 };
 use crate::params::ParamError;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
-/// Alignment O_DIRECT needs of sizes and offsets.
-const DIRECT_ALIGN: u64 = 4096;
-
-fn bytes_of(j: &JobSpec, key: &str, a: Amount) -> Result<u64, ParamError> {
-    match a {
-        Amount::Bytes(b) => Ok(b),
-        _ => Err(ParamError::invalid(
-            key,
-            format!("job {}: give {key} in bytes (a percentage or zones of the target is not supported)", j.name),
-        )),
-    }
-}
-
-/// The one block size of a job.
-fn block_size(j: &JobSpec) -> Result<u64, ParamError> {
-    match (&j.bs.read, &j.bs.write) {
-        (BlockSizes::Fixed(r), BlockSizes::Fixed(w)) if r == w => Ok(*r),
-        _ => Err(ParamError::invalid(
-            "bs",
-            format!("job {}: one block size for reads and writes", j.name),
-        )),
-    }
-}
+/// The smallest block O_DIRECT can move (a 512-byte sector).
+const SECTOR: u64 = 512;
 
 /// Checks that one job can run as asked.
 pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     let bad = |k: &str, m: String| Err(ParamError::invalid(k, format!("job {}: {m}", j.name)));
-    let bs = block_size(j)?;
-    if matches!(j.rw.kind, RwKind::Trim | RwKind::TrimWrite) {
-        return bad("rw", format!("rw={}: trims are not supported", j.rw.word()));
+    for d in [&j.bs.read, &j.bs.write, &j.bs.trim] {
+        if d.max() > (64 << 20) {
+            return bad(
+                "bs",
+                format!("{} bytes per I/O is more than iotrial's 64 MiB", d.max()),
+            );
+        }
+        if j.direct && d.min() % SECTOR != 0 {
+            return bad(
+                "bs",
+                format!(
+                    "{} bytes is not a multiple of {SECTOR} bytes, which direct=1 needs",
+                    d.min()
+                ),
+            );
+        }
     }
-    if j.rw.modifier != 0 {
-        return bad(
-            "rw",
-            format!("rw={}: an offset modifier is not supported", j.rw.word()),
-        );
-    }
-    let (offset, inc, size) = (
-        bytes_of(j, "offset", j.offset)?,
-        bytes_of(j, "offset_increment", j.offset_increment)?,
-        bytes_of(j, "size", j.size)?,
-    );
-    if j.direct && bs % DIRECT_ALIGN != 0 {
-        return bad(
-            "bs",
-            format!("{bs} must be a multiple of {DIRECT_ALIGN} with direct=1"),
-        );
-    }
-    if j.direct && (offset | inc) % DIRECT_ALIGN != 0 {
-        return bad(
-            "offset",
-            format!(
-                "offset and offset_increment must be multiples of {DIRECT_ALIGN} with direct=1"
-            ),
-        );
-    }
-    if size < bs {
-        return bad("size", format!("must be at least bs ({bs} bytes)"));
+    if let (Amount::Bytes(s), None) = (j.size, j.filesize) {
+        let bs = j.bs.read.min().min(j.bs.write.min());
+        if s < bs && !j.fill_device {
+            return bad("size", format!("must be at least bs ({bs} bytes)"));
+        }
     }
     if !(1..=1024).contains(&j.numjobs) {
         return bad("numjobs", "must be between 1 and 1024".into());
@@ -78,17 +58,10 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
         return bad(
             "iodepth",
             format!(
-                "{} needs ioengine=io_uring (psync does one I/O at a time)",
+                "{} needs an asynchronous engine such as ioengine=io_uring (psync does one I/O at a time)",
                 j.iodepth
             ),
         );
-    }
-    let (r, w) = (&j.rate, &j.rate_iops);
-    if r.read != r.write || w.read != w.write {
-        return bad("rate", "one rate for reads and writes".into());
-    }
-    if r.read > 0 && w.read > 0 {
-        return bad("rate", "set rate or rate_iops, not both".into());
     }
     if j.time_based && j.runtime <= 0.0 {
         return bad(
@@ -99,107 +72,269 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     Ok(())
 }
 
-/// The streams of one job: NAME.0, NAME.1, ...
-fn streams(j: &JobSpec) -> Vec<StreamPlan> {
-    let mix = (j.rw.kind == RwKind::Mixed).then_some(j.rwmixread as u8);
-    // A mixed job reads: its file is filled before the run.
-    let op = match (mix, j.rw.kind) {
-        (Some(0), _) => Op::Write,
-        (Some(_), _) => Op::Read,
-        (None, RwKind::Read) => Op::Read,
+/// The slot buffers' size: the largest I/O the job issues.
+fn largest(j: &JobSpec) -> u64 {
+    j.bs.read.max().max(j.bs.write.max()).max(j.bs.trim.max())
+}
+
+/// What a job's streams do, for the stack and the report.
+fn op_of(j: &JobSpec) -> Op {
+    match j.rw.kind {
+        RwKind::Read => Op::Read,
+        RwKind::Mixed if j.rwmixread > 0 => Op::Read,
+        RwKind::Trim => Op::Trim,
         _ => Op::Write,
-    };
-    let pattern = if j.rw.random {
-        Pattern::Random
-    } else {
-        Pattern::Sequential
-    };
-    let bs = j.fixed_bs().expect("checked");
-    let pacing = match (j.rate.read, j.rate_iops.read) {
-        (0, 0) => Pacing::Max,
-        (0, n) => Pacing::Rate(n as f64),
-        (b, _) => Pacing::Rate(b as f64 / bs as f64),
-    };
-    let backend = match j.ioengine {
-        Engine::IoUring => BackendKind::IoUring,
-        Engine::Psync => BackendKind::Psync,
-    };
-    let amount = |a: Amount| a.of(0, 0);
-    let size = amount(j.size);
-    (0..j.numjobs)
-        .map(|k| {
-            let skip = amount(j.offset) + k * amount(j.offset_increment);
-            StreamPlan {
-                name: format!("{}.{k}", j.name),
-                role: j.name.clone(),
-                op,
-                region_len: skip + size,
-                io_size: bs,
-                pattern,
-                pacing,
-                samples: 0,
-                source: None,
-                io: StreamIo {
-                    depth: j.iodepth as u32,
-                    backend: Some(backend),
-                    skip,
-                    bytes: if j.time_based { 0 } else { size },
-                    mix,
-                    fsync_every: j.fsync,
-                    seal: None,
-                },
+    }
+}
+
+/// Files shared by name: the stream that lays them out, their size, whether any job reads them.
+#[derive(Default)]
+struct Shared {
+    owner: usize,
+    size: u64,
+    fill: bool,
+}
+
+/// The jobs of each stonewall segment, in order: a `stonewall` job (but the first) starts one.
+pub fn segments(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if out.is_empty() || j.stonewall {
+            out.push(Vec::new());
+        }
+        out.last_mut().expect("a segment").push(i);
+    }
+    out
+}
+
+/// fio's reporting group of each job: a new one at each `stonewall` or `new_group` that has
+/// jobs before it in the group.
+pub fn run_groups(jobs: &[JobSpec]) -> Vec<usize> {
+    let (mut id, mut members) = (0, 0);
+    jobs.iter()
+        .map(|j| {
+            if (j.stonewall || j.new_group) && members > 0 {
+                id += 1;
+                members = 0;
             }
+            members += 1;
+            id
+        })
+        .collect()
+}
+
+/// The names of segment `k`'s phases (of `n`): its ramp phase and its run phase.
+pub fn phase_names(k: usize, n: usize) -> (String, String) {
+    if n == 1 {
+        (RAMP_PHASE.into(), PHASE.into())
+    } else {
+        (
+            format!("{RAMP_PHASE}{}", k + 1),
+            format!("{PHASE}{}", k + 1),
+        )
+    }
+}
+
+/// The job each job waits for (`wait_for`), by index; an error when it names no job before it.
+fn waits(jobs: &[JobSpec]) -> Result<Vec<Option<usize>>, ParamError> {
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| match &j.wait_for {
+            None => Ok(None),
+            Some(name) => jobs[..i]
+                .iter()
+                .position(|o| &o.name == name)
+                .map(Some)
+                .ok_or_else(|| {
+                    ParamError::invalid(
+                        "wait_for",
+                        format!("job {}: wait_for={name} names no job before it", j.name),
+                    )
+                }),
         })
         .collect()
 }
 
 /// The plan of `jobs`.
 pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
-    let mut streams_all = Vec::new();
     for j in jobs {
         check(j)?;
-        streams_all.extend(streams(j));
     }
-    if streams_all.len() > 1024 {
+    let clones: u64 = jobs.iter().map(|j| j.numjobs).sum();
+    if clones > 1024 {
         return Err(ParamError::invalid("numjobs", "more than 1024 jobs in all"));
     }
     let first = &jobs[0];
-    for j in jobs {
-        let differs = [
-            ("runtime", j.runtime != first.runtime),
-            ("time_based", j.time_based != first.time_based),
-            ("ramp_time", j.ramp_time != first.ramp_time),
-            ("direct", j.direct != first.direct),
-            ("randseed", j.randseed != first.randseed),
-        ];
-        if let Some((key, _)) = differs.iter().find(|d| d.1) {
+    let segs = segments(jobs);
+    for seg in &segs {
+        let lead = &jobs[seg[0]];
+        if let Some(&i) = seg.iter().find(|&&i| jobs[i].ramp_time != lead.ramp_time) {
             return Err(ParamError::invalid(
-                key,
+                "ramp_time",
                 format!(
-                    "job {} has another {key} than job {}; every job runs in one phase, so they must agree",
-                    j.name, first.name
+                    "job {} ramps up for another time than job {}; jobs between two stonewalls run together, so they must agree",
+                    jobs[i].name, lead.name
                 ),
             ));
         }
     }
-    let all: Vec<usize> = (0..streams_all.len()).collect();
-    let stop = match first.runtime {
-        r if r > 0.0 => Stop::Duration(r),
-        _ => Stop::OpsEnd,
-    };
+    let waits = waits(jobs)?;
+    let running: Vec<Arc<AtomicUsize>> = jobs
+        .iter()
+        .map(|j| Arc::new(AtomicUsize::new(j.numjobs as usize)))
+        .collect();
+    let seg_of: Vec<usize> = (0..jobs.len())
+        .map(|i| {
+            segs.iter()
+                .position(|s| s.contains(&i))
+                .expect("in a segment")
+        })
+        .collect();
+    // Files named by `filename` are shared: the first clone naming them lays them out, as
+    // big as the furthest any clone reaches.
+    let mut shared: BTreeMap<Vec<String>, Shared> = BTreeMap::new();
+    let mut index = 0;
+    for j in jobs {
+        for k in 0..j.numjobs {
+            if j.filename.is_some() {
+                let e = shared.entry(place::names(j, k)).or_insert(Shared {
+                    owner: index,
+                    ..Shared::default()
+                });
+                e.size = e.size.max(place::extent(j, k, 0, 0));
+                e.fill |= j.rw.reads() || j.overwrite;
+            }
+            index += 1;
+        }
+    }
+    let mut streams = Vec::new();
+    let mut first_stream = Vec::with_capacity(jobs.len());
+    for (ji, j) in jobs.iter().enumerate() {
+        let spec = Arc::new(j.clone());
+        let role = role_of(jobs, ji);
+        first_stream.push(streams.len());
+        let (ramp_name, _) = phase_names(seg_of[ji], segs.len());
+        let ramp = (j.ramp_time > 0.0).then_some(ramp_name);
+        // A job waiting for one in an earlier segment starts with its own segment anyway.
+        let waits_for = waits[ji]
+            .filter(|&w| seg_of[w] == seg_of[ji])
+            .map(|w| running[w].clone());
+        for k in 0..j.numjobs {
+            let i = streams.len();
+            let names = place::names(j, k);
+            let (owner, files) = match shared.get(&names) {
+                Some(s) => (
+                    (s.owner != i).then_some(s.owner),
+                    FilePlan {
+                        owner: s.owner == i,
+                        sizes: vec![s.size; names.len()],
+                        names,
+                        fill: s.fill,
+                    },
+                ),
+                None => (
+                    None,
+                    FilePlan {
+                        owner: true,
+                        sizes: Vec::new(),
+                        names,
+                        fill: j.rw.reads() || j.overwrite,
+                    },
+                ),
+            };
+            let region = match owner {
+                Some(_) => 0,
+                None => files
+                    .sizes
+                    .first()
+                    .copied()
+                    .unwrap_or(place::extent(j, k, 0, 0)),
+            };
+            let clone = Arc::new(gen::Clone {
+                job: spec.clone(),
+                clone: k,
+                files,
+                ramp_phase: ramp.clone(),
+                waits_for: waits_for.clone(),
+                running: running[ji].clone(),
+            });
+            let describe = format!(
+                "fio job {} #{k}: rw={}, {}",
+                j.name,
+                j.rw.word(),
+                j.ioengine.name()
+            );
+            streams.push(StreamPlan {
+                name: format!("{role}.{k}"),
+                role: role.clone(),
+                op: op_of(j),
+                region_len: region,
+                io_size: largest(j),
+                pattern: if j.rw.random {
+                    Pattern::Random
+                } else {
+                    Pattern::Sequential
+                },
+                pacing: Pacing::Max,
+                samples: 0,
+                source: Some(Source::block(describe, move |ctx| {
+                    Ok(Box::new(JobGen::new(clone.clone(), ctx)?))
+                })),
+                io: StreamIo {
+                    depth: j.iodepth as u32,
+                    backend: Some(backend(j.ioengine)),
+                    share: owner,
+                    ..StreamIo::default()
+                },
+            });
+        }
+    }
+    first_stream.push(streams.len());
     let mut phases = Vec::new();
-    if first.ramp_time > 0.0 {
+    for (k, seg) in segs.iter().enumerate() {
+        let members: Vec<usize> = seg
+            .iter()
+            .flat_map(|&ji| first_stream[ji]..first_stream[ji + 1])
+            .collect();
+        let (ramp, run) = phase_names(k, segs.len());
+        let ramp_time = jobs[seg[0]].ramp_time;
+        if ramp_time > 0.0 {
+            phases.push(Phase {
+                name: ramp,
+                step: Step::Streams {
+                    streams: members.clone(),
+                    stop: Stop::Duration(ramp_time),
+                },
+            });
+        }
         phases.push(Phase {
-            name: RAMP_PHASE.into(),
+            name: run,
             step: Step::Streams {
-                streams: all.clone(),
-                stop: Stop::Duration(first.ramp_time),
+                streams: members,
+                stop: Stop::OpsEnd,
             },
         });
     }
-    phases.push(Phase {
-        name: PHASE.into(),
-        step: Step::Streams { streams: all, stop },
-    });
-    Ok(Plan::new(streams_all, phases, first.direct, first.randseed))
+    let direct = jobs.iter().any(|j| j.direct);
+    Ok(Plan::new(streams, phases, direct, first.randseed))
+}
+
+/// Job `i`'s name in the trial: its fio name, or `NAME#N` for the Nth job of a name an earlier
+/// job has (fio lets jobs share a name; streams need their own).
+pub fn role_of(jobs: &[JobSpec], i: usize) -> String {
+    let name = &jobs[i].name;
+    let n = jobs[..i].iter().filter(|j| &j.name == name).count();
+    if n == 0 {
+        name.clone()
+    } else {
+        format!("{name}#{}", n + 1)
+    }
+}
+
+/// The engine's backend for a job's `ioengine`.
+fn backend(e: Engine) -> BackendKind {
+    match e {
+        Engine::IoUring => BackendKind::IoUring,
+        Engine::Psync => BackendKind::Psync,
+    }
 }

@@ -2,7 +2,7 @@
 //! completion latency) read back from result.json, so a report over trials of tens of millions
 //! of I/Os reads no samples.
 
-use super::figures::{GroupFigures, Verdict, COLUMNS, GROUP_HEADINGS};
+use super::figures::{Verdict, COLUMNS, GROUP_HEADINGS};
 use crate::present::chart::{Block, Section, Table};
 use crate::present::{num_opt, FigureSpec, KindReport, VerdictFigures};
 use crate::result::{ResultError, StackTrials, Trial};
@@ -14,11 +14,11 @@ pub struct JobReport;
 fn table(st: &StackTrials<'_>, v: &Verdict) -> Table {
     Table {
         caption: format!(
-            "{}: every job group of the first repeat (clat counted from the intended issue time for paced jobs)",
+            "{}: every job of the first repeat, then fio's reporting groups when there are several (clat counted from the intended issue time for paced jobs)",
             st.stack
         ),
         headings: GROUP_HEADINGS.map(String::from).to_vec(),
-        rows: v.groups.iter().map(GroupFigures::row).collect(),
+        rows: super::analysis::job_and_group_rows(v),
     }
 }
 

@@ -151,6 +151,51 @@ impl Amount {
     }
 }
 
+/// How random offsets are spread (fio's `random_distribution`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Distribution {
+    /// Uniform over the file (with the random map: each block once per pass).
+    Random,
+    /// Zipf with exponent theta, the hot spot at `center` (0..1) of the file.
+    Zipf { theta: f64, center: f64 },
+    /// Pareto with shape h.
+    Pareto { h: f64, center: f64 },
+    /// Normal with a standard deviation of `sigma` % of the file (fio's `normal`, `gauss`).
+    Normal { sigma: f64, center: f64 },
+    /// (share of the accesses %, share of the file %) per zone, in file order.
+    Zoned(Vec<(u32, f64)>),
+    /// (share of the accesses %, bytes) per zone, in file order.
+    ZonedAbs(Vec<(u32, u64)>),
+    /// These block indices in turn; with `stride`, the base moves on by the list's length
+    /// after each round.
+    Sequence { blocks: Vec<u64>, stride: bool },
+}
+
+/// How fio lays out a job's files before it starts (`fallocate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallocate {
+    None,
+    /// fallocate(2) of the whole file (fio's default, `native`, `1`).
+    Native,
+    /// posix_fallocate(3).
+    Posix,
+    /// fallocate with FALLOC_FL_KEEP_SIZE: allocated, the size unchanged.
+    Keep,
+    /// ftruncate to the size, nothing allocated.
+    Truncate,
+}
+
+/// Which of its files a job's next I/O goes to (fio's `file_service_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileService {
+    /// In turn, this many I/Os each.
+    RoundRobin(u64),
+    /// One file until it is done, then the next.
+    Sequential,
+    /// A file at random for each I/O.
+    Random,
+}
+
 /// fio's `ioengine`s iotrial runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -193,13 +238,83 @@ pub struct JobSpec {
     /// Bytes per second per direction; 0: unpaced.
     pub rate: PerDir<u64>,
     pub rate_iops: PerDir<u64>,
+    /// Intervals between paced I/Os drawn from an exponential distribution
+    /// (`rate_process=poisson`) instead of fixed.
+    pub rate_poisson: bool,
     /// An fsync after every N writes; 0: never.
     pub fsync: u64,
     pub randseed: u64,
     /// Completion-latency percentiles reported, in % (fio's `percentile_list`).
     pub percentiles: Vec<f64>,
+    /// `blockalign` per direction: random offsets are multiples of it (0: the smallest block
+    /// size).
+    pub blockalign: PerDir<u64>,
+    /// Block sizes of a range need not be multiples of the smallest (`blocksize_unaligned`).
+    pub bs_unaligned: bool,
+    /// Bytes each clone moves before it ends (fio's `io_size`), per pass; `None`: `size`.
+    pub io_size: Option<Amount>,
+    /// Passes over the job's I/O (`loops`).
+    pub loops: u64,
+    /// Seconds before the job starts: a fixed delay or a random one in a range.
+    pub startdelay: (f64, f64),
+    /// The job ends after this many I/Os (`number_ios`); 0: no limit.
+    pub number_ios: u64,
+    /// The job's files: `filename` (several separated by ':'), shared by every job naming
+    /// it; `None`: `nrfiles` files of its own per clone.
+    pub filename: Option<String>,
+    pub nrfiles: u64,
+    /// Each file's size, or a range a size is drawn from per file (`filesize`); `None`:
+    /// `size / nrfiles`.
+    pub filesize: Option<(u64, u64)>,
+    pub file_service: FileService,
+    /// fio's random map: each block once per pass (false: `norandommap`).
+    pub randommap: bool,
+    /// The same offsets in every run (`randrepeat`, the default); false: seeded from the clock.
+    pub randrepeat: bool,
+    pub distribution: Distribution,
+    pub fallocate: Fallocate,
+    /// Read every file once before the job starts (`pre_read`).
+    pub pre_read: bool,
+    /// Write until the filesystem or device is full (`fill_device`, `fill_fs`).
+    pub fill_device: bool,
+    /// Drop the file's page cache before the job starts and between passes (`invalidate`).
+    pub invalidate: bool,
+    /// Lay a read job's files out again (and truncate a write job's) before it starts
+    /// (fio's `overwrite`: writes to a file laid out first, not appended).
+    pub overwrite: bool,
+    /// fsync a file laid out before the job starts (`create_fsync`).
+    pub create_fsync: bool,
+    /// Remove the job's files when it ends (`unlink`).
+    pub unlink: bool,
+    /// An fdatasync after every N writes (`fdatasync`); 0: never.
+    pub fdatasync: u64,
+    /// fsync every file when the job ends (`end_fsync`) and when it closes it
+    /// (`fsync_on_close`).
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    /// O_SYNC (`sync=1`, `sync=sync`) or O_DSYNC (`sync=dsync`) writes.
+    pub sync: SyncMode,
+    /// posix_fadvise of the access pattern before the job starts (`fadvise_hint`).
+    pub fadvise: bool,
+    /// Waits for every job before it to end (`stonewall`, `wait_for_previous`), and starts a
+    /// new reporting group.
+    pub stonewall: bool,
+    /// Starts a new reporting group (`new_group`).
+    pub new_group: bool,
+    /// Starts once the job of this name has ended (`wait_for`).
+    pub wait_for: Option<String>,
     /// Options accepted without effect on the I/O, with why (`filename: ...`).
     pub notes: Vec<String>,
+}
+
+/// Synchronous writes (fio's `sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    None,
+    /// O_SYNC.
+    Sync,
+    /// O_DSYNC.
+    Dsync,
 }
 
 /// fio's default percentiles.
@@ -235,9 +350,38 @@ impl JobSpec {
             ramp_time: 0.0,
             rate: PerDir::all(0),
             rate_iops: PerDir::all(0),
+            rate_poisson: false,
             fsync: 0,
             randseed: 137,
             percentiles: FIO_PERCENTILES.to_vec(),
+            blockalign: PerDir::all(0),
+            bs_unaligned: false,
+            io_size: None,
+            loops: 1,
+            startdelay: (0.0, 0.0),
+            number_ios: 0,
+            filename: None,
+            nrfiles: 1,
+            filesize: None,
+            file_service: FileService::RoundRobin(1),
+            randommap: true,
+            randrepeat: true,
+            distribution: Distribution::Random,
+            fallocate: Fallocate::Native,
+            pre_read: false,
+            fill_device: false,
+            invalidate: true,
+            overwrite: false,
+            create_fsync: true,
+            unlink: false,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            sync: SyncMode::None,
+            fadvise: true,
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
             notes: Vec::new(),
         }
     }

@@ -2,9 +2,7 @@
 //! figures from known samples.
 
 use super::*;
-use crate::engine::{
-    BackendKind, Op, Pacing, Pattern, PhaseRecord, Sample, Step, Stop, StreamSamples,
-};
+use crate::engine::{BackendKind, Op, Pattern, PhaseRecord, Sample, Step, Stop, StreamSamples};
 
 fn params(over: &[(&str, &str)]) -> Params {
     let o: Vec<(String, String)> = over
@@ -34,23 +32,35 @@ fn fio_vocabulary_becomes_streams() {
     assert_eq!(plan.streams.len(), 2);
     let s = &plan.streams[1];
     assert_eq!((s.name.as_str(), s.role.as_str()), ("rr.1", "rr"));
-    assert_eq!(
-        (s.op, s.pattern, s.pacing.clone()),
-        (Op::Read, Pattern::Random, Pacing::Rate(100.0))
+    assert_eq!((s.op, s.pattern), (Op::Read, Pattern::Random));
+    assert!(
+        s.source.as_ref().is_some_and(|x| x.is_block()),
+        "a generated stream"
     );
     assert_eq!(s.io.depth, 32);
     assert_eq!(s.io.backend, Some(BackendKind::IoUring));
-    assert_eq!(s.io.skip, 5 << 20);
-    assert_eq!(s.region_len, 13 << 20);
-    assert_eq!(
-        s.io.bytes,
-        8 << 20,
-        "size still bounds a job that is not time_based"
-    );
+    assert_eq!(s.region_len, 13 << 20, "offset + increment + size");
+    assert_eq!(s.io.share, None, "files of its own");
     let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, [RAMP_PHASE, PHASE]);
+    assert_eq!(names, ["prepare", RAMP_PHASE, PHASE]);
     assert_eq!(plan.seed, 137);
     assert_eq!(plan.check(), Ok(()));
+}
+
+#[test]
+fn jobs_naming_one_file_share_it() {
+    let p = params(&[(
+        "groups",
+        "[global]\nfilename=data\nsize=4m\n[w]\nrw=randwrite\nnumjobs=2\n[r]\nrw=randread\nsize=8m\n[own]\nfilename=other\n",
+    )]);
+    let plan = Job.plan(&p).unwrap();
+    let shares: Vec<Option<usize>> = plan.streams.iter().map(|s| s.io.share).collect();
+    assert_eq!(shares, [None, Some(0), Some(0), None]);
+    assert_eq!(
+        plan.streams[0].region_len,
+        8 << 20,
+        "as far as any job reaches"
+    );
 }
 
 #[test]
@@ -59,12 +69,16 @@ fn job_file_sections_run_together_over_the_globals_above_them() {
         ("bs", "8KiB"),
         (
             "groups",
-            "[global]\nrw=randwrite\n[a]\nnumjobs=2\n[global]\nrw=read\n[b]\nbs=1m\n",
+            "[global]\nrw=randwrite\n[a]\nnumjobs=2\n[global]\nrw=read\n[b]\nbs=1m\n[b]\nruntime=1\n",
         ),
     ]);
     let plan = Job.plan(&p).unwrap();
     let names: Vec<&str> = plan.streams.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["a.0", "a.1", "b.0"]);
+    assert_eq!(
+        names,
+        ["a.0", "a.1", "b.0", "b#2.0"],
+        "a second job of a name is told apart"
+    );
     assert_eq!(
         (plan.streams[0].io_size, plan.streams[2].io_size),
         (8192, 1 << 20)
@@ -75,16 +89,19 @@ fn job_file_sections_run_together_over_the_globals_above_them() {
         "a [global] applies to the jobs after it"
     );
     assert_eq!(
-        plan.phases[0].step,
+        plan.phases[1].step,
         Step::Streams {
-            streams: vec![0, 1, 2],
+            streams: vec![0, 1, 2, 3],
             stop: Stop::OpsEnd
         }
     );
     let e = Job
-        .plan(&params(&[("groups", "[a]\nruntime=1\n[b]\nruntime=2\n")]))
+        .plan(&params(&[(
+            "groups",
+            "[a]\nramp_time=1\n[b]\nramp_time=2\n",
+        )]))
         .unwrap_err();
-    assert!(e.to_string().contains("runtime"), "{e}");
+    assert!(e.to_string().contains("ramp"), "{e}");
     let e = Job
         .plan(&params(&[("groups", "[a]\nbogus=1\n")]))
         .unwrap_err();
@@ -113,9 +130,8 @@ fn options_set_after_a_job_file_apply_over_its_own() {
 fn impossible_jobs_are_refused() {
     for (over, needle) in [
         (vec![("iodepth", "8")], "io_uring"),
-        (vec![("direct", "true"), ("bs", "1000")], "multiple of 4096"),
+        (vec![("direct", "true"), ("bs", "1000")], "multiple of 512"),
         (vec![("time_based", "true")], "runtime"),
-        (vec![("rate", "1MiB"), ("rate_iops", "5")], "not both"),
         (vec![("size", "1KiB")], "at least bs"),
     ] {
         let e = Job.plan(&params(&over)).unwrap_err().to_string();
@@ -123,10 +139,6 @@ fn impossible_jobs_are_refused() {
     }
     let e = Job.resolve(&[("rw".into(), "trim".into())]).unwrap_err();
     assert!(e.to_string().contains("randrw"), "{e}");
-    let e = Job
-        .plan(&params(&[("groups", "[t]\nrw=trim\n")]))
-        .unwrap_err();
-    assert!(e.to_string().contains("trim"), "{e}");
 }
 
 fn stream(name: &str, op: Op, lat_us: &[u64]) -> StreamSamples {
@@ -186,42 +198,159 @@ fn headline_figures_as_fio_reports_them() {
     );
 }
 
-#[test]
-fn a_mixed_job_reads_writes_and_fsyncs_as_told() {
-    use crate::engine::{self, EngineOptions, Placement};
-    let p = params(&[
-        ("rw", "randrw"),
-        ("rwmixread", "70"),
-        ("fsync", "4"),
-        ("bs", "4KiB"),
-        ("size", "4MiB"),
-        ("ioengine", "io_uring"),
-        ("iodepth", "4"),
-    ]);
-    let plan = Job.plan(&p).unwrap();
-    assert_eq!(plan.streams[0].io.mix, Some(70));
+/// Runs the jobs of `groups` (job-file text) in a temporary directory through the engine:
+/// the plan's prepare phase, then its other stream phases; every sample of each stream.
+fn run_jobs(groups: &str) -> (Vec<crate::engine::StreamSamples>, tempfile::TempDir) {
+    use crate::engine::{Engine, EngineOptions, Keep, Placement};
+    let plan = Job.plan(&params(&[("groups", groups)])).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.0");
-    std::fs::File::create(&path)
-        .unwrap()
-        .set_len(4 << 20)
-        .unwrap();
-    let placements = [Placement {
-        path,
-        offset: 0,
-        len: 4 << 20,
-    }];
+    let mut placements: Vec<Placement> = Vec::new();
+    for (i, s) in plan.streams.iter().enumerate() {
+        let p = match s.io.share {
+            Some(o) => placements[o].clone(),
+            None => {
+                let path = dir.path().join(format!("{i:02}"));
+                std::fs::create_dir(&path).unwrap();
+                Placement {
+                    path,
+                    offset: 0,
+                    len: s.region_len,
+                }
+            }
+        };
+        placements.push(p);
+    }
     let opts = EngineOptions {
         direct: false,
         backend: BackendKind::Psync,
         time_scale: 1.0,
     };
-    let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
-    let s = &out.streams[0].samples;
+    let mut e = Engine::new(
+        &plan,
+        &placements,
+        opts,
+        std::time::Instant::now(),
+        Keep::Memory,
+    )
+    .unwrap();
+    let mut records = vec![PhaseRecord::stream("prepare")];
+    e.prepare(&std::sync::atomic::AtomicBool::new(false))
+        .unwrap();
+    for i in 1..plan.phases.len() {
+        e.run_phase(i, |_| {}).unwrap();
+        records.push(PhaseRecord::stream(&plan.phases[i].name));
+    }
+    let set = e.finish(records).unwrap();
+    (set.load().unwrap(), dir)
+}
+
+#[test]
+fn a_mixed_job_reads_writes_and_fsyncs_as_told() {
+    let (s, _d) = run_jobs(
+        "[m]\nrw=randrw\nrwmixread=70\nfsync=4\nbs=4k\nsize=4m\nioengine=io_uring\niodepth=4\n",
+    );
+    let s = &s[0].samples;
     let count = |op| s.iter().filter(|x| x.op == op).count();
     let (r, w, f) = (count(Op::Read), count(Op::Write), count(Op::Fsync));
-    assert_eq!(r + w, 1024, "size / bs");
+    assert_eq!(
+        r + w,
+        1024,
+        "size / bs: the random map takes each block once"
+    );
     assert!((600..840).contains(&r), "about 70% reads: {r}");
     assert_eq!(f, w / 4, "an fsync after every 4 writes");
     assert!(s.iter().all(|x| x.errno == 0));
+    let mut offsets: Vec<u64> = s
+        .iter()
+        .filter(|x| x.op.is_data())
+        .map(|x| x.offset)
+        .collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    assert_eq!(offsets.len(), 1024, "every block once");
+}
+
+#[test]
+fn offsets_sizes_and_passes_as_fio_makes_them() {
+    // Backwards reads (fio's backwards-read.fio), in 4 KiB steps from the end.
+    let (s, _d) = run_jobs("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n");
+    let offs: Vec<u64> = s[0].samples.iter().map(|x| x.offset).take(4).collect();
+    assert_eq!(offs, [0, 65536 - 8192, 65536 - 12288, 65536 - 16384]);
+    assert_eq!(s[0].samples.len(), 16, "size / bs I/Os");
+    // A bssplit: sizes by weight; loops: passes; number_ios: a count.
+    let (s, _d) = run_jobs(
+        "[x]\nrw=randwrite\nbssplit=4k/50:16k/50\nsize=4m\nloops=3\n[n]\nrw=read\nsize=1m\nnumber_ios=10\n",
+    );
+    let bytes: u64 = s[0].samples.iter().map(|x| x.bytes).sum();
+    assert_eq!(bytes, 3 * (4 << 20), "three passes of size bytes");
+    let small = s[0].samples.iter().filter(|x| x.bytes == 4096).count() as f64;
+    let share = small / s[0].samples.len() as f64;
+    assert!((0.4..0.6).contains(&share), "half the I/Os 4k: {share}");
+    assert_eq!(s[1].samples.len(), 10);
+}
+
+#[test]
+fn rates_and_start_delays_pace_a_job() {
+    // 50 I/Os at 1000 IOPS take about 49 ms, after a 50 ms start delay.
+    let (s, _d) = run_jobs("[p]\nrw=read\nsize=200k\nbs=4k\nrate_iops=1000\nstartdelay=50ms\n");
+    let s = &s[0].samples;
+    assert_eq!(s.len(), 50);
+    // On a schedule: the k-th I/O goes no earlier than k ms after the first was due (its
+    // issue less how late it went).
+    let due0 = s[0].issue_ns - s[0].lag_ns;
+    assert!(s
+        .iter()
+        .enumerate()
+        .all(|(k, x)| x.issue_ns - due0 >= k as u64 * 1_000_000));
+    assert!(
+        s[0].issue_ns >= 50_000_000,
+        "after its start delay: {}",
+        s[0].issue_ns
+    );
+}
+
+#[test]
+fn stonewalls_run_segments_in_turn_and_groups_follow_fio() {
+    let text = "[a]\nrw=read\nsize=64k\n[b]\nnew_group\nrw=read\nsize=64k\n[c]\nstonewall\nrw=write\nsize=64k\n[d]\nrw=read\nsize=64k\n";
+    let plan = Job.plan(&params(&[("groups", text)])).unwrap();
+    let phases: Vec<(&str, Vec<usize>)> = plan
+        .phases
+        .iter()
+        .filter_map(|p| match &p.step {
+            Step::Streams { streams, .. } => Some((p.name.as_str(), streams.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(phases, [("run1", vec![0, 1]), ("run2", vec![2, 3])]);
+    let js = jobs(&params(&[("groups", text)])).unwrap();
+    assert_eq!(
+        super::plan::run_groups(&js),
+        [0, 1, 2, 2],
+        "new_group and stonewall start groups"
+    );
+    let (s, _d) = run_jobs(text);
+    assert!(s.iter().all(|x| x.samples.len() == 16));
+    let e = Job
+        .plan(&params(&[("groups", "[a]\nwait_for=b\n[b]\n")]))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("wait_for=b names no job before it"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_job_waiting_for_another_starts_when_it_ends() {
+    // In one segment: the readers start only once the writer is done (fio's waitfor.fio).
+    let (s, _d) = run_jobs(
+        "[writer]\nrw=write\nsize=256k\nbs=4k\n[reader]\nwait_for=writer\nrw=read\nsize=64k\nnumjobs=2\n",
+    );
+    let writer_done = s[0].samples.iter().map(|x| x.done_ns()).max().unwrap();
+    for r in &s[1..] {
+        assert_eq!(r.samples.len(), 16);
+        assert!(
+            r.samples[0].issue_ns >= writer_done,
+            "a reader began before the writer ended"
+        );
+    }
 }

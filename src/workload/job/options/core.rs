@@ -120,12 +120,19 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["rate"], |j, a| j.rate = a.dirs(&j.rate, bytes)?),
     opt!(["rate_iops"], |j, a| j.rate_iops =
         a.dirs(&j.rate_iops, int)?),
+    opt!(["rate_process"], |j, a| j.rate_poisson =
+        a.choice(&["linear", "poisson"])? == "poisson"),
     opt!(["fsync"], |j, a| j.fsync = a.int()?),
     opt!(["randseed"], |j, a| j.randseed = a.int()?),
     Opt {
         names: &["percentile_list"],
         set: percentile_list,
     },
+    opt!(["stonewall", "wait_for_previous"], |j, a| j.stonewall =
+        a.flag()?),
+    opt!(["new_group"], |j, a| j.new_group = a.flag()?),
+    opt!(["wait_for"], |j, a| j.wait_for =
+        Some(a.need()?.to_string())),
 ];
 
 #[cfg(test)]

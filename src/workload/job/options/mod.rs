@@ -19,6 +19,8 @@ macro_rules! opt {
 
 mod core;
 pub mod engines;
+mod files;
+mod io;
 mod refused;
 pub mod values;
 
@@ -36,10 +38,6 @@ pub struct Opt {
 /// only change how fio reports or runs its threads, not the I/O.
 pub const NOTED: &[(&str, &str)] = &[
     (
-        "filename",
-        "iotrial does its I/O on the stack's target, not on this file",
-    ),
-    (
         "directory",
         "iotrial does its I/O on the stack's target, not in this directory",
     ),
@@ -48,6 +46,18 @@ pub const NOTED: &[(&str, &str)] = &[
         "iotrial reports every job and every reporting group",
     ),
     ("thread", "iotrial runs every job as a thread"),
+    (
+        "openfiles",
+        "iotrial keeps every file of a job open while it runs",
+    ),
+    (
+        "allow_file_create",
+        "iotrial lays out its jobs' files on the stack's target itself",
+    ),
+    (
+        "create_serialize",
+        "iotrial lays out the jobs' files one job after the other",
+    ),
     (
         "threads",
         "an option of fio's tiobench profile, which fio ignores without profile=tiobench",
@@ -68,7 +78,10 @@ pub const NOTED: &[(&str, &str)] = &[
 
 /// Every option iotrial honours, in the order `supported()` lists them.
 fn table() -> impl Iterator<Item = &'static Opt> {
-    core::OPTIONS.iter()
+    core::OPTIONS
+        .iter()
+        .chain(io::OPTIONS)
+        .chain(files::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).
@@ -95,6 +108,13 @@ pub fn apply(job: &mut JobSpec, key: &str, value: Option<&str>) -> Result<Option
     let arg = Arg { key, value };
     if let Some(o) = find(key) {
         (o.set)(job, &arg)?;
+        if o.names[0] == "filename" {
+            // Never the named path: a job file saying filename=/dev/sdb must not touch it.
+            return Ok(Some(format!(
+                "{key}: iotrial does its I/O in a file of this name on the stack's target (its raw region on a raw layout), never on {}",
+                value.unwrap_or("")
+            )));
+        }
         return Ok(None);
     }
     if let Some((_, why)) = NOTED.iter().find(|(k, _)| *k == key) {

@@ -1,0 +1,507 @@
+//! One clone of a fio job as a generator of block I/O ([`crate::engine::IoGen`]): it lays out
+//! its files in the plan's `prepare` phase ([`place`]), then issues fio's I/O: the direction
+//! by `rw` and `rwmixread`, the file by `file_service_type`, the size by `bs`/`bsrange`/
+//! `bssplit` ([`sizes`]), the offset as fio picks it ([`offsets`], [`dist`]), paced by `rate`
+//! or `rate_iops` (fixed intervals, or `rate_process=poisson`), with an fsync or fdatasync after
+//! every N writes; it starts after `startdelay`, and ends after `runtime`, once it has moved
+//! `io_size` bytes per pass `loops` times (passes start over when `time_based`), or after
+//! `number_ios`; then it syncs its files (`end_fsync`, `fsync_on_close`) and removes them
+//! (`unlink`).
+
+pub mod dist;
+pub mod offsets;
+pub mod place;
+pub mod sizes;
+
+use super::spec::{FileService, JobSpec, RwKind};
+use crate::engine::rng::SplitMix64;
+use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
+use offsets::{FileCursor, Picking};
+use place::{FilePlan, JobFile};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Everything the plan decided about one clone.
+#[derive(Debug, Clone)]
+pub struct Clone {
+    pub job: Arc<JobSpec>,
+    /// Its number among the job's `numjobs`.
+    pub clone: u64,
+    pub files: FilePlan,
+    /// The name of the phase it ramps up in (its samples do not count), if any.
+    pub ramp_phase: Option<String>,
+    /// The clones still running of the job it waits for (`wait_for`): it starts at 0.
+    pub waits_for: Option<Arc<AtomicUsize>>,
+    /// Its own job's clones still running (it counts itself out when it ends).
+    pub running: Arc<AtomicUsize>,
+}
+
+/// The direction's index: read 0, write 1, trim 2.
+fn op_of(dir: usize) -> Op {
+    match dir {
+        0 => Op::Read,
+        1 => Op::Write,
+        _ => Op::Trim,
+    }
+}
+
+/// What is left to do once the job's I/O is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Still doing I/O.
+    No,
+    /// Syncing file k next (after draining what is in flight).
+    Sync(usize),
+    Done,
+}
+
+/// One clone of a job, running.
+pub struct JobGen {
+    c: Arc<Clone>,
+    files: Vec<JobFile>,
+    cursors: Vec<FileCursor>,
+    /// Files done for this pass (every direction it uses).
+    done: Vec<bool>,
+    picking: Picking,
+    rng: SplitMix64,
+    mix: SplitMix64,
+    sizes: SplitMix64,
+    /// Engine ns per second of the job's (model) time: 1e9 / time scale.
+    ns_per_s: f64,
+    start_at: Option<u64>,
+    deadline: Option<u64>,
+    in_ramp: bool,
+    /// Bytes issued in this pass, passes done, I/Os issued in all.
+    pass_bytes: u64,
+    passes: u64,
+    ios: u64,
+    writes: u64,
+    /// An fsync or fdatasync due before the next I/O.
+    sync_due: Option<Op>,
+    /// The file the next I/O goes to, and I/Os left on it.
+    file: usize,
+    file_left: u64,
+    /// A direction picked and waiting for its rate.
+    picked: Option<usize>,
+    /// trimwrite: the write that follows a trim.
+    then_write: Option<(usize, u64, u32)>,
+    /// When each direction's next I/O is due (rate).
+    due: [u64; 3],
+    ending: Ending,
+    opened: bool,
+    /// A write found the device full (`fill_device`): the job is over.
+    full: bool,
+    /// It has told its job it ended.
+    counted_out: bool,
+    /// The job it waits for has ended (its clock started then).
+    waited: bool,
+}
+
+impl JobGen {
+    /// Clone `c` on the place the stack gave it.
+    pub fn new(c: Arc<Clone>, ctx: &SourceCtx) -> std::io::Result<JobGen> {
+        let j = &c.job;
+        let files = place::files(j, c.clone, &c.files, ctx.placement)?;
+        let align = |d: &super::spec::BlockSizes, ba: u64| if ba > 0 { ba } else { d.min() };
+        let picking = Picking {
+            random: j.rw.random,
+            modifier: j.rw.modifier,
+            sequencer: j.rw_sequencer,
+            align: align(&j.bs.read, j.blockalign.read)
+                .min(align(&j.bs.write, j.blockalign.write))
+                .max(1),
+            randommap: j.randommap,
+            distribution: j.distribution.clone(),
+        };
+        let seed = if j.randrepeat {
+            j.randseed ^ ctx.seed
+        } else {
+            ctx.seed
+                ^ std::time::UNIX_EPOCH
+                    .elapsed()
+                    .map_or(0, |d| d.as_nanos() as u64)
+        };
+        let cursors = files
+            .iter()
+            .enumerate()
+            .map(|(k, f)| FileCursor::new(f.len, &picking, seed ^ k as u64))
+            .collect();
+        Ok(JobGen {
+            done: vec![false; files.len()],
+            files,
+            cursors,
+            picking,
+            rng: SplitMix64::new(seed),
+            mix: SplitMix64::new(seed ^ 0x0B1E_55ED),
+            sizes: SplitMix64::new(seed ^ 0x5123),
+            ns_per_s: 1e9 / ctx.time_scale.max(1e-9),
+            start_at: None,
+            deadline: None,
+            in_ramp: false,
+            pass_bytes: 0,
+            passes: 0,
+            ios: 0,
+            writes: 0,
+            sync_due: None,
+            file: 0,
+            file_left: 0,
+            picked: None,
+            then_write: None,
+            due: [0; 3],
+            ending: Ending::No,
+            opened: false,
+            full: false,
+            counted_out: false,
+            waited: false,
+            c,
+        })
+    }
+
+    fn ns(&self, s: f64) -> u64 {
+        (s * self.ns_per_s) as u64
+    }
+
+    /// The bytes a pass moves (fio's `io_size`, else `size`).
+    fn pass_budget(&self) -> u64 {
+        let j = &self.c.job;
+        let total: u64 = self.files.iter().map(|f| f.len).sum();
+        match j.io_size {
+            Some(a) => a.of(total, 0),
+            None => total,
+        }
+    }
+
+    /// The direction of the next I/O.
+    fn direction(&mut self) -> usize {
+        let j = &self.c.job;
+        match j.rw.kind {
+            RwKind::Read => 0,
+            RwKind::Write => 1,
+            RwKind::Trim => 2,
+            RwKind::Mixed => {
+                if (self.mix.below(100) as u32) < j.rwmixread {
+                    0
+                } else {
+                    1
+                }
+            }
+            RwKind::TrimWrite => 2,
+        }
+    }
+
+    /// The next file by `file_service_type`, skipping files done for the pass.
+    fn next_file(&mut self) -> Option<usize> {
+        let n = self.files.len();
+        if self.done.iter().all(|&d| d) {
+            return None;
+        }
+        let j = &self.c.job;
+        match j.file_service {
+            FileService::Random => {
+                let mut f = self.rng.below(n as u64) as usize;
+                while self.done[f] {
+                    f = (f + 1) % n;
+                }
+                self.file = f;
+            }
+            FileService::Sequential => {
+                while self.done[self.file] {
+                    self.file = (self.file + 1) % n;
+                }
+            }
+            FileService::RoundRobin(each) => {
+                if self.file_left == 0 || self.done[self.file] {
+                    // On to the next file (the first pick stays on file 0).
+                    if self.ios > 0 || self.done[self.file] {
+                        self.file = (self.file + 1) % n;
+                    }
+                    while self.done[self.file] {
+                        self.file = (self.file + 1) % n;
+                    }
+                    self.file_left = each;
+                }
+                self.file_left -= 1;
+            }
+        }
+        Some(self.file)
+    }
+
+    /// Starts a new pass over every file.
+    fn new_pass(&mut self) {
+        self.passes += 1;
+        self.pass_bytes = 0;
+        self.cursors.iter_mut().for_each(FileCursor::reset);
+        self.done.iter_mut().for_each(|d| *d = false);
+    }
+
+    /// Whether another pass follows the one that just ended.
+    fn another_pass(&mut self) -> bool {
+        let j = &self.c.job;
+        if j.time_based || self.passes + 1 < j.loops {
+            self.new_pass();
+            return true;
+        }
+        false
+    }
+
+    /// The I/O after the job's I/O is over: a drain, each file's sync, then the end.
+    fn finishing(&mut self, in_flight: usize) -> Next {
+        let j = &self.c.job;
+        loop {
+            match self.ending {
+                Ending::No => {
+                    self.ending = if j.end_fsync || j.fsync_on_close {
+                        Ending::Sync(0)
+                    } else {
+                        Ending::Done
+                    };
+                }
+                Ending::Sync(k) if k < self.files.len() => {
+                    if in_flight > 0 {
+                        return Next::Reap(0);
+                    }
+                    self.ending = Ending::Sync(k + 1);
+                    return Next::Io(Io {
+                        file: k as u32,
+                        op: Op::Fsync,
+                        ..Io::default()
+                    });
+                }
+                Ending::Sync(_) => self.ending = Ending::Done,
+                Ending::Done => {
+                    if !std::mem::replace(&mut self.counted_out, true) {
+                        self.c.running.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    if j.unlink && j.filename.is_none() {
+                        for f in self.files.iter().filter(|f| !f.raw) {
+                            let _ = std::fs::remove_file(&f.path);
+                        }
+                    }
+                    return Next::End;
+                }
+            }
+        }
+    }
+
+    /// Picks the next data I/O (direction, file, size, offset), or `None` when the job's
+    /// passes are over.
+    fn pick(&mut self, dir: usize) -> Option<Io> {
+        if let Some((file, offset, len)) = self.then_write.take() {
+            return Some(Io {
+                file: file as u32,
+                op: Op::Write,
+                offset,
+                len,
+                lag_ns: 0,
+            });
+        }
+        let j = self.c.job.clone();
+        let budget = if j.time_based {
+            u64::MAX
+        } else {
+            self.pass_budget()
+        };
+        loop {
+            if self.pass_bytes >= budget && !self.another_pass() {
+                return None;
+            }
+            let Some(f) = self.next_file() else {
+                if self.another_pass() {
+                    continue;
+                }
+                return None;
+            };
+            let bs = j.bs.get(spec_dir(dir));
+            let mut len = sizes::draw(bs, j.bs_unaligned, &mut self.sizes);
+            let room = self.files[f].len;
+            if len > room {
+                len = room;
+            }
+            let Some(off) = self.cursors[f].next(dir, len, &self.picking, &mut self.rng) else {
+                self.done[f] = true;
+                continue;
+            };
+            let len = len.min(budget.saturating_sub(self.pass_bytes)).max(1);
+            self.pass_bytes += len;
+            let file = &self.files[f];
+            let offset = file.base + file.start + off;
+            if j.rw.kind == RwKind::TrimWrite {
+                self.then_write = Some((f, offset, len as u32));
+            }
+            return Some(Io {
+                file: f as u32,
+                op: op_of(dir),
+                offset,
+                len: len as u32,
+                lag_ns: 0,
+            });
+        }
+    }
+
+    /// When the next I/O of `dir` (of `len` bytes) is due under the job's rate, if paced.
+    fn rate_interval(&mut self, dir: usize, len: u64) -> Option<u64> {
+        let j = &self.c.job;
+        let d = spec_dir(dir);
+        let per_s = match (*j.rate_iops.get(d), *j.rate.get(d)) {
+            (0, 0) => return None,
+            (0, b) => b as f64 / len.max(1) as f64,
+            (n, _) => n as f64,
+        };
+        let mut s = 1.0 / per_s;
+        if j.rate_poisson {
+            s *= -(1.0 - dist::unit(&mut self.mix)).ln();
+        }
+        Some(self.ns(s))
+    }
+}
+
+impl IoGen for JobGen {
+    fn prepare(&mut self, ctx: &PrepareCtx) -> std::io::Result<()> {
+        let j = self.c.job.clone();
+        if self.c.files.owner {
+            for f in &self.files {
+                place::lay_out(&j, f, self.c.files.fill, ctx)?;
+            }
+        }
+        if j.pre_read {
+            for f in &self.files {
+                place::pre_read(f, ctx.stop)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, direct: bool) -> std::io::Result<Vec<OwnedFd>> {
+        let j = self.c.job.clone();
+        let direct = direct && j.direct;
+        let first = !std::mem::replace(&mut self.opened, true);
+        self.files
+            .iter()
+            .map(|f| {
+                let fd = place::open(&j, f, direct)?;
+                if first {
+                    place::advise(&j, f, &fd, j.invalidate && !direct);
+                }
+                Ok(fd)
+            })
+            .collect()
+    }
+
+    fn begin(&mut self, phase: &str, now: u64) {
+        let j = self.c.job.clone();
+        let start = *self.start_at.get_or_insert_with(|| {
+            let (lo, hi) = j.startdelay;
+            let delay = lo + (hi - lo) * dist::unit(&mut self.mix);
+            now + (delay * self.ns_per_s) as u64
+        });
+        self.in_ramp = self.c.ramp_phase.as_deref() == Some(phase);
+        if !self.in_ramp && j.runtime > 0.0 {
+            self.deadline = Some(now.max(start) + self.ns(j.runtime));
+        }
+        self.due = [now.max(start); 3];
+    }
+
+    fn next(&mut self, now: u64, in_flight: usize, _buf: &mut [u8]) -> Next {
+        if self.ending != Ending::No {
+            return self.finishing(in_flight);
+        }
+        let start = self.start_at.unwrap_or(0);
+        if now < start {
+            return Next::Wait(start);
+        }
+        if let Some(w) = &self.c.waits_for {
+            if w.load(Ordering::Acquire) > 0 {
+                // The job it waits for is still running: look again in a millisecond.
+                return Next::Wait(now + 1_000_000);
+            }
+            if !self.waited {
+                // It starts now: its runtime and rate count from here.
+                self.waited = true;
+                let j = self.c.job.clone();
+                if !self.in_ramp && j.runtime > 0.0 {
+                    self.deadline = Some(now + self.ns(j.runtime));
+                }
+                self.due = [now; 3];
+            }
+        }
+        let j = self.c.job.clone();
+        if self.full
+            || self.deadline.is_some_and(|d| now >= d)
+            || (j.number_ios > 0 && self.ios >= j.number_ios)
+        {
+            return self.finishing(in_flight);
+        }
+        if let Some(op) = self.sync_due {
+            if in_flight > 0 {
+                return Next::Reap(0);
+            }
+            self.sync_due = None;
+            return Next::Io(Io {
+                file: self.file as u32,
+                op,
+                ..Io::default()
+            });
+        }
+        let dir = match self.picked {
+            Some(d) => d,
+            None => {
+                let d = if self.then_write.is_some() {
+                    1
+                } else {
+                    self.direction()
+                };
+                self.picked = Some(d);
+                d
+            }
+        };
+        let mut lag = 0;
+        if let Some(iv) = self.rate_interval(dir, j.bs.get(spec_dir(dir)).max()) {
+            let due = self.due[dir];
+            if now < due {
+                // The rate's interval is drawn again when it wakes; a fixed one is the same.
+                return Next::Wait(due);
+            }
+            lag = now - due;
+            self.due[dir] = due + iv;
+        }
+        self.picked = None;
+        let Some(mut io) = self.pick(dir) else {
+            return self.finishing(in_flight);
+        };
+        io.lag_ns = lag;
+        self.ios += 1;
+        if io.op == Op::Write {
+            self.writes += 1;
+            if j.fsync > 0 && self.writes % j.fsync == 0 {
+                self.sync_due = Some(Op::Fsync);
+            } else if j.fdatasync > 0 && self.writes % j.fdatasync == 0 {
+                self.sync_due = Some(Op::Fdatasync);
+            }
+        }
+        Next::Io(io)
+    }
+
+    fn done(
+        &mut self,
+        io: &Io,
+        result: Result<u64, i32>,
+        _buf: &[u8],
+        _now: u64,
+    ) -> Result<u64, i32> {
+        // A job filling its device ends at the first write that finds it full.
+        if self.c.job.fill_device && io.op == Op::Write && result == Err(libc::ENOSPC) {
+            self.full = true;
+        }
+        result
+    }
+}
+
+/// The direction of index `d`.
+fn spec_dir(d: usize) -> super::spec::Dir {
+    match d {
+        0 => super::spec::Dir::Read,
+        1 => super::spec::Dir::Write,
+        _ => super::spec::Dir::Trim,
+    }
+}
