@@ -121,3 +121,47 @@ impl<T: SyncIo> Backend for Synchronous<T> {
         self.done.take()
     }
 }
+
+/// Test helpers shared by the backends' tests.
+#[cfg(test)]
+pub mod testing {
+    use super::*;
+
+    /// A temporary file of `blocks` 4 KiB blocks of `byte`, opened for reading and writing.
+    pub fn file_of(
+        byte: u8,
+        blocks: usize,
+    ) -> (tempfile::TempDir, std::path::PathBuf, std::fs::File) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, vec![byte; blocks * 4096]).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        (d, p, f)
+    }
+
+    /// Reads block k into slot k for every slot at once; each completes once, whole, on its
+    /// slot, and every buffer holds `byte`. The slots' buffers.
+    pub fn reads_complete_on_their_slots(b: &mut dyn Backend, byte: u8) -> Vec<AlignedBuf> {
+        let n = b.queue_depth();
+        let mut bufs: Vec<AlignedBuf> = (0..n).map(|_| AlignedBuf::new(4096)).collect();
+        for (slot, buf) in bufs.iter_mut().enumerate() {
+            b.submit(slot, Op::Read, slot as u64 * 4096, buf, 4096);
+        }
+        let mut seen = vec![false; n];
+        for _ in 0..n {
+            let c = b.wait();
+            assert_eq!(c.result, Ok(4096));
+            assert!(
+                !std::mem::replace(&mut seen[c.slot], true),
+                "slot {} twice",
+                c.slot
+            );
+        }
+        assert!(bufs.iter().all(|x| x.as_slice().iter().all(|&v| v == byte)));
+        bufs
+    }
+}

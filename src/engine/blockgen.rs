@@ -61,6 +61,13 @@ pub trait IoGen: Send {
     /// A stream phase begins: `now_ns` is the engine's clock as its streams are let go.
     fn begin(&mut self, _phase: &str, _now_ns: u64) {}
 
+    /// How many submissions go to the kernel together and how many completions a wait asks
+    /// for at least (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min`); 0: the
+    /// backend's own way.
+    fn batching(&self) -> (usize, usize) {
+        (0, 0)
+    }
+
     /// The next thing to do, `in_flight` I/Os being in flight; a write's data goes into `buf`
     /// (the free slot's buffer, `io_size` bytes).
     fn next(&mut self, now_ns: u64, in_flight: usize, buf: &mut [u8]) -> Next;

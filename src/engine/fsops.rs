@@ -51,6 +51,13 @@ pub fn create(path: &CStr, direct: bool) -> Result<OwnedFd, i32> {
     rustix::fs::openat(CWD, path, flags, Mode::from_raw_mode(0o644)).map_err(errno)
 }
 
+/// Opens `path` for reading and writing, creating it when it does not exist (fio's
+/// `filecreate` engine: O_CREAT | O_RDWR, mode 0600).
+pub fn open_create(path: &CStr) -> Result<OwnedFd, i32> {
+    let flags = OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC;
+    rustix::fs::openat(CWD, path, flags, Mode::from_raw_mode(0o600)).map_err(errno)
+}
+
 /// Opens `path` for reading and writing (appending when `append`), O_DIRECT when `direct`.
 pub fn open_rw(path: &CStr, append: bool, direct: bool) -> Result<OwnedFd, i32> {
     let mut flags = OFlags::RDWR | OFlags::CLOEXEC;

@@ -3,13 +3,16 @@
 //! bounded memory ([`record`]). It knows nothing about workloads, and nothing about the action
 //! phases between stream phases, which the stack does.
 
+mod aio;
 pub mod backend;
 mod backend_kind;
 pub mod blockgen;
 mod blockgen_run;
 pub mod buffer;
 pub mod fsops;
+mod memio;
 pub mod plan;
+mod posixaio;
 pub mod prepare;
 pub mod protocol;
 pub mod psync;
@@ -23,6 +26,7 @@ pub mod source;
 mod source_run;
 mod spill;
 mod stream;
+mod syncvar;
 mod uring;
 
 pub use backend_kind::{BackendKind, Opened};

@@ -239,6 +239,25 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Makes stream `i`'s source of operations unless it has one.
+    fn make_source(&mut self, i: usize) -> Result<(), EngineError> {
+        if self.sources[i].is_some() {
+            return Ok(());
+        }
+        let s = &self.plan.streams[i];
+        let Some(Make::Ops(make)) = s.source.as_ref().map(|src| &src.make) else {
+            return Ok(());
+        };
+        let ctx = self.ctx(i);
+        let made = make(&ctx).map_err(|e| EngineError::Source {
+            stream: s.name.clone(),
+            path: ctx.placement.path.clone(),
+            source: e,
+        })?;
+        self.sources[i] = Some(made);
+        Ok(())
+    }
+
     /// Makes stream `i`'s generator unless it has one.
     fn make_gen(&mut self, i: usize) -> Result<(), EngineError> {
         if self.gens[i].is_some() {
@@ -258,25 +277,30 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// The plan's `prepare` phase: every stream's generator lays out its files; block
-    /// streams get theirs made as [`super::prepare`] says (created, allocated, and filled
-    /// for those that read). `stop` ends a long layout within a second.
+    /// The plan's `prepare` phase: every stream's generator or source lays out what it
+    /// needs; block streams get their files made as [`super::prepare`] says (created,
+    /// allocated, and filled for those that read). `stop` ends a long layout within a second.
     pub fn prepare(&mut self, stop: &std::sync::atomic::AtomicBool) -> Result<(), EngineError> {
         for i in 0..self.plan.streams.len() {
             let s = &self.plan.streams[i];
+            let ctx = PrepareCtx {
+                direct: self.opts.direct,
+                stop,
+            };
+            let failed = |e: std::io::Error| EngineError::Source {
+                stream: s.name.clone(),
+                path: self.placements[i].path.clone(),
+                source: e,
+            };
             if s.source.as_ref().is_some_and(|src| src.is_block()) {
                 self.make_gen(i)?;
-                let ctx = PrepareCtx {
-                    direct: self.opts.direct,
-                    stop,
-                };
                 let g = self.gens[i].as_mut().expect("made");
-                g.prepare(&ctx).map_err(|e| EngineError::Source {
-                    stream: s.name.clone(),
-                    path: self.placements[i].path.clone(),
-                    source: e,
-                })?;
-            } else if s.source.is_none() && s.io.share.is_none() {
+                g.prepare(&ctx).map_err(failed)?;
+            } else if s.source.is_some() {
+                self.make_source(i)?;
+                let src = self.sources[i].as_mut().expect("made");
+                src.lay_out(&ctx).map_err(failed)?;
+            } else if s.io.share.is_none() {
                 super::prepare::lay_out(s, &self.placements[i], self.opts.direct, stop)?;
             }
         }
@@ -372,6 +396,10 @@ impl<'a> Engine<'a> {
         let depth = opened.backend.queue_depth();
         let bufs = slot_buffers(&self.cursors[i], s.io_size as usize, depth);
         opened.warnings.extend(opened.backend.register(&bufs));
+        let (submit, complete) = gen.batching();
+        if submit > 0 || complete > 0 {
+            opened.backend.batching(submit.max(1), complete.max(1));
+        }
         self.warn(&s.name, opened.warnings);
         Ok(GenJob {
             index: k,

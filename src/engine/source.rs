@@ -30,6 +30,11 @@ pub trait OpSource: Send {
     fn due_ns(&self) -> Option<u64> {
         None
     }
+    /// Lays out what its operations need before the plan's first stream phase (the plan's
+    /// `prepare` phase): files to stat or remove made.
+    fn lay_out(&mut self, _ctx: &super::PrepareCtx) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What a source is made from once the stack has placed its stream.

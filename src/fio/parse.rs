@@ -156,6 +156,9 @@ pub fn parse_text(
                 apply(&mut j, std::slice::from_ref(o), file, &mut notes)?;
             }
         }
+        for note in crate::workload::job::job_notes(&j) {
+            notes.push(format!("{file}:{}: {note}", s.line));
+        }
         if let Err(e) = crate::workload::job::check_job(&j) {
             // The line that set the option, else the job's section.
             let key = e.name().unwrap_or_default();
@@ -231,10 +234,8 @@ mod tests {
                 .contains("d.fio:2: ioengine=rbd cannot be honoured: it is a network engine"),
             "{e}"
         );
-        let e =
-            parse_text("f.fio", "[global]\nioengine=psync\n[j]\niodepth=8\n", &env).unwrap_err();
-        assert!(e.to_string().starts_with("f.fio:4: "), "{e}");
-        assert!(e.to_string().contains("iodepth"), "{e}");
+        let e = parse_text("f.fio", "[global]\nioengine=io_uring\n[j]\nhipri\n", &env).unwrap_err();
+        assert!(e.to_string().starts_with("f.fio:4: hipri: "), "{e}");
         assert!(matches!(
             parse_text("e.fio", "[global]\nbs=4k\n", &env),
             Err(FioError::NoJobs { .. })

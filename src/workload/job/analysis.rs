@@ -56,12 +56,13 @@ impl Acc {
         self.first_ns = self.first_ns.min(s.issue_ns);
         self.end_ns = self.end_ns.max(s.done_ns());
         match s.op {
-            Op::Read => self.reads += 1,
-            Op::Write | Op::Trim => self.writes += 1,
-            _ => {
+            Op::Read | Op::Stat | Op::Readdir => self.reads += 1,
+            Op::Fsync | Op::Fdatasync => {
                 self.fsyncs += 1;
                 return;
             }
+            // Writes, trims, and the file engines' creating and removing.
+            _ => self.writes += 1,
         }
         self.ios += 1;
         if s.errno != 0 {

@@ -18,7 +18,7 @@ pub mod spec;
 pub use analysis::{analyze, JobOutcome};
 pub use figures::{GroupFigures, StreamFigures, Verdict, COLUMNS};
 pub use params::{jobs, PARAMS};
-pub use plan::check as check_job;
+pub use plan::{check as check_job, notes as job_notes};
 pub use spec::JobSpec;
 
 use super::{AnalysisError, Outcome, Seen, Workload};

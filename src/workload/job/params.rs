@@ -35,8 +35,8 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("offset", Kind::FioSize, "0", "where in its file or region a job's I/O starts"),
     ParamSpec::new("offset_increment", Kind::FioSize, "0", "job k's I/O starts at offset + k x offset_increment"),
     ParamSpec::new("numjobs", Kind::Count, "1", "parallel jobs (streams) of this description"),
-    ParamSpec::new("iodepth", Kind::Count, "1", "I/Os in flight per job (above 1 needs an asynchronous engine: io_uring)"),
-    ParamSpec::new("ioengine", Kind::Choice(ENGINES), "psync", "how a job issues its I/O: psync (pread/pwrite, one at a time) or io_uring (iodepth in flight, registered buffers and file)"),
+    ParamSpec::new("iodepth", Kind::Count, "1", "I/Os in flight per job (with an asynchronous engine: libaio, io_uring, posixaio)"),
+    ParamSpec::new("ioengine", Kind::Choice(ENGINES), "psync", "how a job issues its I/O, as fio's engine of the name: psync (pread/pwrite), sync, vsync, pvsync, pvsync2, libaio (the kernel's native AIO), io_uring (registered buffers and files), posixaio, mmap, null (no I/O: the engine's own cost), falloc, ftruncate"),
     ParamSpec::new("direct", Kind::Bool, "false", "O_DIRECT I/O (fio's default: buffered)"),
     ParamSpec::new("runtime", Kind::Duration, "0", "stop after this long (0: when each job has moved size bytes)"),
     ParamSpec::new("time_based", Kind::Bool, "false", "run for the whole runtime, starting over at the end of the file or region"),
@@ -50,7 +50,20 @@ pub static PARAMS: &[ParamSpec] = &[
 ];
 
 /// The engines the top-level `ioengine` parameter takes.
-pub const ENGINES: &[&str] = &["psync", "io_uring"];
+pub const ENGINES: &[&str] = &[
+    "psync",
+    "sync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "mmap",
+    "null",
+    "falloc",
+    "ftruncate",
+];
 
 /// The job the top-level parameters describe, named `name`.
 fn base(p: &Params, name: &str) -> JobSpec {

@@ -54,15 +54,13 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     if !(1..=4096).contains(&j.iodepth) {
         return bad("iodepth", "must be between 1 and 4096".into());
     }
-    if j.iodepth > 1 && j.ioengine == Engine::Psync {
+    if j.hipri && j.ioengine == Engine::IoUring {
         return bad(
-            "iodepth",
-            format!(
-                "{} needs an asynchronous engine such as ioengine=io_uring (psync does one I/O at a time)",
-                j.iodepth
-            ),
+            "hipri",
+            "io_uring's polled I/O needs a device with poll queues, which the stack's loop and FUSE devices have not; pvsync2 takes hipri".into(),
         );
     }
+
     if j.time_based && j.runtime <= 0.0 {
         return bad(
             "runtime",
@@ -244,6 +242,8 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
             };
             let region = match owner {
                 Some(_) => 0,
+                // A file engine's files: `filesize` bytes each, if any.
+                None if j.ioengine.on_files() => j.nrfiles * j.filesize.map_or(0, |f| f.1),
                 None => files
                     .sizes
                     .first()
@@ -264,6 +264,21 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 j.rw.word(),
                 j.ioengine.name()
             );
+            let source = if j.ioengine.on_files() {
+                let (job, plan) = (spec.clone(), clone.files.clone());
+                Source::new(describe, move |ctx| {
+                    Ok(Box::new(gen::fileops::FileOps::new(
+                        job.clone(),
+                        k,
+                        &plan,
+                        ctx,
+                    )?))
+                })
+            } else {
+                Source::block(describe, move |ctx| {
+                    Ok(Box::new(JobGen::new(clone.clone(), ctx)?))
+                })
+            };
             streams.push(StreamPlan {
                 name: format!("{role}.{k}"),
                 role: role.clone(),
@@ -277,12 +292,14 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 },
                 pacing: Pacing::Max,
                 samples: 0,
-                source: Some(Source::block(describe, move |ctx| {
-                    Ok(Box::new(JobGen::new(clone.clone(), ctx)?))
-                })),
+                source: Some(source),
                 io: StreamIo {
-                    depth: j.iodepth as u32,
-                    backend: Some(backend(j.ioengine)),
+                    depth: if j.ioengine.is_async() {
+                        j.iodepth as u32
+                    } else {
+                        1
+                    },
+                    backend: Some(backend(j)),
                     share: owner,
                     ..StreamIo::default()
                 },
@@ -331,10 +348,33 @@ pub fn role_of(jobs: &[JobSpec], i: usize) -> String {
     }
 }
 
+/// What iotrial says of a job beyond its options (after all of them are read).
+pub fn notes(j: &JobSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    if j.iodepth > 1 && !j.ioengine.is_async() {
+        out.push(format!(
+            "iodepth={}: {} does one I/O at a time, so the job has one in flight (as fio's synchronous engines)",
+            j.iodepth,
+            j.ioengine.name()
+        ));
+    }
+    out
+}
+
 /// The engine's backend for a job's `ioengine`.
-fn backend(e: Engine) -> BackendKind {
-    match e {
+fn backend(j: &JobSpec) -> BackendKind {
+    match j.ioengine {
         Engine::IoUring => BackendKind::IoUring,
-        Engine::Psync => BackendKind::Psync,
+        Engine::Libaio => BackendKind::Libaio,
+        Engine::Sync => BackendKind::Sync,
+        Engine::Vsync => BackendKind::Vsync,
+        Engine::Pvsync => BackendKind::Pvsync,
+        Engine::Pvsync2 => BackendKind::Pvsync2(j.hipri),
+        Engine::Posixaio => BackendKind::Posixaio,
+        Engine::Mmap => BackendKind::Mmap,
+        Engine::Null => BackendKind::Null,
+        Engine::Falloc => BackendKind::Falloc,
+        Engine::Ftruncate => BackendKind::Ftruncate,
+        _ => BackendKind::Psync,
     }
 }

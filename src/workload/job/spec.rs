@@ -200,15 +200,72 @@ pub enum FileService {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Psync,
+    Sync,
+    Vsync,
+    Pvsync,
+    Pvsync2,
+    Libaio,
     IoUring,
+    Posixaio,
+    Mmap,
+    Null,
+    Falloc,
+    Ftruncate,
+    FileCreate,
+    FileStat,
+    FileDelete,
+    DirCreate,
+    DirStat,
+    DirDelete,
 }
 
 impl Engine {
+    /// Every engine, by fio's name.
+    pub const ALL: [(&'static str, Engine); 18] = [
+        ("psync", Engine::Psync),
+        ("sync", Engine::Sync),
+        ("vsync", Engine::Vsync),
+        ("pvsync", Engine::Pvsync),
+        ("pvsync2", Engine::Pvsync2),
+        ("libaio", Engine::Libaio),
+        ("io_uring", Engine::IoUring),
+        ("posixaio", Engine::Posixaio),
+        ("mmap", Engine::Mmap),
+        ("null", Engine::Null),
+        ("falloc", Engine::Falloc),
+        ("ftruncate", Engine::Ftruncate),
+        ("filecreate", Engine::FileCreate),
+        ("filestat", Engine::FileStat),
+        ("filedelete", Engine::FileDelete),
+        ("dircreate", Engine::DirCreate),
+        ("dirstat", Engine::DirStat),
+        ("dirdelete", Engine::DirDelete),
+    ];
+
     pub fn name(self) -> &'static str {
-        match self {
-            Engine::Psync => "psync",
-            Engine::IoUring => "io_uring",
-        }
+        Engine::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("psync", |(n, _)| n)
+    }
+
+    /// Whether it keeps several I/Os in flight (`iodepth` above 1 means something).
+    pub fn is_async(self) -> bool {
+        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Posixaio)
+    }
+
+    /// Whether its "I/O" is an operation on a whole file or directory (open with create,
+    /// stat, unlink, mkdir, rmdir) rather than block I/O.
+    pub fn on_files(self) -> bool {
+        matches!(
+            self,
+            Engine::FileCreate
+                | Engine::FileStat
+                | Engine::FileDelete
+                | Engine::DirCreate
+                | Engine::DirStat
+                | Engine::DirDelete
+        )
     }
 }
 
@@ -284,6 +341,9 @@ pub struct JobSpec {
     pub overwrite: bool,
     /// fsync a file laid out before the job starts (`create_fsync`).
     pub create_fsync: bool,
+    /// Leave the creating of the job's files to its run, when it opens them
+    /// (`create_on_open`): nothing is laid out before.
+    pub create_on_open: bool,
     /// Remove the job's files when it ends (`unlink`).
     pub unlink: bool,
     /// An fdatasync after every N writes (`fdatasync`); 0: never.
@@ -296,6 +356,16 @@ pub struct JobSpec {
     pub sync: SyncMode,
     /// posix_fadvise of the access pattern before the job starts (`fadvise_hint`).
     pub fadvise: bool,
+    /// RWF_HIPRI polled I/O (`hipri`, pvsync2).
+    pub hipri: bool,
+    /// Submissions handed to the kernel together (`iodepth_batch_submit`); 0: the engine's
+    /// way (each at once for libaio, as fio).
+    pub batch_submit: u64,
+    /// Completions a wait asks for at least (`iodepth_batch_complete_min`); 0: one.
+    pub batch_complete_min: u64,
+    /// Once the queue is full, completions are taken until this many are in flight before it
+    /// is filled again (`iodepth_low`); 0: keep it full.
+    pub iodepth_low: u64,
     /// Waits for every job before it to end (`stonewall`, `wait_for_previous`), and starts a
     /// new reporting group.
     pub stonewall: bool,
@@ -373,12 +443,17 @@ impl JobSpec {
             invalidate: true,
             overwrite: false,
             create_fsync: true,
+            create_on_open: false,
             unlink: false,
             fdatasync: 0,
             end_fsync: false,
             fsync_on_close: false,
             sync: SyncMode::None,
             fadvise: true,
+            hipri: false,
+            batch_submit: 0,
+            batch_complete_min: 0,
+            iodepth_low: 0,
             stonewall: false,
             new_group: false,
             wait_for: None,

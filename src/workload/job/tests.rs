@@ -129,7 +129,10 @@ fn options_set_after_a_job_file_apply_over_its_own() {
 #[test]
 fn impossible_jobs_are_refused() {
     for (over, needle) in [
-        (vec![("iodepth", "8")], "io_uring"),
+        (
+            vec![("ioengine", "io_uring"), ("hipri", "1")],
+            "poll queues",
+        ),
         (vec![("direct", "true"), ("bs", "1000")], "multiple of 512"),
         (vec![("time_based", "true")], "runtime"),
         (vec![("size", "1KiB")], "at least bs"),
@@ -139,6 +142,10 @@ fn impossible_jobs_are_refused() {
     }
     let e = Job.resolve(&[("rw".into(), "trim".into())]).unwrap_err();
     assert!(e.to_string().contains("randrw"), "{e}");
+    // A synchronous engine asked for a deep queue runs one I/O at a time, as fio's do.
+    let p = params(&[("iodepth", "8")]);
+    assert_eq!(Job.plan(&p).unwrap().streams[0].io.depth, 1);
+    assert!(super::plan::notes(&jobs(&p).unwrap()[0])[0].contains("one I/O at a time"));
 }
 
 fn stream(name: &str, op: Op, lat_us: &[u64]) -> StreamSamples {
@@ -353,4 +360,70 @@ fn a_job_waiting_for_another_starts_when_it_ends() {
             "a reader began before the writer ended"
         );
     }
+}
+
+#[test]
+fn every_block_engine_runs_a_job_as_fio_would() {
+    for e in [
+        "psync", "sync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap",
+        "null",
+    ] {
+        let (s, _d) = run_jobs(&format!(
+            "[j]\nioengine={e}\niodepth=8\nrw=randrw\nbs=4k\nsize=256k\nfsync=8\n"
+        ));
+        let s = &s[0].samples;
+        let data = s.iter().filter(|x| x.op.is_data()).count();
+        assert_eq!(data, 64, "{e}: size / bs I/Os");
+        assert!(
+            s.iter().all(|x| x.errno == 0),
+            "{e}: {:?}",
+            s.iter().find(|x| x.errno != 0)
+        );
+        assert!(s.iter().any(|x| x.op == Op::Fsync), "{e}: fsyncs");
+    }
+    // falloc allocates with its writes and punches holes with its trims; ftruncate truncates.
+    let (s, d) = run_jobs("[f]\nioengine=falloc\nrw=randwrite\nbs=64k\nsize=1m\nfallocate=none\n");
+    assert_eq!(s[0].samples.len(), 16);
+    let file = std::fs::read_dir(d.path().join("00"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        file.metadata().unwrap().len(),
+        1 << 20,
+        "allocated by the writes"
+    );
+    let (s, _d) = run_jobs("[t]\nioengine=ftruncate\nrw=write\nbs=4k\nsize=64k\n");
+    assert!(s[0]
+        .samples
+        .iter()
+        .all(|x| x.errno == 0 && x.op == Op::Write));
+}
+
+#[test]
+fn the_file_engines_time_each_operation_on_each_file() {
+    let (s, d) = run_jobs(
+        "[c]\nioengine=filecreate\ncreate_on_open=1\nnrfiles=10\nfilesize=4k\n[s]\nioengine=filestat\nnrfiles=10\nfilesize=4k\n[u]\nioengine=filedelete\nnrfiles=10\nfilesize=4k\n[m]\nioengine=dircreate\nnrfiles=5\n[r]\nioengine=dirdelete\nnrfiles=5\n",
+    );
+    let ops: Vec<(Op, usize)> = s
+        .iter()
+        .map(|x| (x.samples[0].op, x.samples.len()))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            (Op::Create, 10),
+            (Op::Stat, 10),
+            (Op::Unlink, 10),
+            (Op::Mkdir, 5),
+            (Op::Rmdir, 5)
+        ]
+    );
+    assert!(s.iter().all(|x| x.samples.iter().all(|y| y.errno == 0)));
+    let left = |dir: &str| std::fs::read_dir(d.path().join(dir)).unwrap().count();
+    assert_eq!(
+        (left("00"), left("02"), left("03"), left("04")),
+        (10, 0, 5, 0)
+    );
 }

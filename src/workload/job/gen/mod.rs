@@ -9,6 +9,7 @@
 //! (`unlink`).
 
 pub mod dist;
+pub mod fileops;
 pub mod offsets;
 pub mod place;
 pub mod sizes;
@@ -96,6 +97,8 @@ pub struct JobGen {
     counted_out: bool,
     /// The job it waits for has ended (its clock started then).
     waited: bool,
+    /// The queue just filled up: drain it to `iodepth_low` before filling it again.
+    refill: bool,
 }
 
 impl JobGen {
@@ -154,6 +157,7 @@ impl JobGen {
             full: false,
             counted_out: false,
             waited: false,
+            refill: false,
             c,
         })
     }
@@ -359,7 +363,8 @@ impl JobGen {
 impl IoGen for JobGen {
     fn prepare(&mut self, ctx: &PrepareCtx) -> std::io::Result<()> {
         let j = self.c.job.clone();
-        if self.c.files.owner {
+        // create_on_open: the files are made when the run opens them.
+        if self.c.files.owner && !j.create_on_open {
             for f in &self.files {
                 place::lay_out(&j, f, self.c.files.fill, ctx)?;
             }
@@ -386,6 +391,11 @@ impl IoGen for JobGen {
                 Ok(fd)
             })
             .collect()
+    }
+
+    fn batching(&self) -> (usize, usize) {
+        let j = &self.c.job;
+        (j.batch_submit as usize, j.batch_complete_min as usize)
     }
 
     fn begin(&mut self, phase: &str, now: u64) {
@@ -443,6 +453,15 @@ impl IoGen for JobGen {
                 ..Io::default()
             });
         }
+        // iodepth_low: once the queue is full, let it drain to the low mark first.
+        let depth = if j.ioengine.is_async() {
+            j.iodepth as usize
+        } else {
+            1
+        };
+        if std::mem::take(&mut self.refill) && j.iodepth_low > 0 {
+            return Next::Reap(j.iodepth_low as usize);
+        }
         let dir = match self.picked {
             Some(d) => d,
             None => {
@@ -471,6 +490,8 @@ impl IoGen for JobGen {
         };
         io.lag_ns = lag;
         self.ios += 1;
+        self.refill =
+            j.iodepth_low > 0 && (j.iodepth_low as usize) < depth && in_flight + 1 >= depth;
         if io.op == Op::Write {
             self.writes += 1;
             if j.fsync > 0 && self.writes % j.fsync == 0 {

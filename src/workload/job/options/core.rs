@@ -128,6 +128,15 @@ pub static OPTIONS: &[Opt] = &[
         names: &["percentile_list"],
         set: percentile_list,
     },
+    opt!(["hipri"], |j, a| j.hipri = a.flag()?),
+    opt!(["iodepth_batch_submit", "iodepth_batch"], |j, a| j
+        .batch_submit =
+        a.int()?),
+    opt!(
+        ["iodepth_batch_complete_min", "iodepth_batch_complete"],
+        |j, a| j.batch_complete_min = a.int()?
+    ),
+    opt!(["iodepth_low"], |j, a| j.iodepth_low = a.int()?),
     opt!(["stonewall", "wait_for_previous"], |j, a| j.stonewall =
         a.flag()?),
     opt!(["new_group"], |j, a| j.new_group = a.flag()?),

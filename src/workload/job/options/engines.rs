@@ -5,7 +5,7 @@
 use super::super::spec::Engine;
 
 /// The engines iotrial runs, by fio's name.
-pub const RUNS: &[(&str, Engine)] = &[("psync", Engine::Psync), ("io_uring", Engine::IoUring)];
+pub const RUNS: &[(&str, Engine)] = &Engine::ALL;
 
 /// fio's engines iotrial does not run, and why.
 const REFUSED: &[(&[&str], &str)] = &[
@@ -44,8 +44,12 @@ const REFUSED: &[(&[&str], &str)] = &[
         "it moves extents with ext4's EXT4_IOC_MOVE_EXT, which iotrial does not drive",
     ),
     (
-        &["splice", "vsync", "windowsaio", "solarisaio"],
-        "iotrial does not run this engine on Linux (vsync and splice have pvsync and psync as their positional counterparts)",
+        &["splice"],
+        "it moves data through a pipe with splice(2), which iotrial does not model; psync does the same I/O",
+    ),
+    (
+        &["windowsaio", "solarisaio"],
+        "it is an engine of another operating system",
     ),
 ];
 

@@ -75,6 +75,7 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["overwrite"], |j, a| j.overwrite = a.flag()?),
     opt!(["create_fsync"], |j, a| j.create_fsync = a.flag()?),
     opt!(["unlink"], |j, a| j.unlink = a.flag()?),
+    opt!(["create_on_open"], |j, a| j.create_on_open = a.flag()?),
     opt!(["fdatasync"], |j, a| j.fdatasync = a.int()?),
     opt!(["end_fsync"], |j, a| j.end_fsync = a.flag()?),
     opt!(["fsync_on_close"], |j, a| j.fsync_on_close = a.flag()?),

@@ -74,6 +74,18 @@ pub const NOTED: &[(&str, &str)] = &[
         "registerfiles",
         "iotrial's io_uring registers its files whenever the kernel allows",
     ),
+    (
+        "userspace_reap",
+        "iotrial's libaio reaps its completions with io_getevents",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "a wait takes every completion there is, up to the queue depth",
+    ),
+    (
+        "io_submit_mode",
+        "iotrial issues a paced job's I/O on its schedule from the job's own thread whatever the completions, as long as its queue has room (fio's offload does it from other threads)",
+    ),
 ];
 
 /// Every option iotrial honours, in the order `supported()` lists them.
