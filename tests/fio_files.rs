@@ -176,3 +176,40 @@ fn a_study_runs_a_job_file_named_relative_to_it() {
     );
     assert_eq!(doc["verdict"]["groups"][0]["ios"], 8);
 }
+
+#[test]
+fn a_verify_job_names_the_offset_of_a_block_damaged_after_its_write() {
+    let (target, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let f = out.path().join("damaged.fio");
+    std::fs::write(
+        &f,
+        "[global]\nfilename=data ; one file for the three jobs\nbs=4k\nsize=2m\nioengine=libaio\niodepth=8\n\
+         [write]\nrw=randwrite\nverify=crc32c\ndo_verify=0\n\
+         [damage]\nstonewall\nrw=write\noffset=1m\nsize=8k\n\
+         [check]\nstonewall\nrw=read\nverify=crc32c\n",
+    )
+    .unwrap();
+    let a = iotrial()
+        .args(["run", &format!("fio:{}", f.display()), "--json", "--target"])
+        .arg(format!("dir:{}", target.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(doc["verdict"]["verify_mismatches"], 2, "{}", doc["verdict"]);
+    let v = &doc["streams"][2]["verify"];
+    assert_eq!((&v["checked"], &v["mismatches"]), (&512.into(), &2.into()));
+    let offsets: Vec<u64> = v["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, [1 << 20, (1 << 20) + 4096]);
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("check.0: verify found 2 of 512 intervals not as written (crc32c); the first at offset 1048576"),
+        "{warnings}"
+    );
+}

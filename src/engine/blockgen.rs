@@ -22,6 +22,9 @@ pub struct Io {
     pub len: u32,
     /// How late it is against the time it was meant to go (a paced stream), ns.
     pub lag_ns: u64,
+    /// The generator's own mark, handed back with the I/O to `done` (a read that checks what
+    /// it brings back).
+    pub tag: u8,
 }
 
 /// What a generator wants next.

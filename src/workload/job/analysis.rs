@@ -4,7 +4,9 @@
 //! job and in total as fio does: IOPS and MB/s over the time from the first issue to the last
 //! completion (a job's runtime, its start delay left out).
 
-use super::figures::{GroupFigures, LatUs, Percentile, RunGroup, StreamFigures, Verdict};
+use super::figures::{
+    GroupFigures, LatUs, Mismatch, Percentile, RunGroup, StreamFigures, Verdict, VerifyFigures,
+};
 use super::plan;
 use super::spec::JobSpec;
 use crate::engine::{Op, Sample, SampleSet};
@@ -184,7 +186,9 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
                     acc.add(s, g.fill_device);
                 }
             })?;
+            let verify = verify_of(samples, &info.name);
             streams.push(StreamFigures {
+                verify,
                 name: info.name.clone(),
                 role: info.role.clone(),
                 op: info.op,
@@ -230,6 +234,19 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
     let lat = total.lat();
     let any = total.ios > 0;
     let mut warnings = Vec::new();
+    let verifying: Vec<(&str, &VerifyFigures)> = streams
+        .iter()
+        .filter_map(|s| s.verify.as_ref().map(|v| (s.name.as_str(), v)))
+        .collect();
+    for (name, v) in verifying.iter().filter(|(_, v)| v.mismatches > 0) {
+        let first = v.first.first().expect("a mismatch kept");
+        warnings.push(format!(
+            "{name}: verify found {} of {} intervals not as written ({}); the first at offset {} of {}: {}",
+            v.mismatches, v.checked, v.checksum, first.offset, first.file, first.what
+        ));
+    }
+    let verify_mismatches =
+        (!verifying.is_empty()).then(|| verifying.iter().map(|(_, v)| v.mismatches).sum());
     if total.errors > 0 {
         warnings.push(format!("{} of {} I/Os failed", total.errors, total.ios));
     }
@@ -247,6 +264,7 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
         lat_p999_us: lat.map(|l| l.p999),
         lat_max_us: lat.map(|l| l.max),
         errors: total.errors,
+        verify_mismatches,
         runtime_s: total.runtime_s(),
         groups: group_figures,
         run_groups: groups
@@ -273,6 +291,40 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
         verdict,
         warnings,
     })
+}
+
+/// What stream `name`'s generator reported of its verify over every phase (the phases'
+/// records, `measured.streams.NAME.verify`).
+fn verify_of(samples: &SampleSet, name: &str) -> Option<VerifyFigures> {
+    let mut out: Option<VerifyFigures> = None;
+    for p in &samples.phases {
+        let Some(v) = p
+            .measured
+            .as_ref()
+            .and_then(|m| m.get("streams"))
+            .and_then(|s| s.get(name))
+            .and_then(|s| s.get("verify"))
+        else {
+            continue;
+        };
+        let f = out.get_or_insert_with(VerifyFigures::default);
+        // The generator's counts run on from one phase to the next: the last phase's are the
+        // stream's.
+        f.checksum = v["checksum"].as_str().unwrap_or_default().to_string();
+        f.checked = v["checked"].as_u64().unwrap_or(0);
+        f.mismatches = v["mismatches"].as_u64().unwrap_or(0);
+        f.first = v["first"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| Mismatch {
+                file: m["file"].as_str().unwrap_or_default().to_string(),
+                offset: m["offset"].as_u64().unwrap_or(0),
+                what: m["what"].as_str().unwrap_or_default().to_string(),
+            })
+            .collect();
+    }
+    out
 }
 
 /// A row per job, then, when fio would report several groups, a row per group.

@@ -39,6 +39,36 @@ pub struct StreamFigures {
     pub iops: f64,
     pub mb_s: f64,
     pub lat_us: Option<LatUs>,
+    /// What its reads back of its writes found (fio's `verify`); absent when it does not
+    /// verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyFigures>,
+}
+
+/// What a stream's verify found, over its run phases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyFigures {
+    /// fio's verify type of its headers.
+    pub checksum: String,
+    /// Verify intervals read back and checked.
+    pub checked: u64,
+    /// Of those, how many were not what it wrote.
+    pub mismatches: u64,
+    /// The first mismatches: where, and what is wrong.
+    pub first: Vec<Mismatch>,
+}
+
+/// One verify mismatch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mismatch {
+    /// The file (or device) it was read from.
+    pub file: String,
+    /// Byte offset of the damaged verify interval in it.
+    pub offset: u64,
+    /// What is wrong with it.
+    pub what: String,
 }
 
 /// Figures of one job group (fio's job section, all its `numjobs`).
@@ -86,6 +116,9 @@ pub struct Verdict {
     pub lat_p999_us: Option<f64>,
     pub lat_max_us: Option<f64>,
     pub errors: u64,
+    /// Verify mismatches of every job that verifies (fio's `verify`); absent when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_mismatches: Option<u64>,
     /// From the first issue to the last completion, s.
     pub runtime_s: f64,
     /// Each job (fio's job section, all its `numjobs`).

@@ -196,6 +196,22 @@ pub enum FileService {
     Random,
 }
 
+/// fio's `verify`, as a job asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifySpec {
+    pub checksum: crate::verify::Checksum,
+    /// Bytes each header covers (`verify_interval`); 0: the smallest write block size.
+    pub interval: u64,
+    /// The data's pattern (`verify_pattern`).
+    pub pattern: Option<Vec<u8>>,
+    /// Read what was written back and check it (`do_verify`, on by default).
+    pub check: bool,
+    /// Check after every this many writes (`verify_backlog`); 0: after each pass.
+    pub backlog: u64,
+    /// End the job at the first mismatch (`verify_fatal`).
+    pub fatal: bool,
+}
+
 /// fio's `ioengine`s iotrial runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -373,6 +389,10 @@ pub struct JobSpec {
     pub new_group: bool,
     /// Starts once the job of this name has ended (`wait_for`).
     pub wait_for: Option<String>,
+    /// fio's `verify`: `None` for none.
+    pub verify: Option<VerifySpec>,
+    /// Writes carry this pattern instead of pseudo-random bytes (`buffer_pattern`).
+    pub buffer_pattern: Option<Vec<u8>>,
     /// Options accepted without effect on the I/O, with why (`filename: ...`).
     pub notes: Vec<String>,
 }
@@ -457,6 +477,8 @@ impl JobSpec {
             stonewall: false,
             new_group: false,
             wait_for: None,
+            verify: None,
+            buffer_pattern: None,
             notes: Vec::new(),
         }
     }

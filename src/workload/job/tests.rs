@@ -208,6 +208,13 @@ fn headline_figures_as_fio_reports_them() {
 /// Runs the jobs of `groups` (job-file text) in a temporary directory through the engine:
 /// the plan's prepare phase, then its other stream phases; every sample of each stream.
 fn run_jobs(groups: &str) -> (Vec<crate::engine::StreamSamples>, tempfile::TempDir) {
+    let (set, dir) = run_set(groups);
+    (set.load().unwrap(), dir)
+}
+
+/// As [`run_jobs`], the samples kept as the trial keeps them (each phase's record holding
+/// what the streams' generators found).
+fn run_set(groups: &str) -> (SampleSet, tempfile::TempDir) {
     use crate::engine::{Engine, EngineOptions, Keep, Placement};
     let plan = Job.plan(&params(&[("groups", groups)])).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -244,11 +251,13 @@ fn run_jobs(groups: &str) -> (Vec<crate::engine::StreamSamples>, tempfile::TempD
     e.prepare(&std::sync::atomic::AtomicBool::new(false))
         .unwrap();
     for i in 1..plan.phases.len() {
-        e.run_phase(i, |_| {}).unwrap();
-        records.push(PhaseRecord::stream(&plan.phases[i].name));
+        let out = e.run_phase(i, |_| {}).unwrap();
+        let mut r = PhaseRecord::stream(&plan.phases[i].name);
+        let found: serde_json::Map<String, serde_json::Value> = out.reports.into_iter().collect();
+        r.measured = (!found.is_empty()).then(|| serde_json::json!({ "streams": found }));
+        records.push(r);
     }
-    let set = e.finish(records).unwrap();
-    (set.load().unwrap(), dir)
+    (e.finish(records).unwrap(), dir)
 }
 
 #[test]
@@ -426,4 +435,48 @@ fn the_file_engines_time_each_operation_on_each_file() {
         (left("00"), left("02"), left("03"), left("04")),
         (10, 0, 5, 0)
     );
+}
+
+#[test]
+fn verify_reads_back_what_a_job_wrote() {
+    // After the pass, and every 16 writes: every interval checked, none damaged.
+    for extra in ["", "verify_backlog=16\n"] {
+        let text = format!("[v]\nrw=randwrite\nbs=4k\nsize=1m\nverify=crc32c\n{extra}");
+        let (set, _d) = run_set(&text);
+        let out = analyze(&jobs(&params(&[("groups", &text)])).unwrap(), &set).unwrap();
+        let v = out.streams[0].verify.clone().expect("a verify report");
+        assert_eq!((v.checked, v.mismatches), (256, 0), "{extra}");
+        assert_eq!(out.verdict.verify_mismatches, Some(0));
+        assert_eq!(out.streams[0].write_ios, 256);
+        assert_eq!(out.streams[0].read_ios, 256, "each block read back once");
+    }
+}
+
+#[test]
+fn verify_names_a_block_damaged_between_its_write_and_its_check() {
+    // A writer seals 1 MiB; another job then writes plain data over 4 KiB at 64 KiB; a third
+    // reads the file back and checks every header (fio's surface-scan, with a fault put in).
+    let text = "[global]\nfilename=data\nbs=4k\nsize=1m\n\
+        [write]\nrw=write\nverify=md5\ndo_verify=0\n\
+        [damage]\nstonewall\nrw=write\noffset=64k\nsize=4k\n\
+        [check]\nstonewall\nrw=read\nverify=md5\n";
+    let (set, _d) = run_set(text);
+    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    let v = out.streams[2].verify.clone().expect("the checker's report");
+    assert_eq!((v.checked, v.mismatches), (256, 1));
+    assert_eq!(v.first[0].offset, 65536, "named by its offset");
+    assert!(
+        v.first[0].what.contains("no verify header"),
+        "{:?}",
+        v.first[0]
+    );
+    assert!(v.first[0].file.ends_with("data"));
+    assert_eq!(out.verdict.verify_mismatches, Some(1));
+    let w = out.warnings.join("\n");
+    assert!(w.contains("check.0: verify found 1 of 256 intervals not as written (md5); the first at offset 65536"), "{w}");
+    // verify_fatal ends the checker at its first mismatch.
+    let fatal = text.replace("[check]\nstonewall", "[check]\nstonewall\nverify_fatal=1");
+    let (set, _d) = run_set(&fatal);
+    let out = analyze(&jobs(&params(&[("groups", &fatal)])).unwrap(), &set).unwrap();
+    assert!(out.streams[2].read_ios < 256, "{}", out.streams[2].read_ios);
 }

@@ -13,6 +13,7 @@ pub mod fileops;
 pub mod offsets;
 pub mod place;
 pub mod sizes;
+pub mod verify;
 
 use super::spec::{FileService, JobSpec, RwKind};
 use crate::engine::rng::SplitMix64;
@@ -99,6 +100,34 @@ pub struct JobGen {
     waited: bool,
     /// The queue just filled up: drain it to `iodepth_low` before filling it again.
     refill: bool,
+    /// I/Os picked in this pass.
+    pass_ios: u64,
+    /// fio's verify: the headers its writes carry and what its reads found.
+    verifier: Option<verify::Verifier>,
+    /// A read-only job with verify checks every read (another job wrote the blocks).
+    checks_reads: bool,
+    /// Writes sealed since the last check, and the check under way.
+    unchecked: bool,
+    check: Check,
+}
+
+/// The tag of a read that checks what the job wrote.
+const VERIFY_READ: u8 = 1;
+
+/// A check of what the job wrote, under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Idle,
+    /// The last `verify_backlog` writes; `drained` once the writes in flight completed.
+    Backlog {
+        drained: bool,
+    },
+    /// Every interval written in the pass, file by file from `pos`.
+    Pass {
+        drained: bool,
+        file: usize,
+        pos: u64,
+    },
 }
 
 impl JobGen {
@@ -130,6 +159,16 @@ impl JobGen {
             .enumerate()
             .map(|(k, f)| FileCursor::new(f.len, &picking, seed ^ k as u64))
             .collect();
+        let verifier = j.verify.clone().map(|v| {
+            let interval = match v.interval {
+                0 => j.bs.write.min(),
+                n => n,
+            };
+            let regions: Vec<(u64, u64)> =
+                files.iter().map(|f| (f.base + f.start, f.len)).collect();
+            verify::Verifier::new(v, interval, &regions, ctx.index as u16, seed)
+        });
+        let checks_reads = j.verify.as_ref().is_some_and(|v| v.check) && !j.rw.writes();
         Ok(JobGen {
             done: vec![false; files.len()],
             files,
@@ -158,6 +197,11 @@ impl JobGen {
             counted_out: false,
             waited: false,
             refill: false,
+            pass_ios: 0,
+            verifier,
+            checks_reads,
+            unchecked: false,
+            check: Check::Idle,
             c,
         })
     }
@@ -239,14 +283,84 @@ impl JobGen {
         self.done.iter_mut().for_each(|d| *d = false);
     }
 
-    /// Whether another pass follows the one that just ended.
+    /// Whether another pass follows the one that just ended (not after a pass that did no
+    /// I/O: its files have no room).
     fn another_pass(&mut self) -> bool {
         let j = &self.c.job;
-        if j.time_based || self.passes + 1 < j.loops {
+        if std::mem::take(&mut self.pass_ios) > 0 && (j.time_based || self.passes + 1 < j.loops) {
             self.new_pass();
             return true;
         }
         false
+    }
+
+    /// While a check is under way, its next read (after what is in flight completes, so the
+    /// writes it reads back are done); `None` when there is none (or it just ended).
+    fn checking(&mut self, in_flight: usize) -> Option<Next> {
+        let v = self.verifier.as_mut()?;
+        let max = self.c.job.bs.read.max().max(self.c.job.bs.write.max());
+        let read = |file: usize, offset: u64, len: u64| {
+            Next::Io(Io {
+                file: file as u32,
+                op: Op::Read,
+                offset,
+                len: len as u32,
+                tag: VERIFY_READ,
+                ..Io::default()
+            })
+        };
+        loop {
+            match &mut self.check {
+                Check::Idle => return None,
+                Check::Backlog { drained } | Check::Pass { drained, .. } if !*drained => {
+                    if in_flight > 0 {
+                        return Some(Next::Reap(0));
+                    }
+                    *drained = true;
+                }
+                Check::Backlog { .. } => match v.next_backlog() {
+                    Some((f, off, len)) => return Some(read(f, off, u64::from(len))),
+                    None => self.check = Check::Idle,
+                },
+                Check::Pass { file, pos, .. } => {
+                    if *file >= self.files.len() {
+                        self.check = Check::Idle;
+                        continue;
+                    }
+                    match v.next_written(*file, *pos, max) {
+                        Some((off, len)) => {
+                            *pos = off + len;
+                            return Some(read(*file, off, len));
+                        }
+                        None => {
+                            *file += 1;
+                            *pos = 0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts reading back what the job wrote (its whole pass, or its backlog), when it
+    /// verifies and has written since the last check; false when there is nothing to check.
+    fn start_check(&mut self) -> bool {
+        let Some(v) = &self.verifier else {
+            return false;
+        };
+        if !v.spec.check || !std::mem::take(&mut self.unchecked) {
+            return false;
+        }
+        self.check = if v.spec.backlog > 0 {
+            Check::Backlog { drained: false }
+        } else {
+            Check::Pass {
+                drained: false,
+                file: 0,
+                pos: 0,
+            }
+        };
+        true
     }
 
     /// The I/O after the job's I/O is over: a drain, each file's sync, then the end.
@@ -288,8 +402,8 @@ impl JobGen {
         }
     }
 
-    /// Picks the next data I/O (direction, file, size, offset), or `None` when the job's
-    /// passes are over.
+    /// Picks the next data I/O (direction, file, size, offset), or `None` when this pass is
+    /// over (its bytes moved, or every file done).
     fn pick(&mut self, dir: usize) -> Option<Io> {
         if let Some((file, offset, len)) = self.then_write.take() {
             return Some(Io {
@@ -297,7 +411,7 @@ impl JobGen {
                 op: Op::Write,
                 offset,
                 len,
-                lag_ns: 0,
+                ..Io::default()
             });
         }
         let j = self.c.job.clone();
@@ -307,15 +421,10 @@ impl JobGen {
             self.pass_budget()
         };
         loop {
-            if self.pass_bytes >= budget && !self.another_pass() {
+            if self.pass_bytes >= budget {
                 return None;
             }
-            let Some(f) = self.next_file() else {
-                if self.another_pass() {
-                    continue;
-                }
-                return None;
-            };
+            let f = self.next_file()?;
             let bs = j.bs.get(spec_dir(dir));
             let mut len = sizes::draw(bs, j.bs_unaligned, &mut self.sizes);
             let room = self.files[f].len;
@@ -333,12 +442,13 @@ impl JobGen {
             if j.rw.kind == RwKind::TrimWrite {
                 self.then_write = Some((f, offset, len as u32));
             }
+            self.pass_ios += 1;
             return Some(Io {
                 file: f as u32,
                 op: op_of(dir),
                 offset,
                 len: len as u32,
-                lag_ns: 0,
+                ..Io::default()
             });
         }
     }
@@ -412,7 +522,7 @@ impl IoGen for JobGen {
         self.due = [now.max(start); 3];
     }
 
-    fn next(&mut self, now: u64, in_flight: usize, _buf: &mut [u8]) -> Next {
+    fn next(&mut self, now: u64, in_flight: usize, buf: &mut [u8]) -> Next {
         if self.ending != Ending::No {
             return self.finishing(in_flight);
         }
@@ -435,11 +545,18 @@ impl IoGen for JobGen {
                 self.due = [now; 3];
             }
         }
+        if let Some(n) = self.checking(in_flight) {
+            return n;
+        }
         let j = self.c.job.clone();
         if self.full
             || self.deadline.is_some_and(|d| now >= d)
             || (j.number_ios > 0 && self.ios >= j.number_ios)
         {
+            // What was written since the last check is read back before the job ends.
+            if !self.full && self.start_check() {
+                return self.next(now, in_flight, buf);
+            }
             return self.finishing(in_flight);
         }
         if let Some(op) = self.sync_due {
@@ -486,13 +603,36 @@ impl IoGen for JobGen {
         }
         self.picked = None;
         let Some(mut io) = self.pick(dir) else {
+            // The pass is over: check it, then the next pass or the end.
+            if self.start_check() {
+                self.picked = Some(dir);
+                return self.next(now, in_flight, buf);
+            }
+            if self.another_pass() {
+                self.picked = Some(dir);
+                return self.next(now, in_flight, buf);
+            }
             return self.finishing(in_flight);
         };
         io.lag_ns = lag;
+        if io.op == Op::Write {
+            let data = &mut buf[..io.len as usize];
+            if let Some(v) = &mut self.verifier {
+                v.seal(io.file as usize, io.offset, data, now);
+                self.unchecked = true;
+            } else if let Some(p) = &j.buffer_pattern {
+                for (i, b) in data.iter_mut().enumerate() {
+                    *b = p[i % p.len()];
+                }
+            }
+        }
         self.ios += 1;
         self.refill =
             j.iodepth_low > 0 && (j.iodepth_low as usize) < depth && in_flight + 1 >= depth;
         if io.op == Op::Write {
+            if self.verifier.as_ref().is_some_and(|v| v.backlog_due()) {
+                self.start_check();
+            }
             self.writes += 1;
             if j.fsync > 0 && self.writes % j.fsync == 0 {
                 self.sync_due = Some(Op::Fsync);
@@ -507,14 +647,36 @@ impl IoGen for JobGen {
         &mut self,
         io: &Io,
         result: Result<u64, i32>,
-        _buf: &[u8],
+        buf: &[u8],
         _now: u64,
     ) -> Result<u64, i32> {
         // A job filling its device ends at the first write that finds it full.
         if self.c.job.fill_device && io.op == Op::Write && result == Err(libc::ENOSPC) {
             self.full = true;
         }
+        let own = io.tag == VERIFY_READ;
+        if let (Some(v), Ok(n)) = (&mut self.verifier, result) {
+            if own || (io.op == Op::Read && self.checks_reads) {
+                let n = (n as usize).min(buf.len());
+                if let Err(e) = v.check(io.file as usize, io.offset, &buf[..n], own) {
+                    if v.spec.fatal {
+                        self.full = true;
+                    }
+                    return Err(e);
+                }
+            }
+        }
         result
+    }
+
+    fn report(&mut self) -> Option<serde_json::Value> {
+        let v = self.verifier.as_ref()?;
+        let names: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        Some(serde_json::json!({ "verify": v.report(&names) }))
     }
 }
 

@@ -23,6 +23,7 @@ mod files;
 mod io;
 mod refused;
 pub mod values;
+mod verify;
 
 use super::spec::JobSpec;
 pub use values::Arg;
@@ -75,6 +76,22 @@ pub const NOTED: &[(&str, &str)] = &[
         "iotrial's io_uring registers its files whenever the kernel allows",
     ),
     (
+        "verify_async",
+        "iotrial checks what it reads back in the job's own thread",
+    ),
+    (
+        "verify_dump",
+        "iotrial names each mismatch's offset and what is wrong in result.json instead of dumping the blocks to files",
+    ),
+    (
+        "verify_state_save",
+        "iotrial keeps no verify state file",
+    ),
+    (
+        "verify_backlog_batch",
+        "iotrial reads back every block of a backlog",
+    ),
+    (
         "userspace_reap",
         "iotrial's libaio reaps its completions with io_getevents",
     ),
@@ -94,6 +111,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .iter()
         .chain(io::OPTIONS)
         .chain(files::OPTIONS)
+        .chain(verify::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).

@@ -142,6 +142,66 @@ pub fn seconds(v: &str, unit: f64) -> Result<f64, String> {
     Ok(n * mult)
 }
 
+/// fio's data pattern (`verify_pattern`, `buffer_pattern`): hex numbers (`0xaa555aa5`, bytes
+/// as written), decimal numbers (their bytes from the least significant), and quoted strings
+/// (`"abcd"`), one after the other.
+pub fn pattern(v: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = v.trim();
+    while !rest.is_empty() {
+        if let Some(q) = rest.strip_prefix('"').or_else(|| rest.strip_prefix('\'')) {
+            let quote = rest.as_bytes()[0] as char;
+            let end = q
+                .find(quote)
+                .ok_or_else(|| format!("'{v}' has a string without its closing {quote}"))?;
+            out.extend_from_slice(&q.as_bytes()[..end]);
+            rest = q[end + 1..].trim_start();
+        } else if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let end = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());
+            let digits = &h[..end];
+            if digits.is_empty() {
+                return Err(format!("'{v}' has 0x without hex digits"));
+            }
+            let padded = if digits.len() % 2 == 1 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
+            for k in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[k..k + 2], 16).expect("hex digits"));
+            }
+            rest = h[end..].trim_start();
+        } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let mut n: u32 = rest[..end]
+                .parse()
+                .map_err(|_| format!("'{v}': {} is larger than 32 bits", &rest[..end]))?;
+            if n == 0 {
+                out.push(0);
+            }
+            while n > 0 {
+                out.push((n & 0xff) as u8);
+                n >>= 8;
+            }
+            rest = rest[end..].trim_start();
+        } else if rest.starts_with('%') {
+            return Err(format!(
+                "'{v}': formats such as %o (each block's offset) are not supported; give numbers and strings"
+            ));
+        } else {
+            return Err(format!(
+                "'{v}' is not a pattern of hex numbers (0xaa55), decimal numbers or \"strings\""
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}' is an empty pattern"));
+    }
+    Ok(out)
+}
+
 /// fio's per-direction list (`r,w,t`): a value not ending in a comma applies to the directions
 /// after it; an empty one keeps the current value. `one` reads one value.
 pub fn per_dir<T: Clone>(
@@ -202,6 +262,16 @@ mod tests {
             value: None,
         };
         assert_eq!(a.flag(), Ok(true));
+    }
+
+    #[test]
+    fn patterns_as_fio_reads_them() {
+        assert_eq!(pattern("0xaa555aa5"), Ok(vec![0xaa, 0x55, 0x5a, 0xa5]));
+        assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
+        assert_eq!(pattern("258"), Ok(vec![2, 1]));
+        assert_eq!(pattern("0xff\"ab\""), Ok(vec![0xff, b'a', b'b']));
+        assert!(pattern("%o").unwrap_err().contains("offset"));
+        assert!(pattern("zz").is_err());
     }
 
     #[test]

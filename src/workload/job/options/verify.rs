@@ -1,0 +1,103 @@
+//! fio's verify options: `verify` (crc32c, crc32c-intel, md5, meta, pattern: fio's own
+//! header, byte for byte), `verify_interval`, `verify_pattern`, `do_verify`, `verify_backlog`,
+//! `verify_fatal`; `buffer_pattern` fills writes with a pattern without verifying it.
+
+use super::super::spec::{JobSpec, VerifySpec};
+use super::values::{pattern, Arg};
+use super::Opt;
+use crate::verify::Checksum;
+
+/// The job's verify settings, made with fio's defaults the first time an option asks.
+fn verify_of(j: &mut JobSpec) -> &mut VerifySpec {
+    j.verify.get_or_insert(VerifySpec {
+        checksum: Checksum::Crc32c,
+        interval: 0,
+        pattern: None,
+        check: true,
+        backlog: 0,
+        fatal: false,
+    })
+}
+
+fn verify(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
+    let v = a.need()?;
+    if v == "0" || v == "none" {
+        j.verify = None;
+        return Ok(());
+    }
+    let Some(c) = Checksum::parse(v) else {
+        return Err(match v {
+            "crc64" | "crc32" | "crc16" | "crc7" | "xxhash" | "sha1" | "sha256" | "sha512"
+            | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "null" => format!(
+                "verify={v}: iotrial writes and checks fio's headers with crc32c, md5, meta or pattern, not {v}"
+            ),
+            _ => format!("verify={v}: expected crc32c, crc32c-intel, md5, meta or pattern"),
+        });
+    };
+    verify_of(j).checksum = c;
+    Ok(())
+}
+
+/// The options of this module.
+pub static OPTIONS: &[Opt] = &[
+    Opt {
+        names: &["verify"],
+        set: verify,
+    },
+    opt!(["verify_interval"], |j, a| {
+        let n = a.bytes()?;
+        if n == 0 {
+            return Err("verify_interval must be greater than 0".into());
+        }
+        verify_of(j).interval = n;
+    }),
+    opt!(["verify_pattern"], |j, a| {
+        let p = pattern(a.need()?).map_err(|e| format!("{}: {e}", a.key))?;
+        verify_of(j).pattern = Some(p);
+    }),
+    opt!(["do_verify"], |j, a| {
+        let on = a.flag()?;
+        if let Some(v) = &mut j.verify {
+            v.check = on;
+        } else if !on {
+            // do_verify=0 before verify=: remembered for when it comes.
+            verify_of(j).check = false;
+            j.verify.as_mut().expect("made").checksum = Checksum::Crc32c;
+        }
+    }),
+    opt!(["verify_backlog"], |j, a| verify_of(j).backlog = a.int()?),
+    opt!(["verify_fatal"], |j, a| verify_of(j).fatal = a.flag()?),
+    opt!(["buffer_pattern"], |j, a| {
+        j.buffer_pattern = Some(pattern(a.need()?).map_err(|e| format!("{}: {e}", a.key))?)
+    }),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::apply;
+    use super::*;
+
+    #[test]
+    fn verify_as_fio_words_it() {
+        let mut j = JobSpec::new("j");
+        for (k, v) in [
+            ("verify", "crc32c-intel"),
+            ("verify_interval", "512"),
+            ("verify_pattern", "0xaa555aa5"),
+            ("verify_backlog", "1024"),
+            ("verify_fatal", "1"),
+        ] {
+            apply(&mut j, k, Some(v)).unwrap();
+        }
+        let v = j.verify.clone().unwrap();
+        assert_eq!(
+            (v.checksum, v.interval, v.backlog, v.fatal),
+            (Checksum::Crc32c, 512, 1024, true)
+        );
+        assert_eq!(v.pattern, Some(vec![0xaa, 0x55, 0x5a, 0xa5]));
+        let e = apply(&mut j, "verify", Some("crc64")).unwrap_err();
+        assert!(e.contains("crc32c, md5, meta or pattern"), "{e}");
+        apply(&mut j, "verify", Some("0")).unwrap();
+        assert!(j.verify.is_none());
+    }
+}
