@@ -17,6 +17,7 @@ PACKAGES=(
   util-linux   # losetup, wipefs, blkid, findmnt
   fuse3        # /dev/fuse userspace helpers for emulated devices
   fio          # reference I/O tool: tests run it on `iotrial device serve`, bench/ compares with it
+  python3-six  # fio_jsonplus_clat2csv (fio's package) imports it: tests convert iotrial's json+ with it
   sysstat      # iostat: tests check the diskstats monitor against iostat -x side by side
   fsmark       # fs_mark: bench/fsck_fsmark.rs compares the fsck workload's fill rate with it
   chromium     # headless browser that checks report.html

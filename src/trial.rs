@@ -484,6 +484,9 @@ pub fn write(dir: &Path, out: &TrialOutput) -> Result<(), ResultError> {
     }
     let samples = dir.join("samples.csv");
     result::csv::write_samples(&samples, &out.samples)?;
+    out.outcome
+        .write_files(&out.samples, dir)
+        .map_err(|e| ResultError::io(dir, e))?;
     let series = timeseries::per_interval(&out.samples, out.interval_s, &out.outcome.buffers())
         .map_err(|e| ResultError::io(&samples, e))?;
     result::csv::write_timeseries(&dir.join("timeseries.csv"), &series)?;

@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Print result.json on stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also write fio's json+ output (fio.json) beside result.json: a job trial (fio:FILE or
+    /// `job`) only.
+    #[arg(long)]
+    fio_json: bool,
     #[command(flatten)]
     monitor: MonitorArgs,
 }
@@ -53,6 +57,15 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         None => (workload::find(&a.workload).map_err(usage)?, Vec::new()),
     };
     overrides.extend(parse_sets(&a.set)?);
+    if a.fio_json {
+        if w.name() != "job" {
+            return Err(usage(format!(
+                "--fio-json writes fio's json+ output of a job trial (fio:FILE or job); {} is not one",
+                a.workload
+            )));
+        }
+        overrides.push(("fio_json".into(), "true".into()));
+    }
     let params = w.resolve(&overrides).map_err(usage)?;
     let monitor = a.monitor.settings()?;
     let (stack, devices) = stack_from_args(&a.target, &a.stack)?;

@@ -261,7 +261,7 @@ impl Builder<'_> {
             _ => self.work_dir()?,
         };
         self.actions.note(format!(
-            "create one file per stream in {}",
+            "a place per stream in {} (the plan's prepare phase makes the files)",
             parent.display()
         ));
         let name = &self.spec.name;
@@ -685,7 +685,7 @@ impl Builder<'_> {
         }
         as_built["mount"] = m;
         self.actions.note(format!(
-            "create one file per stream in {} (fallocated, or empty for appending streams); fill read files",
+            "a place per stream in {} (the plan's prepare phase makes the files: allocated, empty for appending streams, filled for reading ones)",
             mp.display()
         ));
         if self.actions.dry_run {

@@ -48,6 +48,16 @@ pub trait Outcome: Send {
     fn buffers(&self) -> Vec<crate::analysis::timeseries::BufferSeries> {
         Vec::new()
     }
+
+    /// Writes the kind's own files into the trial's directory `dir` (fio's logs and json+ for
+    /// a job trial), from `samples`; the files written.
+    fn write_files(
+        &self,
+        _samples: &SampleSet,
+        _dir: &std::path::Path,
+    ) -> std::io::Result<Vec<std::path::PathBuf>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Another trial of the same study a trial's figures can be relative to: the same workload on

@@ -150,6 +150,10 @@ pub struct JobOutcome {
     pub streams: Vec<StreamFigures>,
     pub verdict: Verdict,
     pub warnings: Vec<String>,
+    /// The jobs, for the files the trial writes (fio's logs and json+).
+    pub jobs: Vec<JobSpec>,
+    /// Write fio's json+ output beside result.json.
+    pub fio_json: bool,
 }
 
 /// job's figures from the samples of each job's run phase; `jobs` in plan order, their
@@ -290,6 +294,8 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
         streams,
         verdict,
         warnings,
+        jobs: jobs.to_vec(),
+        fio_json: false,
     })
 }
 
@@ -368,5 +374,13 @@ impl Outcome for JobOutcome {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn write_files(
+        &self,
+        samples: &SampleSet,
+        dir: &std::path::Path,
+    ) -> std::io::Result<Vec<std::path::PathBuf>> {
+        super::output::write(&self.jobs, samples, dir, self.fio_json)
     }
 }

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod gen;
 pub mod jobfile;
 pub mod options;
+pub mod output;
 pub mod params;
 mod plan;
 pub mod report;
@@ -62,7 +63,9 @@ impl Workload for Job {
         _: &Seen,
     ) -> Result<Box<dyn Outcome>, AnalysisError> {
         let jobs = jobs(p).map_err(|e| AnalysisError::Other(e.to_string()))?;
-        Ok(Box::new(analyze(&jobs, samples)?))
+        let mut out = analyze(&jobs, samples)?;
+        out.fio_json = p.bool(params::FIO_JSON);
+        Ok(Box::new(out))
     }
 
     fn report(&self) -> &'static dyn KindReport {

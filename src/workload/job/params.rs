@@ -25,6 +25,8 @@ pub const RW: &[&str] = &[
 pub const GROUPS: &str = "groups";
 /// The parameter holding fio options applied to every job after its own.
 pub const OPTIONS: &str = "options";
+/// The parameter asking for fio's json+ output beside result.json.
+pub const FIO_JSON: &str = "fio_json";
 
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("name", Kind::Text, "job", "the job's name (fio's section name); its streams are NAME.0, NAME.1, ..."),
@@ -45,6 +47,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("rate_iops", Kind::Count, "0", "I/Os per second per job, paced the same way (0: as fast as possible)"),
     ParamSpec::new("fsync", Kind::Count, "0", "fsync the file after every N writes (0: never)"),
     ParamSpec::new("randseed", Kind::Count, "137", "seed of the random offsets (the same seed gives every stack the same offsets)"),
+    ParamSpec::new(FIO_JSON, Kind::Bool, "false", "also write fio's json+ output of the trial, fio.json, beside result.json (`iotrial run --fio-json`): fio_jsonplus_clat2csv and fio-plot read it"),
     ParamSpec::new(GROUPS, Kind::Text, "", "the jobs of a fio job file, as job-file text ([name] lines and key=value lines; `[global]` sections apply to the jobs after them), each over the parameters above (empty: one job, the parameters above)"),
     ParamSpec::new(OPTIONS, Kind::Text, "", "fio options applied to every job after its own, `key=value` separated by ';' (what `--set` gives a job file, and any fio option `--set` on this workload)"),
 ];
@@ -187,6 +190,10 @@ pub fn route(overrides: &[(String, String)]) -> Vec<(String, String)> {
     for (k, v) in overrides {
         if k == GROUPS {
             after_groups = true;
+            kept.push((k.clone(), v.clone()));
+            continue;
+        }
+        if k == FIO_JSON {
             kept.push((k.clone(), v.clone()));
             continue;
         }

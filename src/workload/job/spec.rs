@@ -212,6 +212,21 @@ pub struct VerifySpec {
     pub fatal: bool,
 }
 
+/// fio's log files a job asks for (`write_lat_log`, `write_bw_log`, `write_iops_log`), each by
+/// its name (empty: the job's).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LogSpec {
+    pub lat: Option<String>,
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    /// Averaged over windows of this many ms (`log_avg_msec`); 0: a line per I/O.
+    pub avg_msec: u64,
+    /// Each line holds the I/O's offset (`log_offset`).
+    pub offset: bool,
+    /// A file per job clone (`per_job_logs`, on by default).
+    pub per_job: bool,
+}
+
 /// fio's `ioengine`s iotrial runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -391,6 +406,12 @@ pub struct JobSpec {
     pub wait_for: Option<String>,
     /// fio's `verify`: `None` for none.
     pub verify: Option<VerifySpec>,
+    /// fio's log files.
+    pub logs: LogSpec,
+    /// fio's json+ reports the job's reporting group as one (`group_reporting`).
+    pub group_reporting: bool,
+    /// The options the job was given, in order, as fio's json+ lists them (`job options`).
+    pub options: Vec<(String, String)>,
     /// Writes carry this pattern instead of pseudo-random bytes (`buffer_pattern`).
     pub buffer_pattern: Option<Vec<u8>>,
     /// Options accepted without effect on the I/O, with why (`filename: ...`).
@@ -478,6 +499,12 @@ impl JobSpec {
             new_group: false,
             wait_for: None,
             verify: None,
+            logs: LogSpec {
+                per_job: true,
+                ..LogSpec::default()
+            },
+            group_reporting: false,
+            options: Vec::new(),
             buffer_pattern: None,
             notes: Vec::new(),
         }

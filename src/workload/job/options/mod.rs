@@ -21,6 +21,7 @@ mod core;
 pub mod engines;
 mod files;
 mod io;
+mod outputs;
 mod refused;
 pub mod values;
 mod verify;
@@ -41,10 +42,6 @@ pub const NOTED: &[(&str, &str)] = &[
     (
         "directory",
         "iotrial does its I/O on the stack's target, not in this directory",
-    ),
-    (
-        "group_reporting",
-        "iotrial reports every job and every reporting group",
     ),
     ("thread", "iotrial runs every job as a thread"),
     (
@@ -112,6 +109,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(io::OPTIONS)
         .chain(files::OPTIONS)
         .chain(verify::OPTIONS)
+        .chain(outputs::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).
@@ -138,6 +136,9 @@ pub fn apply(job: &mut JobSpec, key: &str, value: Option<&str>) -> Result<Option
     let arg = Arg { key, value };
     if let Some(o) = find(key) {
         (o.set)(job, &arg)?;
+        job.options.retain(|(k, _)| k != key);
+        job.options
+            .push((key.to_string(), value.unwrap_or("").to_string()));
         if o.names[0] == "filename" {
             // Never the named path: a job file saying filename=/dev/sdb must not touch it.
             return Ok(Some(format!(

@@ -1,0 +1,21 @@
+//! fio's options of what a job reports: its log files (`write_lat_log`, `write_bw_log`,
+//! `write_iops_log`, `log_avg_msec`, `log_offset`, `per_job_logs`) and `group_reporting`, which
+//! makes fio's json+ report a reporting group as one job.
+
+use super::Opt;
+
+/// A log's name: the value, or empty (the job's name) for a bare option.
+fn log_name(v: Option<&str>) -> Option<String> {
+    Some(v.map(str::trim).unwrap_or("").to_string())
+}
+
+/// The options of this module.
+pub static OPTIONS: &[Opt] = &[
+    opt!(["write_lat_log"], |j, a| j.logs.lat = log_name(a.value)),
+    opt!(["write_bw_log"], |j, a| j.logs.bw = log_name(a.value)),
+    opt!(["write_iops_log"], |j, a| j.logs.iops = log_name(a.value)),
+    opt!(["log_avg_msec"], |j, a| j.logs.avg_msec = a.int()?),
+    opt!(["log_offset"], |j, a| j.logs.offset = a.flag()?),
+    opt!(["per_job_logs"], |j, a| j.logs.per_job = a.flag()?),
+    opt!(["group_reporting"], |j, a| j.group_reporting = a.flag()?),
+];
