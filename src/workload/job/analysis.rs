@@ -191,8 +191,11 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
                 }
             })?;
             let verify = verify_of(samples, &info.name);
+            let stopped = report_of(samples, &info.name, "stopped")
+                .and_then(|v| v.as_str().map(String::from));
             streams.push(StreamFigures {
                 verify,
+                stopped,
                 name: info.name.clone(),
                 role: info.role.clone(),
                 op: info.op,
@@ -249,6 +252,11 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
             v.mismatches, v.checked, v.checksum, first.offset, first.file, first.what
         ));
     }
+    for s in &streams {
+        if let Some(why) = &s.stopped {
+            warnings.push(format!("{}: {why}", s.name));
+        }
+    }
     let verify_mismatches =
         (!verifying.is_empty()).then(|| verifying.iter().map(|(_, v)| v.mismatches).sum());
     if total.errors > 0 {
@@ -296,6 +304,18 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
         warnings,
         jobs: jobs.to_vec(),
         fio_json: false,
+    })
+}
+
+/// The last of what stream `name`'s generator reported under `key` over the phases (the
+/// phases' records, `measured.streams.NAME.KEY`).
+fn report_of<'a>(samples: &'a SampleSet, name: &str, key: &str) -> Option<&'a serde_json::Value> {
+    samples.phases.iter().rev().find_map(|p| {
+        p.measured
+            .as_ref()
+            .and_then(|m| m.get("streams"))
+            .and_then(|s| s.get(name))
+            .and_then(|s| s.get(key))
     })
 }
 

@@ -43,6 +43,10 @@ pub struct StreamFigures {
     /// verify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyFigures>,
+    /// Why its job ended before its I/O was done (its first I/O error, `ratemin` not met);
+    /// absent when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// What a stream's verify found, over its run phases.

@@ -188,6 +188,26 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 .expect("in a segment")
         })
         .collect();
+    let group_of = run_groups(jobs);
+    let exits = Arc::new(gen::Exits::new(
+        group_of.last().map_or(1, |g| g + 1),
+        segs.len(),
+    ));
+    // fio's token flows: by flow_id, the sum of their jobs' weights.
+    let mut flows: BTreeMap<u64, Arc<gen::Flow>> = BTreeMap::new();
+    for id in jobs.iter().filter(|j| j.flow > 0).map(|j| j.flow_id) {
+        let total: u64 = jobs
+            .iter()
+            .filter(|j| j.flow > 0 && j.flow_id == id)
+            .map(|j| j.flow * j.numjobs)
+            .sum();
+        flows.entry(id).or_insert_with(|| {
+            Arc::new(gen::Flow {
+                total_weight: total,
+                ..gen::Flow::default()
+            })
+        });
+    }
     // Files named by `filename` are shared: the first clone naming them lays them out, as
     // big as the furthest any clone reaches.
     let mut shared: BTreeMap<Vec<String>, Shared> = BTreeMap::new();
@@ -257,6 +277,10 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 ramp_phase: ramp.clone(),
                 waits_for: waits_for.clone(),
                 running: running[ji].clone(),
+                flow: (j.flow > 0).then(|| flows[&j.flow_id].clone()),
+                exits: exits.clone(),
+                group: group_of[ji],
+                segment: seg_of[ji],
             });
             let describe = format!(
                 "fio job {} #{k}: rw={}, {}",

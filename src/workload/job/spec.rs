@@ -227,6 +227,17 @@ pub struct LogSpec {
     pub per_job: bool,
 }
 
+/// Which jobs end when a job with `exitall` ends (`exit_what`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// Its reporting group's.
+    Group,
+    /// Every job running (the next stonewall segment still starts).
+    Stonewall,
+    /// Every job, those of later segments too.
+    All,
+}
+
 /// fio's `ioengine`s iotrial runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -414,6 +425,31 @@ pub struct JobSpec {
     pub options: Vec<(String, String)>,
     /// Writes carry this pattern instead of pseudo-random bytes (`buffer_pattern`).
     pub buffer_pattern: Option<Vec<u8>>,
+    /// The least bandwidth (bytes/s) and IOPS per direction the job must keep over each
+    /// `rate_cycle` (`ratemin`, `rate_iops_min`); below it, the job ends with an error.
+    pub ratemin: PerDir<u64>,
+    pub rate_iops_min: PerDir<u64>,
+    /// Seconds over which `ratemin` is checked (`rate_cycle`).
+    pub rate_cycle: f64,
+    /// A pause of this many seconds after every `thinktime_blocks` I/Os (`thinktime`); the
+    /// first `thinktime_spin` of it spent spinning.
+    pub thinktime: f64,
+    pub thinktime_spin: f64,
+    pub thinktime_blocks: u64,
+    /// fio's token flow: the job keeps its share `flow` / (sum of the flows of its `flow_id`) of
+    /// their I/Os, waiting `flow_sleep` seconds when ahead.
+    pub flow: u64,
+    pub flow_id: u64,
+    pub flow_sleep: f64,
+    /// Errors the job goes on after (`continue_on_error`): reads', writes', verify mismatches'.
+    pub continue_read: bool,
+    pub continue_write: bool,
+    /// Errnos it ignores per direction (`ignore_error`): reads', writes'.
+    pub ignore_read: Vec<i32>,
+    pub ignore_write: Vec<i32>,
+    /// When it ends, the jobs `exit_what` names end too (`exitall`).
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
     /// Options accepted without effect on the I/O, with why (`filename: ...`).
     pub notes: Vec<String>,
 }
@@ -499,6 +535,21 @@ impl JobSpec {
             new_group: false,
             wait_for: None,
             verify: None,
+            ratemin: PerDir::all(0),
+            rate_iops_min: PerDir::all(0),
+            rate_cycle: 1.0,
+            thinktime: 0.0,
+            thinktime_spin: 0.0,
+            thinktime_blocks: 1,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: 0.0,
+            continue_read: false,
+            continue_write: false,
+            ignore_read: Vec::new(),
+            ignore_write: Vec::new(),
+            exitall: false,
+            exit_what: ExitWhat::Group,
             logs: LogSpec {
                 per_job: true,
                 ..LogSpec::default()

@@ -477,3 +477,54 @@ fn verify_names_a_block_damaged_between_its_write_and_its_check() {
     let out = analyze(&jobs(&params(&[("groups", &fatal)])).unwrap(), &set).unwrap();
     assert!(out.streams[2].read_ios < 256, "{}", out.streams[2].read_ios);
 }
+
+#[test]
+fn exitall_errors_and_thinktime_as_fio_runs_them() {
+    // exitall with exit_what=all: when the short job ends, the long one ends, and the job of
+    // the next segment never runs (fio's exitwhat.fio).
+    let (s, _d) = run_jobs(
+        "[short]\nrw=read\nsize=64k\nexitall\nexit_what=all\n[long]\nrw=randread\nsize=1m\ntime_based\nruntime=60\n[never]\nstonewall\nrw=read\nsize=64k\n",
+    );
+    assert_eq!(s[0].samples.len(), 16);
+    let short_end = s[0].samples.iter().map(|x| x.done_ns()).max().unwrap();
+    assert!(
+        s[1].samples
+            .iter()
+            .all(|x| x.issue_ns <= short_end + 1_000_000_000),
+        "the long job ended with the short one"
+    );
+    assert!(s[2].samples.is_empty(), "the next segment never ran");
+    // fio ends a job at its first I/O error unless continue_on_error covers it.
+    let text = "[e]\nioengine=ftruncate\nrw=read\nsize=64k\n";
+    let (set, _d) = run_set(text);
+    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    assert_eq!(out.streams[0].ios, 1);
+    let why = out.streams[0].stopped.clone().unwrap();
+    assert!(
+        why.contains("first I/O error: read 4096 at offset 0 (EINVAL)"),
+        "{why}"
+    );
+    let (s, _d) = run_jobs("[e]\nioengine=ftruncate\nrw=read\nsize=64k\ncontinue_on_error=read\n");
+    assert_eq!(s[0].samples.len(), 16);
+    // thinktime: a 10 ms pause after every 5 I/Os.
+    let (s, _d) = run_jobs("[t]\nrw=read\nsize=80k\nthinktime=10ms\nthinktime_blocks=5\n");
+    let s = &s[0].samples;
+    assert_eq!(s.len(), 20);
+    assert!(
+        s[19].issue_ns - s[0].issue_ns >= 30_000_000,
+        "three pauses between four runs of five"
+    );
+}
+
+#[test]
+fn a_flow_keeps_its_jobs_in_proportion() {
+    let (s, _d) = run_jobs(
+        "[global]\nrw=randread\nsize=4m\ntime_based\nruntime=300ms\nflow_id=1\n[one]\nflow=1\n[three]\nflow=3\n",
+    );
+    let (a, b) = (s[0].samples.len() as f64, s[1].samples.len() as f64);
+    assert!(a > 10.0, "{a}");
+    assert!(
+        (2.5..3.5).contains(&(b / a)),
+        "1:3 as their flows: {a} and {b}"
+    );
+}

@@ -15,7 +15,7 @@ pub mod place;
 pub mod sizes;
 pub mod verify;
 
-use super::spec::{FileService, JobSpec, RwKind};
+use super::spec::{ExitWhat, FileService, JobSpec, RwKind};
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
 use offsets::{FileCursor, Picking};
@@ -37,6 +37,45 @@ pub struct Clone {
     pub waits_for: Option<Arc<AtomicUsize>>,
     /// Its own job's clones still running (it counts itself out when it ends).
     pub running: Arc<AtomicUsize>,
+    /// Its token flow (`flow`), shared with the jobs of its `flow_id`.
+    pub flow: Option<Arc<Flow>>,
+    /// The flags `exitall` raises, and which of them concern this clone.
+    pub exits: Arc<Exits>,
+    pub group: usize,
+    pub segment: usize,
+}
+
+/// A token flow of fio's (`flow`, `flow_id`): the I/Os of its jobs so far, and their weights.
+#[derive(Debug, Default)]
+pub struct Flow {
+    pub counter: std::sync::atomic::AtomicU64,
+    pub total_weight: u64,
+}
+
+/// What `exitall` has ended: reporting groups, stonewall segments, or everything.
+#[derive(Debug)]
+pub struct Exits {
+    pub groups: Vec<std::sync::atomic::AtomicBool>,
+    pub segments: Vec<std::sync::atomic::AtomicBool>,
+    pub all: std::sync::atomic::AtomicBool,
+}
+
+impl Exits {
+    /// Flags for `groups` reporting groups and `segments` segments, none raised.
+    pub fn new(groups: usize, segments: usize) -> Exits {
+        Exits {
+            groups: (0..groups).map(|_| Default::default()).collect(),
+            segments: (0..segments).map(|_| Default::default()).collect(),
+            all: Default::default(),
+        }
+    }
+
+    /// Whether a clone of group `g` in segment `s` must end.
+    fn ended(&self, g: usize, s: usize) -> bool {
+        self.all.load(Ordering::Relaxed)
+            || self.segments[s].load(Ordering::Relaxed)
+            || self.groups[g].load(Ordering::Relaxed)
+    }
 }
 
 /// The direction's index: read 0, write 1, trim 2.
@@ -109,6 +148,17 @@ pub struct JobGen {
     /// Writes sealed since the last check, and the check under way.
     unchecked: bool,
     check: Check,
+    /// Why the job ended before its I/O was done (its first error, ratemin not met).
+    stop: Option<String>,
+    /// thinktime: a pause is due, and when it ends.
+    think: bool,
+    think_until: Option<u64>,
+    /// The job's I/Os in its flow.
+    flow_ios: u64,
+    /// ratemin: bytes and I/Os per direction since the last check, and when that was.
+    rate_bytes: [u64; 3],
+    rate_ios: [u64; 3],
+    rate_since: [Option<u64>; 3],
 }
 
 /// The tag of a read that checks what the job wrote.
@@ -202,6 +252,13 @@ impl JobGen {
             checks_reads,
             unchecked: false,
             check: Check::Idle,
+            stop: None,
+            think: false,
+            think_until: None,
+            flow_ios: 0,
+            rate_bytes: [0; 3],
+            rate_ios: [0; 3],
+            rate_since: [None; 3],
             c,
         })
     }
@@ -218,6 +275,53 @@ impl JobGen {
             Some(a) => a.of(total, 0),
             None => total,
         }
+    }
+
+    /// fio's `ratemin`/`rate_iops_min`: at a completion, once every `rate_cycle` after the
+    /// first 2 s, the rate since the last check must be at least the job's least; else the
+    /// job ends with that said.
+    fn rate_check(&mut self, io: &Io, result: &Result<u64, i32>, now: u64) {
+        let j = &self.c.job;
+        let d = match io.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            _ => return,
+        };
+        let (min_b, min_i) = (
+            *j.ratemin.get(spec_dir(d)),
+            *j.rate_iops_min.get(spec_dir(d)),
+        );
+        if min_b == 0 && min_i == 0 {
+            return;
+        }
+        if let Ok(n) = result {
+            self.rate_bytes[d] += n;
+            self.rate_ios[d] += 1;
+        }
+        let start = self.start_at.unwrap_or(0);
+        let last = self.rate_since[d].get_or_insert(now);
+        let spent = now.saturating_sub(*last);
+        if now.saturating_sub(start) < self.ns(2.0) || spent < self.ns(j.rate_cycle) {
+            return;
+        }
+        let secs = spent as f64 / self.ns_per_s;
+        let (b, i) = (
+            self.rate_bytes[d] as f64 / secs,
+            self.rate_ios[d] as f64 / secs,
+        );
+        if self.stop.is_none()
+            && ((min_b > 0 && b < min_b as f64) || (min_i > 0 && i < min_i as f64))
+        {
+            self.stop = Some(if min_b > 0 {
+                format!("ratemin={min_b} B/s not met: {b:.0} B/s over the last {secs:.2} s")
+            } else {
+                format!("rate_iops_min={min_i} not met: {i:.1} IOPS over the last {secs:.2} s")
+            });
+        }
+        self.rate_bytes[d] = 0;
+        self.rate_ios[d] = 0;
+        self.rate_since[d] = Some(now);
     }
 
     /// The direction of the next I/O.
@@ -390,6 +494,15 @@ impl JobGen {
                 Ending::Done => {
                     if !std::mem::replace(&mut self.counted_out, true) {
                         self.c.running.fetch_sub(1, Ordering::AcqRel);
+                        if j.exitall {
+                            let e = &self.c.exits;
+                            let flag = match j.exit_what {
+                                ExitWhat::Group => &e.groups[self.c.group],
+                                ExitWhat::Stonewall => &e.segments[self.c.segment],
+                                ExitWhat::All => &e.all,
+                            };
+                            flag.store(true, Ordering::Relaxed);
+                        }
                     }
                     if j.unlink && j.filename.is_none() {
                         for f in self.files.iter().filter(|f| !f.raw) {
@@ -545,16 +658,42 @@ impl IoGen for JobGen {
                 self.due = [now; 3];
             }
         }
+        if self.c.exits.ended(self.c.group, self.c.segment) {
+            // exitall: another job's end ends this one.
+            return self.finishing(in_flight);
+        }
         if let Some(n) = self.checking(in_flight) {
             return n;
         }
         let j = self.c.job.clone();
-        if self.full
+        // thinktime: after every `thinktime_blocks` I/Os, the completions, then a pause.
+        if self.think {
+            if in_flight > 0 {
+                return Next::Reap(0);
+            }
+            self.think = false;
+            let until = now + self.ns(j.thinktime);
+            self.think_until = Some(until);
+        }
+        if let Some(until) = self.think_until {
+            if now < until {
+                if self.ns(j.thinktime_spin) > 0
+                    && now < until.saturating_sub(self.ns(j.thinktime - j.thinktime_spin))
+                {
+                    std::hint::spin_loop();
+                    return Next::Wait(now);
+                }
+                return Next::Wait(until);
+            }
+            self.think_until = None;
+        }
+        if self.stop.is_some()
+            || self.full
             || self.deadline.is_some_and(|d| now >= d)
             || (j.number_ios > 0 && self.ios >= j.number_ios)
         {
             // What was written since the last check is read back before the job ends.
-            if !self.full && self.start_check() {
+            if !self.full && self.stop.is_none() && self.start_check() {
                 return self.next(now, in_flight, buf);
             }
             return self.finishing(in_flight);
@@ -601,6 +740,18 @@ impl IoGen for JobGen {
             lag = now - due;
             self.due[dir] = due + iv;
         }
+        // fio's flow: ahead of its share of the flow's I/Os, the job waits.
+        if let Some(f) = &self.c.flow {
+            let total = f.counter.load(Ordering::Relaxed);
+            if total > 0
+                && (self.flow_ios as f64 / total as f64)
+                    > (j.flow as f64 / f.total_weight.max(1) as f64)
+            {
+                return Next::Wait(now + self.ns(j.flow_sleep).max(50_000));
+            }
+            f.counter.fetch_add(1, Ordering::Relaxed);
+            self.flow_ios += 1;
+        }
         self.picked = None;
         let Some(mut io) = self.pick(dir) else {
             // The pass is over: check it, then the next pass or the end.
@@ -627,6 +778,9 @@ impl IoGen for JobGen {
             }
         }
         self.ios += 1;
+        if j.thinktime > 0.0 && self.ios % j.thinktime_blocks == 0 {
+            self.think = true;
+        }
         self.refill =
             j.iodepth_low > 0 && (j.iodepth_low as usize) < depth && in_flight + 1 >= depth;
         if io.op == Op::Write {
@@ -648,11 +802,30 @@ impl IoGen for JobGen {
         io: &Io,
         result: Result<u64, i32>,
         buf: &[u8],
-        _now: u64,
+        now: u64,
     ) -> Result<u64, i32> {
         // A job filling its device ends at the first write that finds it full.
         if self.c.job.fill_device && io.op == Op::Write && result == Err(libc::ENOSPC) {
             self.full = true;
+        }
+        self.rate_check(io, &result, now);
+        if let Err(e) = result {
+            let j = &self.c.job;
+            let (goes_on, ignored) = match io.op {
+                Op::Read => (j.continue_read, &j.ignore_read),
+                _ => (j.continue_write, &j.ignore_write),
+            };
+            let full = j.fill_device && e == libc::ENOSPC;
+            if !(goes_on || ignored.contains(&e) || full) && self.stop.is_none() {
+                // fio ends a job at its first I/O error unless continue_on_error says not.
+                self.stop = Some(format!(
+                    "ended at its first I/O error: {} {} at offset {} ({})",
+                    io.op.as_str(),
+                    io.len,
+                    io.offset,
+                    crate::engine::sample::errno_name(e)
+                ));
+            }
         }
         let own = io.tag == VERIFY_READ;
         if let (Some(v), Ok(n)) = (&mut self.verifier, result) {
@@ -670,13 +843,19 @@ impl IoGen for JobGen {
     }
 
     fn report(&mut self) -> Option<serde_json::Value> {
-        let v = self.verifier.as_ref()?;
-        let names: Vec<String> = self
-            .files
-            .iter()
-            .map(|f| f.path.display().to_string())
-            .collect();
-        Some(serde_json::json!({ "verify": v.report(&names) }))
+        let mut r = serde_json::Map::new();
+        if let Some(v) = &self.verifier {
+            let names: Vec<String> = self
+                .files
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect();
+            r.insert("verify".into(), v.report(&names));
+        }
+        if let Some(why) = &self.stop {
+            r.insert("stopped".into(), serde_json::json!(why));
+        }
+        (!r.is_empty()).then_some(serde_json::Value::Object(r))
     }
 }
 

@@ -17,6 +17,7 @@ macro_rules! opt {
     };
 }
 
+mod control;
 mod core;
 pub mod engines;
 mod files;
@@ -89,6 +90,14 @@ pub const NOTED: &[(&str, &str)] = &[
         "iotrial reads back every block of a backlog",
     ),
     (
+        "error_dump",
+        "iotrial keeps every I/O's errno in samples.csv",
+    ),
+    (
+        "flow_watermark",
+        "iotrial keeps a job's flow share at every I/O",
+    ),
+    (
         "userspace_reap",
         "iotrial's libaio reaps its completions with io_getevents",
     ),
@@ -110,6 +119,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(files::OPTIONS)
         .chain(verify::OPTIONS)
         .chain(outputs::OPTIONS)
+        .chain(control::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).

@@ -1,0 +1,117 @@
+//! fio's options that steer a job while it runs: the least rate it must keep (`ratemin`,
+//! `rate_iops_min`, `rate_cycle`), pauses (`thinktime`, `thinktime_spin`, `thinktime_blocks`),
+//! its share of a token flow (`flow`, `flow_id`, `flow_sleep`), what errors it goes on after
+//! (`continue_on_error`, `ignore_error`), and which jobs end with it (`exitall`, `exit_what`).
+
+use super::super::spec::{ExitWhat, JobSpec};
+use super::values::{bytes, int, Arg};
+use super::Opt;
+
+/// An errno by its name (`ENOSPC`) or number.
+fn errno_of(s: &str) -> Result<i32, String> {
+    let t = s.trim();
+    if let Ok(n) = t.parse::<i32>() {
+        return Ok(n);
+    }
+    (1..200)
+        .find(|&n| crate::engine::sample::errno_name(n) == t)
+        .ok_or_else(|| format!("'{t}' is not an errno name (ENOSPC) or number"))
+}
+
+fn ignore_error(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
+    let v = a.need()?;
+    let lists: Vec<&str> = v.split(',').collect();
+    let parse = |l: &str| -> Result<Vec<i32>, String> {
+        l.split(':')
+            .filter(|x| !x.trim().is_empty())
+            .map(errno_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{}: {e}", a.key))
+    };
+    if let Some(r) = lists.first() {
+        j.ignore_read = parse(r)?;
+    }
+    if let Some(w) = lists.get(1) {
+        j.ignore_write = parse(w)?;
+    }
+    Ok(())
+}
+
+fn continue_on_error(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
+    let (r, w) = match a.choice(&["none", "0", "read", "write", "io", "verify", "all", "1"])? {
+        "read" => (true, false),
+        "write" => (false, true),
+        "io" | "all" | "1" => (true, true),
+        _ => (false, false),
+    };
+    j.continue_read = r;
+    j.continue_write = w;
+    Ok(())
+}
+
+/// The options of this module.
+pub static OPTIONS: &[Opt] = &[
+    opt!(["ratemin"], |j, a| j.ratemin = a.dirs(&j.ratemin, bytes)?),
+    opt!(["rate_iops_min"], |j, a| j.rate_iops_min =
+        a.dirs(&j.rate_iops_min, int)?),
+    opt!(["rate_cycle"], |j, a| j.rate_cycle = a.seconds(1e-3)?),
+    opt!(["thinktime"], |j, a| j.thinktime = a.seconds(1e-6)?),
+    opt!(["thinktime_spin"], |j, a| j.thinktime_spin =
+        a.seconds(1e-6)?),
+    opt!(["thinktime_blocks"], |j, a| j.thinktime_blocks =
+        a.int()?.max(1)),
+    opt!(["flow"], |j, a| {
+        let v = a.need()?;
+        let w: i64 = v.parse().map_err(|_| format!("flow={v}: a whole number"))?;
+        // Older fio took a negative weight; its size is the weight.
+        j.flow = w.unsigned_abs();
+    }),
+    opt!(["flow_id"], |j, a| j.flow_id = a.int()?),
+    opt!(["flow_sleep"], |j, a| j.flow_sleep = a.seconds(1e-6)?),
+    Opt {
+        names: &["continue_on_error"],
+        set: continue_on_error,
+    },
+    Opt {
+        names: &["ignore_error"],
+        set: ignore_error,
+    },
+    opt!(["exitall"], |j, a| j.exitall = a.flag()?),
+    opt!(["exit_what"], |j, a| {
+        j.exit_what = match a.choice(&["group", "stonewall", "all"])? {
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => ExitWhat::Group,
+        }
+    }),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::apply;
+    use super::*;
+
+    #[test]
+    fn errors_exits_and_flows() {
+        let mut j = JobSpec::new("j");
+        for (k, v) in [
+            ("continue_on_error", "write"),
+            ("ignore_error", ",ENOSPC:122"),
+            ("exit_what", "stonewall"),
+            ("thinktime", "2000"),
+            ("flow", "-8"),
+            ("ratemin", "1024"),
+        ] {
+            apply(&mut j, k, Some(v)).unwrap();
+        }
+        assert_eq!((j.continue_read, j.continue_write), (false, true));
+        assert_eq!(
+            (j.ignore_read.clone(), j.ignore_write.clone()),
+            (vec![], vec![libc::ENOSPC, 122])
+        );
+        assert_eq!(j.exit_what, ExitWhat::Stonewall);
+        assert!((j.thinktime - 0.002).abs() < 1e-12);
+        assert_eq!((j.flow, j.ratemin.read), (8, 1024));
+        assert!(apply(&mut j, "ignore_error", Some("ENOPE")).is_err());
+    }
+}
