@@ -74,6 +74,7 @@ fn assert_documented(doc: &Value) {
             || k == "fingerprint.tools.fsck"
             || k.starts_with("streams[].verify.first[]")
             || k == "streams[].stopped"
+            || k.starts_with("streams[].prio_ios")
     };
     let expected =
         |k: &str| !(trace_only(k) || without_device(k) || when_set(k) || other_pacing(k));

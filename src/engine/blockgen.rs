@@ -25,6 +25,9 @@ pub struct Io {
     /// The generator's own mark, handed back with the I/O to `done` (a read that checks what
     /// it brings back).
     pub tag: u8,
+    /// Its I/O priority (ioprio_set's value), for a backend that carries one per I/O (libaio,
+    /// io_uring); 0: the stream's own.
+    pub prio: u16,
 }
 
 /// What a generator wants next.

@@ -53,6 +53,8 @@ struct Slots {
     sink: StreamSink,
     taken: usize,
     active: bool,
+    /// The I/O priority each slot's backend carries.
+    prio: Vec<u16>,
 }
 
 impl Slots {
@@ -112,6 +114,7 @@ pub fn run(job: GenJob, protocol: &Protocol, barrier: &Barrier) -> GenEnded {
         sink,
         taken: 0,
         active: false,
+        prio: vec![0; depth],
     };
     let (mut ops, mut bytes) = (0u64, 0u64);
     backend.start();
@@ -137,6 +140,10 @@ pub fn run(job: GenJob, protocol: &Protocol, barrier: &Barrier) -> GenEnded {
             match gen.next(now, in_flight, bufs[slot].as_mut_slice()) {
                 Next::Io(io) => {
                     s.free.pop();
+                    if io.prio != s.prio[slot] {
+                        backend.set_prio(slot, io.prio);
+                        s.prio[slot] = io.prio;
+                    }
                     let issue = protocol.now_ns();
                     s.flights[slot] = Flight { io, issue };
                     backend.submit_to(

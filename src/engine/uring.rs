@@ -36,6 +36,8 @@ pub struct Uring {
     done_now: Vec<Option<Result<u64, i32>>>,
     /// The length of a trim in flight on a slot (fallocate's result is 0).
     trim_len: Vec<Option<u64>>,
+    /// The I/O priority of each slot's reads and writes (0: the thread's).
+    prio: Vec<u16>,
 }
 
 /// With many I/Os in flight, a wait asks for this share of them (at least one), so the kernel
@@ -95,6 +97,7 @@ impl Uring {
                 min_timeout,
                 done_now: vec![None; depth],
                 trim_len: vec![None; depth],
+                prio: vec![0; depth],
             },
             warnings,
         ))
@@ -111,19 +114,26 @@ impl Uring {
     ) -> squeue::Entry {
         let ptr = buf.as_mut_slice().as_mut_ptr();
         let (len32, idx) = (len as u32, slot as u16);
+        let prio = self.prio[slot];
         macro_rules! on {
             ($fd:expr) => {
                 match (op, self.fixed_bufs) {
                     (Op::Read, true) => opcode::ReadFixed::new($fd, ptr, len32, idx)
                         .offset(offset)
+                        .ioprio(prio)
                         .build(),
-                    (Op::Read, false) => opcode::Read::new($fd, ptr, len32).offset(offset).build(),
+                    (Op::Read, false) => opcode::Read::new($fd, ptr, len32)
+                        .offset(offset)
+                        .ioprio(prio)
+                        .build(),
                     (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, len32, idx)
                         .offset(offset)
+                        .ioprio(prio)
                         .build(),
-                    (Op::Write, false) => {
-                        opcode::Write::new($fd, ptr, len32).offset(offset).build()
-                    }
+                    (Op::Write, false) => opcode::Write::new($fd, ptr, len32)
+                        .offset(offset)
+                        .ioprio(prio)
+                        .build(),
                     (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
                     (Op::Fdatasync, _) => opcode::Fsync::new($fd)
                         .flags(types::FsyncFlags::DATASYNC)
@@ -203,6 +213,11 @@ impl Backend for Uring {
             // fail and say so in its sample.
             let _ = self.ring.submitter().register_enable_rings();
         }
+    }
+
+    fn set_prio(&mut self, slot: usize, prio: u16) -> bool {
+        self.prio[slot] = prio;
+        true
     }
 
     fn register(&mut self, bufs: &[AlignedBuf]) -> Option<String> {

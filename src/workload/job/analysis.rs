@@ -193,9 +193,17 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
             let verify = verify_of(samples, &info.name);
             let stopped = report_of(samples, &info.name, "stopped")
                 .and_then(|v| v.as_str().map(String::from));
+            let prio_ios = report_of(samples, &info.name, "prio_ios").and_then(|v| {
+                v.as_object().map(|m| {
+                    m.iter()
+                        .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+                        .collect()
+                })
+            });
             streams.push(StreamFigures {
                 verify,
                 stopped,
+                prio_ios,
                 name: info.name.clone(),
                 role: info.role.clone(),
                 op: info.op,

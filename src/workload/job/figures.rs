@@ -47,6 +47,10 @@ pub struct StreamFigures {
     /// absent when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Its I/Os by the I/O priority they carried (ioprio value, 0 for the job's own), when
+    /// some carried one (`cmdprio_percentage`, `cmdprio_bssplit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio_ios: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// What a stream's verify found, over its run phases.

@@ -60,7 +60,15 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
             "io_uring's polled I/O needs a device with poll queues, which the stack's loop and FUSE devices have not; pvsync2 takes hipri".into(),
         );
     }
-
+    if j.prio.per_io() && !matches!(j.ioengine, Engine::Libaio | Engine::IoUring) {
+        return bad(
+            "cmdprio_percentage",
+            format!(
+                "a priority per I/O needs ioengine=libaio or io_uring, which carry one; {} does not",
+                j.ioengine.name()
+            ),
+        );
+    }
     if j.time_based && j.runtime <= 0.0 {
         return bad(
             "runtime",

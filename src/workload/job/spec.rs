@@ -227,6 +227,57 @@ pub struct LogSpec {
     pub per_job: bool,
 }
 
+/// One entry of `cmdprio_bssplit`: I/Os of `bs` bytes, `pct` % of them with a priority (the
+/// entry's class, level and hint, or `cmdprio_class`, `cmdprio`, `cmdprio_hint`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrioSplit {
+    pub bs: u64,
+    pub pct: u32,
+    pub class: Option<u16>,
+    pub level: Option<u16>,
+    pub hint: Option<u16>,
+}
+
+/// fio's I/O priorities of a job: its own (`prioclass`, `prio`, `priohint`) and, for libaio
+/// and io_uring, per I/O (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_hint`,
+/// `cmdprio_bssplit`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PrioSpec {
+    pub class: Option<u16>,
+    pub level: Option<u16>,
+    pub hint: Option<u16>,
+    pub cmd_pct: PerDir<u32>,
+    pub cmd_class: PerDir<u16>,
+    pub cmd_level: PerDir<u16>,
+    pub cmd_hint: PerDir<u16>,
+    pub cmd_bssplit: PerDir<Vec<PrioSplit>>,
+}
+
+impl<T: Default> Default for PerDir<T> {
+    fn default() -> Self {
+        PerDir {
+            read: T::default(),
+            write: T::default(),
+            trim: T::default(),
+        }
+    }
+}
+
+impl PrioSpec {
+    /// Whether any I/O carries a priority of its own.
+    pub fn per_io(&self) -> bool {
+        self.cmd_pct.read > 0
+            || self.cmd_pct.write > 0
+            || !self.cmd_bssplit.read.is_empty()
+            || !self.cmd_bssplit.write.is_empty()
+    }
+}
+
+/// The ioprio value of `class`, `level` and `hint` (the kernel's IOPRIO_PRIO_VALUE_HINT).
+pub fn ioprio(class: u16, level: u16, hint: u16) -> u16 {
+    (class << 13) | ((hint & 0x3ff) << 3) | (level & 7)
+}
+
 /// Which jobs end when a job with `exitall` ends (`exit_what`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -447,6 +498,8 @@ pub struct JobSpec {
     /// Errnos it ignores per direction (`ignore_error`): reads', writes'.
     pub ignore_read: Vec<i32>,
     pub ignore_write: Vec<i32>,
+    /// Its I/O priorities.
+    pub prio: PrioSpec,
     /// When it ends, the jobs `exit_what` names end too (`exitall`).
     pub exitall: bool,
     pub exit_what: ExitWhat,
@@ -550,6 +603,10 @@ impl JobSpec {
             ignore_write: Vec::new(),
             exitall: false,
             exit_what: ExitWhat::Group,
+            prio: PrioSpec {
+                cmd_class: PerDir::all(1),
+                ..PrioSpec::default()
+            },
             logs: LogSpec {
                 per_job: true,
                 ..LogSpec::default()

@@ -528,3 +528,25 @@ fn a_flow_keeps_its_jobs_in_proportion() {
         "1:3 as their flows: {a} and {b}"
     );
 }
+
+#[test]
+fn io_priorities_per_io_and_per_job() {
+    let text = "[p]\nioengine=libaio\niodepth=4\nrw=randread\nsize=1m\nprioclass=2\nprio=7\ncmdprio_percentage=50\ncmdprio_class=1\ncmdprio=0\n";
+    let (set, _d) = run_set(text);
+    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    let by = out.streams[0].prio_ios.clone().expect("I/Os by priority");
+    let (plain, rt) = (by["0"], by[&(1u64 << 13).to_string()]);
+    assert_eq!(plain + rt, 256);
+    assert!(
+        (96..160).contains(&rt),
+        "about half with the RT class: {rt}"
+    );
+    assert!(
+        out.streams[0].stopped.is_none(),
+        "the kernel took the job's priority"
+    );
+    let e = Job
+        .plan(&params(&[("groups", "[p]\ncmdprio_percentage=10\n")]))
+        .unwrap_err();
+    assert!(e.to_string().contains("libaio or io_uring"), "{e}");
+}

@@ -15,7 +15,7 @@ pub mod place;
 pub mod sizes;
 pub mod verify;
 
-use super::spec::{ExitWhat, FileService, JobSpec, RwKind};
+use super::spec::{ioprio, ExitWhat, FileService, JobSpec, RwKind};
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
 use offsets::{FileCursor, Picking};
@@ -155,6 +155,8 @@ pub struct JobGen {
     think_until: Option<u64>,
     /// The job's I/Os in its flow.
     flow_ios: u64,
+    /// I/Os per I/O priority, once any carries one.
+    prio_ios: std::collections::BTreeMap<u16, u64>,
     /// ratemin: bytes and I/Os per direction since the last check, and when that was.
     rate_bytes: [u64; 3],
     rate_ios: [u64; 3],
@@ -256,6 +258,7 @@ impl JobGen {
             think: false,
             think_until: None,
             flow_ios: 0,
+            prio_ios: std::collections::BTreeMap::new(),
             rate_bytes: [0; 3],
             rate_ios: [0; 3],
             rate_since: [None; 3],
@@ -322,6 +325,40 @@ impl JobGen {
         self.rate_bytes[d] = 0;
         self.rate_ios[d] = 0;
         self.rate_since[d] = Some(now);
+    }
+
+    /// The I/O priority `io` carries (`cmdprio_percentage`, `cmdprio_bssplit`); 0 for the
+    /// job's own.
+    fn prio_of(&mut self, io: &Io) -> u16 {
+        let p = &self.c.job.prio;
+        let d = match io.op {
+            Op::Read => super::spec::Dir::Read,
+            Op::Write => super::spec::Dir::Write,
+            _ => return 0,
+        };
+        let (class, level, hint) = (*p.cmd_class.get(d), *p.cmd_level.get(d), *p.cmd_hint.get(d));
+        let split = p.cmd_bssplit.get(d);
+        if !split.is_empty() {
+            // The entries of this size share the I/Os of it by their percentages.
+            let v = self.mix.below(100) as u32;
+            let mut acc = 0;
+            for e in split.iter().filter(|e| e.bs == u64::from(io.len)) {
+                acc += e.pct;
+                if v < acc {
+                    return ioprio(
+                        e.class.unwrap_or(class),
+                        e.level.unwrap_or(level),
+                        e.hint.unwrap_or(hint),
+                    );
+                }
+            }
+            return 0;
+        }
+        let pct = *p.cmd_pct.get(d);
+        if pct > 0 && (self.mix.below(100) as u32) < pct {
+            return ioprio(class, level, hint);
+        }
+        0
     }
 
     /// The direction of the next I/O.
@@ -623,6 +660,22 @@ impl IoGen for JobGen {
 
     fn begin(&mut self, phase: &str, now: u64) {
         let j = self.c.job.clone();
+        // The job's own priority (`prioclass`, `prio`, `priohint`), on its thread.
+        if j.prio.class.is_some() || j.prio.level.is_some() || j.prio.hint.is_some() {
+            let v = ioprio(
+                j.prio.class.unwrap_or(2),
+                j.prio.level.unwrap_or(4),
+                j.prio.hint.unwrap_or(0),
+            );
+            // SAFETY: ioprio_set of the calling thread (IOPRIO_WHO_PROCESS, 0), no pointers.
+            let r = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, libc::c_int::from(v)) };
+            if r < 0 && self.stop.is_none() {
+                self.stop = Some(format!(
+                    "the kernel refused its I/O priority (ioprio_set: {})",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
         let start = *self.start_at.get_or_insert_with(|| {
             let (lo, hi) = j.startdelay;
             let delay = lo + (hi - lo) * dist::unit(&mut self.mix);
@@ -766,6 +819,10 @@ impl IoGen for JobGen {
             return self.finishing(in_flight);
         };
         io.lag_ns = lag;
+        io.prio = self.prio_of(&io);
+        if io.prio != 0 || !self.prio_ios.is_empty() {
+            *self.prio_ios.entry(io.prio).or_insert(0) += 1;
+        }
         if io.op == Op::Write {
             let data = &mut buf[..io.len as usize];
             if let Some(v) = &mut self.verifier {
@@ -854,6 +911,14 @@ impl IoGen for JobGen {
         }
         if let Some(why) = &self.stop {
             r.insert("stopped".into(), serde_json::json!(why));
+        }
+        if !self.prio_ios.is_empty() {
+            let by: serde_json::Map<String, serde_json::Value> = self
+                .prio_ios
+                .iter()
+                .map(|(p, n)| (p.to_string(), serde_json::json!(n)))
+                .collect();
+            r.insert("prio_ios".into(), serde_json::Value::Object(by));
         }
         (!r.is_empty()).then_some(serde_json::Value::Object(r))
     }

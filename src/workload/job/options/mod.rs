@@ -23,6 +23,7 @@ pub mod engines;
 mod files;
 mod io;
 mod outputs;
+mod prio;
 mod refused;
 pub mod values;
 mod verify;
@@ -90,6 +91,10 @@ pub const NOTED: &[(&str, &str)] = &[
         "iotrial reads back every block of a backlog",
     ),
     (
+        "log_prio",
+        "iotrial counts each stream's I/Os per priority in result.json (`streams[].prio_ios`) rather than in its log lines",
+    ),
+    (
         "error_dump",
         "iotrial keeps every I/O's errno in samples.csv",
     ),
@@ -120,6 +125,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(verify::OPTIONS)
         .chain(outputs::OPTIONS)
         .chain(control::OPTIONS)
+        .chain(prio::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).
