@@ -278,6 +278,28 @@ pub fn ioprio(class: u16, level: u16, hint: u16) -> u16 {
     (class << 13) | ((hint & 0x3ff) << 3) | (level & 7)
 }
 
+/// What a job's writes carry (fio's buffer options).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BufferSpec {
+    /// All zeros (`zero_buffers`).
+    pub zero: bool,
+    /// New random bytes for every write (`refill_buffers`).
+    pub refill: bool,
+    /// Each 512-byte sector stamped with the write (`scramble_buffers`, on by default).
+    pub scramble: bool,
+    /// The share of each chunk that compresses away, % (`buffer_compress_percentage`), and
+    /// the chunk (`buffer_compress_chunk`, 512 bytes; 0: the whole write).
+    pub compress_pct: u32,
+    pub compress_chunk: u64,
+    /// The share of writes repeating earlier content, % (`dedupe_percentage`).
+    pub dedupe_pct: u32,
+    /// Repeats come from a working set (`dedupe_mode=working_set`) of this share of the file
+    /// (`dedupe_working_set_percentage`), shared between jobs with `dedupe_global`.
+    pub dedupe_working_set: bool,
+    pub dedupe_ws_pct: u32,
+    pub dedupe_global: bool,
+}
+
 /// Which jobs end when a job with `exitall` ends (`exit_what`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -500,6 +522,8 @@ pub struct JobSpec {
     pub ignore_write: Vec<i32>,
     /// Its I/O priorities.
     pub prio: PrioSpec,
+    /// What its writes carry.
+    pub buffers: BufferSpec,
     /// When it ends, the jobs `exit_what` names end too (`exitall`).
     pub exitall: bool,
     pub exit_what: ExitWhat,
@@ -603,6 +627,12 @@ impl JobSpec {
             ignore_write: Vec::new(),
             exitall: false,
             exit_what: ExitWhat::Group,
+            buffers: BufferSpec {
+                scramble: true,
+                compress_chunk: 512,
+                dedupe_ws_pct: 5,
+                ..BufferSpec::default()
+            },
             prio: PrioSpec {
                 cmd_class: PerDir::all(1),
                 ..PrioSpec::default()

@@ -8,6 +8,7 @@
 //! `number_ios`; then it syncs its files (`end_fsync`, `fsync_on_close`) and removes them
 //! (`unlink`).
 
+pub mod buffers;
 pub mod dist;
 pub mod fileops;
 pub mod offsets;
@@ -155,6 +156,8 @@ pub struct JobGen {
     think_until: Option<u64>,
     /// The job's I/Os in its flow.
     flow_ios: u64,
+    /// What its writes carry.
+    filler: buffers::Filler,
     /// I/Os per I/O priority, once any carries one.
     prio_ios: std::collections::BTreeMap<u16, u64>,
     /// ratemin: bytes and I/Os per direction since the last check, and when that was.
@@ -221,6 +224,14 @@ impl JobGen {
             verify::Verifier::new(v, interval, &regions, ctx.index as u16, seed)
         });
         let checks_reads = j.verify.as_ref().is_some_and(|v| v.check) && !j.rw.writes();
+        let file_bytes: u64 = files.iter().map(|f| f.len).sum();
+        let filler = buffers::Filler::new(
+            j.buffers.clone(),
+            file_bytes,
+            j.bs.write.max(),
+            seed,
+            j.randseed,
+        );
         Ok(JobGen {
             done: vec![false; files.len()],
             files,
@@ -259,6 +270,7 @@ impl JobGen {
             think_until: None,
             flow_ios: 0,
             prio_ios: std::collections::BTreeMap::new(),
+            filler,
             rate_bytes: [0; 3],
             rate_ios: [0; 3],
             rate_since: [None; 3],
@@ -828,10 +840,9 @@ impl IoGen for JobGen {
             if let Some(v) = &mut self.verifier {
                 v.seal(io.file as usize, io.offset, data, now);
                 self.unchecked = true;
-            } else if let Some(p) = &j.buffer_pattern {
-                for (i, b) in data.iter_mut().enumerate() {
-                    *b = p[i % p.len()];
-                }
+            } else {
+                self.filler
+                    .fill(data, io.offset, j.buffer_pattern.as_deref());
             }
         }
         self.ios += 1;

@@ -1,6 +1,8 @@
-//! fio's verify options: `verify` (crc32c, crc32c-intel, md5, meta, pattern: fio's own
-//! header, byte for byte), `verify_interval`, `verify_pattern`, `do_verify`, `verify_backlog`,
-//! `verify_fatal`; `buffer_pattern` fills writes with a pattern without verifying it.
+//! fio's options of what writes carry: `verify` (crc32c, crc32c-intel, md5, meta, pattern:
+//! fio's own header, byte for byte), `verify_interval`, `verify_pattern`, `do_verify`,
+//! `verify_backlog`, `verify_fatal`; and without verifying, `buffer_pattern`, `zero_buffers`,
+//! `refill_buffers`, `scramble_buffers`, `buffer_compress_percentage`, `buffer_compress_chunk`,
+//! `dedupe_percentage`, `dedupe_mode`, `dedupe_working_set_percentage`, `dedupe_global`.
 
 use super::super::spec::{JobSpec, VerifySpec};
 use super::values::{pattern, Arg};
@@ -38,6 +40,15 @@ fn verify(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
     Ok(())
 }
 
+/// A percentage, 0 to 100.
+fn pct(a: &Arg) -> Result<u32, String> {
+    let n = a.int()?;
+    if n > 100 {
+        return Err(format!("{}={n}: a percentage, 0 to 100", a.key));
+    }
+    Ok(n as u32)
+}
+
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
     Opt {
@@ -67,6 +78,25 @@ pub static OPTIONS: &[Opt] = &[
     }),
     opt!(["verify_backlog"], |j, a| verify_of(j).backlog = a.int()?),
     opt!(["verify_fatal"], |j, a| verify_of(j).fatal = a.flag()?),
+    opt!(["zero_buffers"], |j, a| j.buffers.zero = a.flag()?),
+    opt!(["refill_buffers"], |j, a| j.buffers.refill = a.flag()?),
+    opt!(["scramble_buffers"], |j, a| j.buffers.scramble =
+        a.flag()?),
+    opt!(["buffer_compress_percentage"], |j, a| j
+        .buffers
+        .compress_pct =
+        pct(a)?),
+    opt!(["buffer_compress_chunk"], |j, a| j.buffers.compress_chunk =
+        a.bytes()?),
+    opt!(["dedupe_percentage"], |j, a| j.buffers.dedupe_pct = pct(a)?),
+    opt!(["dedupe_mode"], |j, a| j.buffers.dedupe_working_set =
+        a.choice(&["repeat", "working_set"])? == "working_set"),
+    opt!(["dedupe_working_set_percentage"], |j, a| j
+        .buffers
+        .dedupe_ws_pct =
+        pct(a)?),
+    opt!(["dedupe_global"], |j, a| j.buffers.dedupe_global =
+        a.flag()?),
     opt!(["buffer_pattern"], |j, a| {
         j.buffer_pattern = Some(pattern(a.need()?).map_err(|e| format!("{}: {e}", a.key))?)
     }),
