@@ -9,7 +9,7 @@
 
 use super::gen::place::{self, FilePlan};
 use super::gen::{self, JobGen};
-use super::spec::{Amount, Engine, JobSpec, RwKind};
+use super::spec::{Amount, Engine, JobSpec, RwKind, ZoneMode};
 use super::{PHASE, RAMP_PHASE};
 use crate::engine::{
     BackendKind, Op, Pacing, Pattern, Phase, Plan, Source, Step, Stop, StreamIo, StreamPlan,
@@ -25,7 +25,8 @@ const SECTOR: u64 = 512;
 /// Checks that one job can run as asked.
 pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     let bad = |k: &str, m: String| Err(ParamError::invalid(k, format!("job {}: {m}", j.name)));
-    for d in [&j.bs.read, &j.bs.write, &j.bs.trim] {
+    // A trim moves no data through a buffer: only reads and writes are bounded.
+    for d in [&j.bs.read, &j.bs.write] {
         if d.max() > (64 << 20) {
             return bad(
                 "bs",
@@ -60,6 +61,13 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
             "io_uring's polled I/O needs a device with poll queues, which the stack's loop and FUSE devices have not; pvsync2 takes hipri".into(),
         );
     }
+    if j.zones.mode != ZoneMode::None && j.zones.size == 0 {
+        return bad(
+            "zonesize",
+            "zonemode needs zonesize (iotrial's targets are not zoned devices to read it from)"
+                .into(),
+        );
+    }
     if j.prio.per_io() && !matches!(j.ioengine, Engine::Libaio | Engine::IoUring) {
         return bad(
             "cmdprio_percentage",
@@ -78,9 +86,9 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     Ok(())
 }
 
-/// The slot buffers' size: the largest I/O the job issues.
+/// The slot buffers' size: the largest read or write the job issues.
 fn largest(j: &JobSpec) -> u64 {
-    j.bs.read.max().max(j.bs.write.max()).max(j.bs.trim.max())
+    j.bs.read.max().max(j.bs.write.max())
 }
 
 /// What a job's streams do, for the stack and the report.
@@ -197,6 +205,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
         })
         .collect();
     let group_of = run_groups(jobs);
+    let zones = Arc::new(gen::zones::Registry::default());
     let exits = Arc::new(gen::Exits::new(
         group_of.last().map_or(1, |g| g + 1),
         segs.len(),
@@ -227,7 +236,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                     owner: index,
                     ..Shared::default()
                 });
-                e.size = e.size.max(place::extent(j, k, 0, 0));
+                e.size = e.size.max(place::extent(j, k, 0, j.zones.size));
                 e.fill |= j.rw.reads() || j.overwrite;
             }
             index += 1;
@@ -272,11 +281,13 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 Some(_) => 0,
                 // A file engine's files: `filesize` bytes each, if any.
                 None if j.ioengine.on_files() => j.nrfiles * j.filesize.map_or(0, |f| f.1),
-                None => files
-                    .sizes
-                    .first()
-                    .copied()
-                    .unwrap_or(place::extent(j, k, 0, 0)),
+                None => {
+                    files
+                        .sizes
+                        .first()
+                        .copied()
+                        .unwrap_or(place::extent(j, k, 0, j.zones.size))
+                }
             };
             let clone = Arc::new(gen::Clone {
                 job: spec.clone(),
@@ -286,6 +297,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 waits_for: waits_for.clone(),
                 running: running[ji].clone(),
                 flow: (j.flow > 0).then(|| flows[&j.flow_id].clone()),
+                zones: zones.clone(),
                 exits: exits.clone(),
                 group: group_of[ji],
                 segment: seg_of[ji],

@@ -300,6 +300,33 @@ pub struct BufferSpec {
     pub dedupe_global: bool,
 }
 
+/// fio's `zonemode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZoneMode {
+    #[default]
+    None,
+    /// `zonesize` bytes done in each zone of `zonerange`, then `zoneskip` skipped.
+    Strided,
+    /// Zones with write pointers, emulated on the stack's file or device as fio emulates them
+    /// on one that is not a zoned block device.
+    Zbd,
+}
+
+/// fio's zone options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ZoneSpec {
+    pub mode: ZoneMode,
+    pub size: u64,
+    /// `zonerange` (0: `zonesize`).
+    pub range: u64,
+    pub skip: u64,
+    /// Zones a job keeps open at once (`max_open_zones`, `job_max_open_zones`); 0: no limit.
+    pub max_open: u64,
+    pub reset_threshold: f64,
+    pub reset_frequency: f64,
+    pub read_beyond_wp: bool,
+}
+
 /// Which jobs end when a job with `exitall` ends (`exit_what`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -524,6 +551,8 @@ pub struct JobSpec {
     pub prio: PrioSpec,
     /// What its writes carry.
     pub buffers: BufferSpec,
+    /// Its zones (`zonemode`).
+    pub zones: ZoneSpec,
     /// When it ends, the jobs `exit_what` names end too (`exitall`).
     pub exitall: bool,
     pub exit_what: ExitWhat,
@@ -627,6 +656,10 @@ impl JobSpec {
             ignore_write: Vec::new(),
             exitall: false,
             exit_what: ExitWhat::Group,
+            zones: ZoneSpec {
+                reset_frequency: 1.0,
+                ..ZoneSpec::default()
+            },
             buffers: BufferSpec {
                 scramble: true,
                 compress_chunk: 512,

@@ -550,3 +550,37 @@ fn io_priorities_per_io_and_per_job() {
         .unwrap_err();
     assert!(e.to_string().contains("libaio or io_uring"), "{e}");
 }
+
+#[test]
+fn zone_modes_as_fio_emulates_them() {
+    // strided: 64 KiB done in each zone, then 192 KiB skipped.
+    let (s, _d) =
+        run_jobs("[s]\nrw=read\nbs=16k\nsize=1m\nzonemode=strided\nzonesize=64k\nzoneskip=192k\n");
+    let offs: Vec<u64> = s[0].samples.iter().map(|x| x.offset).collect();
+    assert_eq!(&offs[..6], &[0, 16384, 32768, 49152, 262144, 278528]);
+    assert_eq!(offs.len(), 16, "four zones of 64 KiB in 1 MiB");
+    // zbd: a sequential writer fills zone after zone at their write pointers, then ends.
+    let (s, _d) = run_jobs("[w]\nrw=write\nbs=16k\nsize=1m\nzonemode=zbd\nzonesize=256k\n");
+    let offs: Vec<u64> = s[0].samples.iter().map(|x| x.offset).collect();
+    assert_eq!(offs, (0..64).map(|k| k * 16384).collect::<Vec<_>>());
+    // A time-based random writer keeps at most 2 zones open and resets full ones (trims).
+    let (s, _d) = run_jobs(
+        "[r]\nrw=randwrite\nbs=16k\nsize=1m\nzonemode=zbd\nzonesize=256k\nmax_open_zones=2\ntime_based\nruntime=200ms\n",
+    );
+    let s = &s[0].samples;
+    let trims = s.iter().filter(|x| x.op == Op::Trim).count();
+    assert!(
+        trims > 0 && s.iter().all(|x| x.errno == 0),
+        "{trims} resets"
+    );
+    for x in s.iter().filter(|x| x.op == Op::Trim) {
+        assert_eq!(
+            (x.offset % (256 << 10), x.bytes),
+            (0, 256 << 10),
+            "a whole zone"
+        );
+    }
+    // Reads stay below the write pointers: none on fresh zones (as fio on emulated zones).
+    let (s, _d) = run_jobs("[rd]\nrw=read\nbs=16k\nsize=1m\nzonemode=zbd\nzonesize=256k\n");
+    assert!(s[0].samples.is_empty());
+}

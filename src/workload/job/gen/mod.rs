@@ -15,8 +15,9 @@ pub mod offsets;
 pub mod place;
 pub mod sizes;
 pub mod verify;
+pub mod zones;
 
-use super::spec::{ioprio, ExitWhat, FileService, JobSpec, RwKind};
+use super::spec::{ioprio, ExitWhat, FileService, JobSpec, RwKind, ZoneMode};
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
 use offsets::{FileCursor, Picking};
@@ -38,6 +39,8 @@ pub struct Clone {
     pub waits_for: Option<Arc<AtomicUsize>>,
     /// Its own job's clones still running (it counts itself out when it ends).
     pub running: Arc<AtomicUsize>,
+    /// The zones of the plan's files (zonemode=zbd), shared by the jobs writing them.
+    pub zones: Arc<zones::Registry>,
     /// Its token flow (`flow`), shared with the jobs of its `flow_id`.
     pub flow: Option<Arc<Flow>>,
     /// The flags `exitall` raises, and which of them concern this clone.
@@ -126,8 +129,9 @@ pub struct JobGen {
     file_left: u64,
     /// A direction picked and waiting for its rate.
     picked: Option<usize>,
-    /// trimwrite: the write that follows a trim.
-    then_write: Option<(usize, u64, u32)>,
+    /// An I/O that must come next (trimwrite's write after its trim, a zone's reset before a
+    /// write), before any other is picked.
+    queued: Option<Io>,
     /// When each direction's next I/O is due (rate).
     due: [u64; 3],
     ending: Ending,
@@ -142,6 +146,10 @@ pub struct JobGen {
     refill: bool,
     /// I/Os picked in this pass.
     pass_ios: u64,
+    /// zonemode=strided: the mapping of its transfers onto the files.
+    strided: Option<zones::Strided>,
+    /// zonemode=zbd: each file's zones.
+    zone_cursors: Vec<Option<zones::ZoneCursor>>,
     /// fio's verify: the headers its writes carry and what its reads found.
     verifier: Option<verify::Verifier>,
     /// A read-only job with verify checks every read (another job wrote the blocks).
@@ -209,10 +217,27 @@ impl JobGen {
                     .elapsed()
                     .map_or(0, |d| d.as_nanos() as u64)
         };
+        let strided =
+            (j.zones.mode == ZoneMode::Strided && j.zones.size > 0).then(|| zones::Strided {
+                size: j.zones.size,
+                period: j.zones.range.max(j.zones.size) + j.zones.skip,
+            });
         let cursors = files
             .iter()
             .enumerate()
-            .map(|(k, f)| FileCursor::new(f.len, &picking, seed ^ k as u64))
+            .map(|(k, f)| {
+                let len = strided.map_or(f.len, |s| s.logical_len(f.len));
+                FileCursor::new(len, &picking, seed ^ k as u64)
+            })
+            .collect();
+        let zone_cursors = files
+            .iter()
+            .map(|f| {
+                (j.zones.mode == ZoneMode::Zbd && j.zones.size > 0).then(|| {
+                    let zones = c.zones.of(&f.path, j.zones.size, f.len / j.zones.size);
+                    zones::ZoneCursor::new(zones, j.zones.max_open)
+                })
+            })
             .collect();
         let verifier = j.verify.clone().map(|v| {
             let interval = match v.interval {
@@ -252,7 +277,7 @@ impl JobGen {
             file: 0,
             file_left: 0,
             picked: None,
-            then_write: None,
+            queued: None,
             due: [0; 3],
             ending: Ending::No,
             opened: false,
@@ -261,6 +286,8 @@ impl JobGen {
             waited: false,
             refill: false,
             pass_ios: 0,
+            strided,
+            zone_cursors,
             verifier,
             checks_reads,
             unchecked: false,
@@ -433,6 +460,10 @@ impl JobGen {
         self.passes += 1;
         self.pass_bytes = 0;
         self.cursors.iter_mut().for_each(FileCursor::reset);
+        self.zone_cursors
+            .iter_mut()
+            .flatten()
+            .for_each(zones::ZoneCursor::reset_pass);
         self.done.iter_mut().for_each(|d| *d = false);
     }
 
@@ -567,14 +598,8 @@ impl JobGen {
     /// Picks the next data I/O (direction, file, size, offset), or `None` when this pass is
     /// over (its bytes moved, or every file done).
     fn pick(&mut self, dir: usize) -> Option<Io> {
-        if let Some((file, offset, len)) = self.then_write.take() {
-            return Some(Io {
-                file: file as u32,
-                op: Op::Write,
-                offset,
-                len,
-                ..Io::default()
-            });
+        if let Some(io) = self.queued.take() {
+            return Some(io);
         }
         let j = self.c.job.clone();
         let budget = if j.time_based {
@@ -593,16 +618,82 @@ impl JobGen {
             if len > room {
                 len = room;
             }
-            let Some(off) = self.cursors[f].next(dir, len, &self.picking, &mut self.rng) else {
-                self.done[f] = true;
-                continue;
+            let off = if let Some(zc) = &mut self.zone_cursors[f] {
+                // zonemode=zbd: at write pointers, below them, or a zone's reset.
+                let z = zc.zones.size;
+                let got = match dir {
+                    1 => zc.write(len, j.rw.random, j.time_based, &mut self.rng),
+                    2 => {
+                        len = z;
+                        zc.trim(j.rw.random, &mut self.rng)
+                    }
+                    _ if j.zones.read_beyond_wp => {
+                        match self.cursors[f].next(dir, len, &self.picking, &mut self.rng) {
+                            Some(o) => zones::ZoneIo::At(o),
+                            None => zones::ZoneIo::None,
+                        }
+                    }
+                    _ => zc.read(len, j.rw.random, &mut self.rng),
+                };
+                match got {
+                    zones::ZoneIo::At(o) => o,
+                    zones::ZoneIo::ResetFirst(o) => {
+                        zc.zones.reset((o / z) as usize);
+                        let file = &self.files[f];
+                        self.pass_ios += 1;
+                        return Some(Io {
+                            file: f as u32,
+                            op: Op::Trim,
+                            offset: file.base + file.start + o,
+                            len: z as u32,
+                            ..Io::default()
+                        });
+                    }
+                    zones::ZoneIo::None => {
+                        self.done[f] = true;
+                        continue;
+                    }
+                }
+            } else {
+                let Some(o) = self.cursors[f].next(dir, len, &self.picking, &mut self.rng) else {
+                    self.done[f] = true;
+                    continue;
+                };
+                match self.strided {
+                    // zonemode=strided: a transfer never crosses into the skipped part.
+                    Some(s) => {
+                        len = len.min(s.size - o % s.size);
+                        s.map(o)
+                    }
+                    None => o,
+                }
             };
             let len = len.min(budget.saturating_sub(self.pass_bytes)).max(1);
             self.pass_bytes += len;
             let file = &self.files[f];
             let offset = file.base + file.start + off;
             if j.rw.kind == RwKind::TrimWrite {
-                self.then_write = Some((f, offset, len as u32));
+                self.queued = Some(Io {
+                    file: f as u32,
+                    op: Op::Write,
+                    offset,
+                    len: len as u32,
+                    ..Io::default()
+                });
+            }
+            if dir == 1 && j.zones.reset_threshold > 0.0 {
+                if let Some(zc) = &mut self.zone_cursors[f] {
+                    let (t, fr) = (j.zones.reset_threshold, j.zones.reset_frequency);
+                    if let Some(o) = zc.reclaim(t, fr, &mut self.rng) {
+                        self.queued = Some(Io {
+                            file: f as u32,
+                            op: Op::Trim,
+                            offset: file.base + file.start + o,
+                            len: zc.zones.size as u32,
+                            ..Io::default()
+                        });
+                    }
+                }
             }
             self.pass_ios += 1;
             return Some(Io {
@@ -786,7 +877,7 @@ impl IoGen for JobGen {
         let dir = match self.picked {
             Some(d) => d,
             None => {
-                let d = if self.then_write.is_some() {
+                let d = if self.queued.is_some_and(|q| q.op == Op::Write) {
                     1
                 } else {
                     self.direction()

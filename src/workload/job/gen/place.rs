@@ -118,7 +118,7 @@ pub fn files(
     use std::os::unix::fs::FileTypeExt;
     let raw = std::fs::metadata(&placement.path).is_ok_and(|m| m.file_type().is_block_device());
     let whole = placement.len;
-    let start = start_of(j, clone, whole, 0);
+    let start = start_of(j, clone, whole, j.zones.size);
     if raw {
         if plan.names.len() > 1 {
             return Err(std::io::Error::new(
@@ -130,7 +130,7 @@ pub fn files(
                 ),
             ));
         }
-        let size = file_sizes(j, clone, 1, whole, 0)[0];
+        let size = file_sizes(j, clone, 1, whole, j.zones.size)[0];
         let len = size.min(whole.saturating_sub(start));
         return Ok(vec![JobFile {
             path: placement.path.clone(),
@@ -141,7 +141,7 @@ pub fn files(
             raw: true,
         }]);
     }
-    let sizes = file_sizes(j, clone, plan.names.len(), whole, 0);
+    let sizes = file_sizes(j, clone, plan.names.len(), whole, j.zones.size);
     Ok(plan
         .names
         .iter()

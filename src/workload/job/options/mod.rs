@@ -27,6 +27,7 @@ mod prio;
 mod refused;
 pub mod values;
 mod verify;
+mod zones;
 
 use super::spec::JobSpec;
 pub use values::Arg;
@@ -126,6 +127,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(outputs::OPTIONS)
         .chain(control::OPTIONS)
         .chain(prio::OPTIONS)
+        .chain(zones::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).
