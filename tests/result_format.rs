@@ -75,6 +75,8 @@ fn assert_documented(doc: &Value) {
             || k.starts_with("streams[].verify.first[]")
             || k == "streams[].stopped"
             || k.starts_with("streams[].prio_ios")
+            || k.starts_with("streams[].steadystate")
+            || k.starts_with("streams[].latency_target")
     };
     let expected =
         |k: &str| !(trace_only(k) || without_device(k) || when_set(k) || other_pacing(k));

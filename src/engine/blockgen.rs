@@ -78,14 +78,15 @@ pub trait IoGen: Send {
     /// (the free slot's buffer, `io_size` bytes).
     fn next(&mut self, now_ns: u64, in_flight: usize, buf: &mut [u8]) -> Next;
 
-    /// `io` completed with `result` (bytes, or the errno) at `now_ns`; `buf` holds what a read
-    /// brought back. Returns the result to record: a verify read that finds its block damaged
+    /// `io`, issued at `issue_ns`, completed with `result` (bytes, or the errno) at `now_ns`;
+    /// `buf` holds what a read brought back. Returns the result to record: a verify read that finds its block damaged
     /// turns a success into an error (fio's EILSEQ).
     fn done(
         &mut self,
         _io: &Io,
         result: Result<u64, i32>,
         _buf: &[u8],
+        _issue_ns: u64,
         _now_ns: u64,
     ) -> Result<u64, i32> {
         result

@@ -74,7 +74,7 @@ impl Slots {
             self.active = true;
             protocol.mark_active(done);
         }
-        let result = gen.done(&f.io, c.result, bufs[c.slot].as_slice(), done);
+        let result = gen.done(&f.io, c.result, bufs[c.slot].as_slice(), f.issue, done);
         let (bytes, errno) = match result {
             Ok(n) => (n, if n == u64::from(f.io.len) { 0 } else { 5 }),
             Err(e) => (0, e),

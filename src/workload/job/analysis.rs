@@ -200,10 +200,16 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
                         .collect()
                 })
             });
+            let steadystate = report_of(samples, &info.name, "steadystate")
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let latency_target = report_of(samples, &info.name, "latency_target")
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
             streams.push(StreamFigures {
                 verify,
                 stopped,
                 prio_ios,
+                steadystate,
+                latency_target,
                 name: info.name.clone(),
                 role: info.role.clone(),
                 op: info.op,

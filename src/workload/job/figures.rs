@@ -51,6 +51,35 @@ pub struct StreamFigures {
     /// some carried one (`cmdprio_percentage`, `cmdprio_bssplit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio_ios: Option<std::collections::BTreeMap<String, u64>>,
+    /// fio's steady-state detection (`steadystate`): whether and when it ended the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyFigures>,
+    /// fio's latency-target search (`latency_target`): the queue depth it settled on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetFigures>,
+}
+
+/// What a stream's steady-state detection found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyFigures {
+    /// Steady state was reached, and the job ended there.
+    pub attained: bool,
+    /// When, s from the job's start; null when it was not.
+    pub at_s: Option<f64>,
+    /// The criterion's figure (deviation or slope, in % of the mean when the limit is) when it
+    /// was reached, else the last one computed; null before a full window.
+    pub figure: Option<f64>,
+}
+
+/// What a stream's latency-target search found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyTargetFigures {
+    /// The queue depth it settled on (or was trying when the job ended).
+    pub qd: u64,
+    /// False when no depth met the target, not even 1 (the job ended there).
+    pub met: bool,
 }
 
 /// What a stream's verify found, over its run phases.

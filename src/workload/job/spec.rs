@@ -327,6 +327,39 @@ pub struct ZoneSpec {
     pub read_beyond_wp: bool,
 }
 
+/// What fio's steady-state detection watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyMetric {
+    Iops,
+    Bw,
+    /// Mean completion latency.
+    Lat,
+}
+
+/// fio's `steadystate`: the job ends once its metric per `interval`, over the last `dur`
+/// seconds (after `ramp`), stays within `limit`: its largest deviation from the mean, or with
+/// `slope` the slope of its fitted line; `percent`: the limit is a % of the mean.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Steady {
+    pub metric: SteadyMetric,
+    pub slope: bool,
+    pub limit: f64,
+    pub percent: bool,
+    pub dur: f64,
+    pub ramp: f64,
+    pub interval: f64,
+}
+
+/// fio's latency target: the deepest queue (up to `iodepth`) at which `percentile` % of a
+/// `window`'s I/Os complete within `target` (seconds); `run`: go on at it once found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyTarget {
+    pub target: f64,
+    pub window: f64,
+    pub percentile: f64,
+    pub run: bool,
+}
+
 /// Which jobs end when a job with `exitall` ends (`exit_what`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -553,6 +586,10 @@ pub struct JobSpec {
     pub buffers: BufferSpec,
     /// Its zones (`zonemode`).
     pub zones: ZoneSpec,
+    /// fio's steady-state detection (`steadystate` with `ss_dur`); `None` without.
+    pub steady: Option<Steady>,
+    /// fio's latency-target search (`latency_target`); `None` without.
+    pub latency: Option<LatencyTarget>,
     /// When it ends, the jobs `exit_what` names end too (`exitall`).
     pub exitall: bool,
     pub exit_what: ExitWhat,
@@ -656,6 +693,8 @@ impl JobSpec {
             ignore_write: Vec::new(),
             exitall: false,
             exit_what: ExitWhat::Group,
+            steady: None,
+            latency: None,
             zones: ZoneSpec {
                 reset_frequency: 1.0,
                 ..ZoneSpec::default()

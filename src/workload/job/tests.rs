@@ -212,6 +212,13 @@ fn run_jobs(groups: &str) -> (Vec<crate::engine::StreamSamples>, tempfile::TempD
     (set.load().unwrap(), dir)
 }
 
+/// As [`run_jobs`], the figures the trial reports of them.
+fn run_analyzed(groups: &str) -> (super::analysis::JobOutcome, tempfile::TempDir) {
+    let (set, dir) = run_set(groups);
+    let out = analyze(&jobs(&params(&[("groups", groups)])).unwrap(), &set).unwrap();
+    (out, dir)
+}
+
 /// As [`run_jobs`], the samples kept as the trial keeps them (each phase's record holding
 /// what the streams' generators found).
 fn run_set(groups: &str) -> (SampleSet, tempfile::TempDir) {
@@ -457,8 +464,7 @@ fn verify_names_a_block_damaged_between_its_write_and_its_check() {
         [write]\nrw=write\nverify=md5\ndo_verify=0\n\
         [damage]\nstonewall\nrw=write\noffset=64k\nsize=4k\n\
         [check]\nstonewall\nrw=read\nverify=md5\n";
-    let (set, _d) = run_set(text);
-    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    let (out, _d) = run_analyzed(text);
     let v = out.streams[2].verify.clone().expect("the checker's report");
     assert_eq!((v.checked, v.mismatches), (256, 1));
     assert_eq!(v.first[0].offset, 65536, "named by its offset");
@@ -496,8 +502,7 @@ fn exitall_errors_and_thinktime_as_fio_runs_them() {
     assert!(s[2].samples.is_empty(), "the next segment never ran");
     // fio ends a job at its first I/O error unless continue_on_error covers it.
     let text = "[e]\nioengine=ftruncate\nrw=read\nsize=64k\n";
-    let (set, _d) = run_set(text);
-    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    let (out, _d) = run_analyzed(text);
     assert_eq!(out.streams[0].ios, 1);
     let why = out.streams[0].stopped.clone().unwrap();
     assert!(
@@ -532,8 +537,7 @@ fn a_flow_keeps_its_jobs_in_proportion() {
 #[test]
 fn io_priorities_per_io_and_per_job() {
     let text = "[p]\nioengine=libaio\niodepth=4\nrw=randread\nsize=1m\nprioclass=2\nprio=7\ncmdprio_percentage=50\ncmdprio_class=1\ncmdprio=0\n";
-    let (set, _d) = run_set(text);
-    let out = analyze(&jobs(&params(&[("groups", text)])).unwrap(), &set).unwrap();
+    let (out, _d) = run_analyzed(text);
     let by = out.streams[0].prio_ios.clone().expect("I/Os by priority");
     let (plain, rt) = (by["0"], by[&(1u64 << 13).to_string()]);
     assert_eq!(plain + rt, 256);
@@ -583,4 +587,28 @@ fn zone_modes_as_fio_emulates_them() {
     // Reads stay below the write pointers: none on fresh zones (as fio on emulated zones).
     let (s, _d) = run_jobs("[rd]\nrw=read\nbs=16k\nsize=1m\nzonemode=zbd\nzonesize=256k\n");
     assert!(s[0].samples.is_empty());
+}
+
+#[test]
+fn steady_state_and_latency_targets_end_a_job() {
+    // A steady read: well within 90% of its mean per 100 ms over a second, long before 30 s.
+    let text = "[s]\nrw=read\nsize=1m\ntime_based\nruntime=30s\nss=iops:90%\nss_dur=1s\nss_ramp=0\nsteadystate_check_interval=100ms\n";
+    let (out, _d) = run_analyzed(text);
+    let ss = out.streams[0].steadystate.clone().expect("steady state");
+    assert!(ss.attained, "{ss:?}");
+    let at = ss.at_s.unwrap();
+    assert!((1.0..20.0).contains(&at), "after a full ss_dur: {at}");
+    assert!(out.streams[0].runtime_s < 25.0);
+    // A target any depth meets: the search doubles up to iodepth, runs a window there, ends.
+    let text = "[l]\nioengine=libaio\niodepth=8\nrw=randread\nsize=1m\ntime_based\nruntime=30s\nlatency_target=2s\nlatency_window=50ms\n";
+    let (out, _d) = run_analyzed(text);
+    let l = out.streams[0].latency_target.clone().expect("searched");
+    assert_eq!((l.qd, l.met), (8, true));
+    assert!(out.streams[0].runtime_s < 25.0);
+    // One no I/O meets: the job ends, saying so.
+    let text = "[n]\nrw=randread\nsize=1m\ntime_based\nruntime=30s\nlatency_target=1ns\nlatency_window=50ms\n";
+    let (out, _d) = run_analyzed(text);
+    assert!(!out.streams[0].latency_target.clone().unwrap().met);
+    let why = out.streams[0].stopped.clone().unwrap();
+    assert!(why.contains("latency target"), "{why}");
 }

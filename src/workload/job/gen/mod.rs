@@ -14,6 +14,7 @@ pub mod fileops;
 pub mod offsets;
 pub mod place;
 pub mod sizes;
+pub mod steady;
 pub mod verify;
 pub mod zones;
 
@@ -166,6 +167,9 @@ pub struct JobGen {
     flow_ios: u64,
     /// What its writes carry.
     filler: buffers::Filler,
+    /// fio's steady-state detection and latency-target search, when asked.
+    steady: Option<steady::SteadyState>,
+    latency: Option<steady::LatencySearch>,
     /// I/Os per I/O priority, once any carries one.
     prio_ios: std::collections::BTreeMap<u16, u64>,
     /// ratemin: bytes and I/Os per direction since the last check, and when that was.
@@ -298,6 +302,14 @@ impl JobGen {
             flow_ios: 0,
             prio_ios: std::collections::BTreeMap::new(),
             filler,
+            steady: j
+                .steady
+                .clone()
+                .filter(|s| s.dur > 0.0)
+                .map(steady::SteadyState::new),
+            latency: j.latency.clone().filter(|l| l.target > 0.0).map(|l| {
+                steady::LatencySearch::new(l, if j.ioengine.is_async() { j.iodepth } else { 1 })
+            }),
             rate_bytes: [0; 3],
             rate_ios: [0; 3],
             rate_since: [None; 3],
@@ -843,8 +855,26 @@ impl IoGen for JobGen {
             }
             self.think_until = None;
         }
+        let steady = self.steady.as_ref().is_some_and(|s| s.attained.is_some());
+        let mut searched = false;
+        if let Some(l) = &self.latency {
+            if l.impossible && self.stop.is_none() {
+                self.stop = Some(format!(
+                    "no queue depth meets its latency target, not even 1 ({} us at {}%)",
+                    (j.latency.as_ref().map_or(0.0, |t| t.target) * 1e6).round(),
+                    j.latency.as_ref().map_or(100.0, |t| t.percentile)
+                ));
+            }
+            searched = l.done;
+            if !searched && in_flight >= l.qd as usize {
+                // The depth being tried: one in flight fewer before the next goes.
+                return Next::Reap(l.qd as usize - 1);
+            }
+        }
         if self.stop.is_some()
             || self.full
+            || steady
+            || searched
             || self.deadline.is_some_and(|d| now >= d)
             || (j.number_ios > 0 && self.ios >= j.number_ios)
         {
@@ -961,8 +991,18 @@ impl IoGen for JobGen {
         io: &Io,
         result: Result<u64, i32>,
         buf: &[u8],
+        issue: u64,
         now: u64,
     ) -> Result<u64, i32> {
+        if let (Ok(n), false) = (result, self.in_ramp) {
+            let lat = now.saturating_sub(issue);
+            if let Some(s) = &mut self.steady {
+                s.add(now, n, lat, self.start_at.unwrap_or(0), self.ns_per_s);
+            }
+            if let Some(l) = &mut self.latency {
+                l.add(now, lat, self.ns_per_s);
+            }
+        }
         // A job filling its device ends at the first write that finds it full.
         if self.c.job.fill_device && io.op == Op::Write && result == Err(libc::ENOSPC) {
             self.full = true;
@@ -1013,6 +1053,23 @@ impl IoGen for JobGen {
         }
         if let Some(why) = &self.stop {
             r.insert("stopped".into(), serde_json::json!(why));
+        }
+        if let Some(s) = &self.steady {
+            let start = self.start_at.unwrap_or(0);
+            r.insert(
+                "steadystate".into(),
+                serde_json::json!({
+                    "attained": s.attained.is_some(),
+                    "at_s": s.attained.map(|(at, _)| at.saturating_sub(start) as f64 / self.ns_per_s),
+                    "figure": s.attained.map(|(_, f)| f).or(s.last),
+                }),
+            );
+        }
+        if let Some(l) = &self.latency {
+            r.insert(
+                "latency_target".into(),
+                serde_json::json!({"qd": l.qd, "met": !l.impossible}),
+            );
         }
         if !self.prio_ios.is_empty() {
             let by: serde_json::Map<String, serde_json::Value> = self

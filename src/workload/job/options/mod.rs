@@ -25,6 +25,7 @@ mod io;
 mod outputs;
 mod prio;
 mod refused;
+mod steady;
 pub mod values;
 mod verify;
 mod zones;
@@ -128,6 +129,7 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(control::OPTIONS)
         .chain(prio::OPTIONS)
         .chain(zones::OPTIONS)
+        .chain(steady::OPTIONS)
 }
 
 /// The option named `key` (or one of its aliases).
