@@ -25,8 +25,8 @@ const SECTOR: u64 = 512;
 /// Checks that one job can run as asked.
 pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     let bad = |k: &str, m: String| Err(ParamError::invalid(k, format!("job {}: {m}", j.name)));
-    // A trim moves no data through a buffer: only reads and writes are bounded.
-    for d in [&j.bs.read, &j.bs.write] {
+    // A trim moves no data through a buffer: only the reads and writes it does are bounded.
+    for d in moved(j) {
         if d.max() > (64 << 20) {
             return bad(
                 "bs",
@@ -88,7 +88,15 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
 
 /// The slot buffers' size: the largest read or write the job issues.
 fn largest(j: &JobSpec) -> u64 {
-    j.bs.read.max().max(j.bs.write.max())
+    moved(j).map(|d| d.max()).max().unwrap_or(4096)
+}
+
+/// The block sizes of the directions a job moves data in (its trims move none).
+fn moved(j: &JobSpec) -> impl Iterator<Item = &super::spec::BlockSizes> {
+    [(j.rw.reads(), &j.bs.read), (j.rw.writes(), &j.bs.write)]
+        .into_iter()
+        .filter(|(does, _)| *does)
+        .map(|(_, d)| d)
 }
 
 /// What a job's streams do, for the stack and the report.
@@ -278,6 +286,8 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 ),
             };
             let region = match owner {
+                // The null engine moves no data and needs no room.
+                _ if j.ioengine == Engine::Null => 0,
                 Some(_) => 0,
                 // A file engine's files: `filesize` bytes each, if any.
                 None if j.ioengine.on_files() => j.nrfiles * j.filesize.map_or(0, |f| f.1),

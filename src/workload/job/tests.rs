@@ -415,6 +415,19 @@ fn every_block_engine_runs_a_job_as_fio_would() {
 }
 
 #[test]
+fn the_null_engine_makes_no_file_and_needs_no_room() {
+    // fio's diskless engine: 100 GiB of random reads with nothing laid out on the target.
+    let groups = "[n]\nioengine=null\nrw=randread\nsize=100g\nnumber_ios=64\nnorandommap\n";
+    let plan = Job.plan(&params(&[("groups", groups)])).unwrap();
+    assert_eq!(plan.streams[0].region_len, 0, "no room asked of the stack");
+    let (s, d) = run_jobs(groups);
+    assert_eq!(s[0].samples.len(), 64);
+    assert!(s[0].samples.iter().all(|x| x.errno == 0));
+    let made = std::fs::read_dir(d.path().join("00")).unwrap().count();
+    assert_eq!(made, 0, "no file laid out");
+}
+
+#[test]
 fn the_file_engines_time_each_operation_on_each_file() {
     let (s, d) = run_jobs(
         "[c]\nioengine=filecreate\ncreate_on_open=1\nnrfiles=10\nfilesize=4k\n[s]\nioengine=filestat\nnrfiles=10\nfilesize=4k\n[u]\nioengine=filedelete\nnrfiles=10\nfilesize=4k\n[m]\nioengine=dircreate\nnrfiles=5\n[r]\nioengine=dirdelete\nnrfiles=5\n",

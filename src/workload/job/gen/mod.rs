@@ -18,7 +18,7 @@ pub mod steady;
 pub mod verify;
 pub mod zones;
 
-use super::spec::{ioprio, ExitWhat, FileService, JobSpec, RwKind, ZoneMode};
+use super::spec::{ioprio, Engine, ExitWhat, FileService, JobSpec, RwKind, ZoneMode};
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
 use offsets::{FileCursor, Picking};
@@ -738,8 +738,9 @@ impl JobGen {
 impl IoGen for JobGen {
     fn prepare(&mut self, ctx: &PrepareCtx) -> std::io::Result<()> {
         let j = self.c.job.clone();
-        // create_on_open: the files are made when the run opens them.
-        if self.c.files.owner && !j.create_on_open {
+        // create_on_open: the files are made when the run opens them; the null engine's are
+        // never made (fio's diskless engine).
+        if self.c.files.owner && !j.create_on_open && j.ioengine != Engine::Null {
             for f in &self.files {
                 place::lay_out(&j, f, self.c.files.fill, ctx)?;
             }
@@ -756,6 +757,14 @@ impl IoGen for JobGen {
         let j = self.c.job.clone();
         let direct = direct && j.direct;
         let first = !std::mem::replace(&mut self.opened, true);
+        if j.ioengine == Engine::Null {
+            // It moves no data: each of its files stands for /dev/null.
+            return self
+                .files
+                .iter()
+                .map(|_| Ok(std::fs::File::open("/dev/null")?.into()))
+                .collect();
+        }
         self.files
             .iter()
             .map(|f| {
