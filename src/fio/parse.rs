@@ -149,6 +149,17 @@ pub fn parse_text(
             global.extend(s.options.iter().cloned());
             continue;
         }
+        // fio loads a job's engine before its other options (an engine's own options mean
+        // nothing without it): an engine iotrial cannot honour is the reason, wherever it is set.
+        let engine = global
+            .iter()
+            .chain(&s.options)
+            .rfind(|o| options::same_option(&o.key, "ioengine"));
+        if let Some(o) = engine {
+            expanded_at(std::slice::from_ref(o))?;
+            let mut scratch = JobSpec::new(&s.name);
+            apply(&mut scratch, std::slice::from_ref(o), file, &mut Vec::new())?;
+        }
         let mut j = JobSpec::new(&s.name);
         for opts in [&global, &s.options] {
             for o in opts.iter() {
@@ -232,6 +243,18 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("d.fio:2: ioengine=rbd cannot be honoured: it is a network engine"),
+            "{e}"
+        );
+        // An engine's own options before it: the engine is what cannot be honoured.
+        let e = parse_text(
+            "n.fio",
+            "[global]\nnfs_url=nfs://h/e\nioengine=nfs\n[j]\n",
+            &env,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("n.fio:3: ioengine=nfs cannot be honoured: it is a network engine"),
             "{e}"
         );
         let e = parse_text("f.fio", "[global]\nioengine=io_uring\n[j]\nhipri\n", &env).unwrap_err();
