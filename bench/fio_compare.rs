@@ -3,7 +3,8 @@
 //! reads decompress real data. Six cases, each run by fio and by `iotrial run job` with the
 //! same options (O_DIRECT), alternating which goes first, over several rounds: 4 KiB random
 //! reads at QD1 with psync, 1 and 2 jobs; 4 KiB random reads at QD32 with io_uring
-//! (registered buffers and file for both); 1 MiB sequential writes; all time-based; and the
+//! (registered buffers and file for both) and with libaio (the kernel's native AIO for both);
+//! 1 MiB sequential writes; all time-based; and the
 //! two 4 KiB random-read cases of one job again as fio's default runs a job with a size and no
 //! `time_based`: one pass over 1 GiB. iotrial samples every I/O (spilled, then written to
 //! samples.csv). Prints IOPS and MB/s of each (median of the rounds), the ratio iotrial / fio,
@@ -17,7 +18,8 @@
 //! calls setsid, and with the kernel's autogroup scheduling every session gets an equal share
 //! of a busy CPU, so on a loaded machine two forked jobs get two shares and two threads one.
 //!
-//! `FIO_COMPARE_ROUNDS` (3) and `FIO_COMPARE_RUNTIME` (5, seconds) change the defaults.
+//! `FIO_COMPARE_ROUNDS` (3) and `FIO_COMPARE_RUNTIME` (5, seconds) change the defaults;
+//! `FIO_COMPARE_CASES` runs only the cases whose names contain one of its comma-separated words.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -81,6 +83,24 @@ const CASES: &[Case] = &[
             "rw=randread",
             "bs=4k",
             "ioengine=io_uring",
+            "iodepth=32",
+            "size=1g",
+        ],
+        one_pass: false,
+    },
+    Case {
+        name: "4k randread QD32 libaio",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=32",
+            "--size=1g",
+        ],
+        iotrial: &[
+            "rw=randread",
+            "bs=4k",
+            "ioengine=libaio",
             "iodepth=32",
             "size=1g",
         ],
@@ -326,7 +346,13 @@ fn main() {
     println!("| case | fio IOPS | iotrial IOPS | ratio | fio MB/s | iotrial MB/s | p50 µs fio / iotrial | CPU µs/I/O fio / iotrial (process) | CPU µs/I/O fio / iotrial (workers, run) |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut p50 = std::collections::BTreeMap::new();
-    for c in CASES {
+    let only: Vec<String> = std::env::var("FIO_COMPARE_CASES")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let chosen = CASES
+        .iter()
+        .filter(|c| only.is_empty() || only.iter().any(|w| c.name.contains(w.as_str())));
+    for c in chosen {
         let (mut f, mut i) = (Vec::new(), Vec::new());
         for r in 0..rounds {
             let out = tmp.path().join(format!("r{r}"));
@@ -373,7 +399,9 @@ fn main() {
     println!("| iotrial p50, one pass over time-based | one pass µs | time-based µs | ratio |");
     println!("|---|---|---|---|");
     for (one, timed) in PAIRS {
-        let (a, b) = (p50[one], p50[timed]);
+        let (Some(a), Some(b)) = (p50.get(one), p50.get(timed)) else {
+            continue;
+        };
         println!("| {one} | {a:.2} | {b:.2} | **{:.3}** |", a / b);
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

@@ -7,61 +7,32 @@
 //! each tool's IOPS (sum over jobs; median of the rounds), the ratio iotrial / fio of those
 //! medians, and the median of each round's own ratio (the two runs of a round are back to back,
 //! so a change of the machine's load between rounds cancels).
-//! Results: bench/README.md. `FIO_FILES_ROUNDS` (3) changes the rounds.
+//! With `FIO_EXAMPLES` naming the examples/ directory of fio's repository, six of fio's own
+//! files follow, compared per reporting group ([`fio_groups`]).
+//! Results: bench/README.md. `FIO_FILES_ROUNDS` (3) changes the rounds; `FIO_FILES_OWN=0`
+//! leaves out iotrial's own examples.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod fio_groups;
 
 use common::devices::{run, Mounted, TestLoop};
 use common::figures::median;
-use common::{missing, which, Need};
-use serde_json::Value;
+use common::{missing, Need};
 use std::path::Path;
-use std::process::Command;
 
 const FILES: &[&str] = &["randread-4k-qd1.fio", "seqwrite-1m.fio"];
 
 fn fio_iops(file: &Path, dir: &Path) -> f64 {
-    let out = Command::new(which("fio").unwrap())
-        .arg("--output-format=json")
-        .arg(format!("--directory={}", dir.display()))
-        .arg(file)
-        .output()
-        .expect("fio runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
-    doc["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            j["read"]["iops"].as_f64().unwrap_or(0.0) + j["write"]["iops"].as_f64().unwrap_or(0.0)
-        })
-        .sum()
+    fio_groups::fio(file, dir).iter().map(|g| g.iops).sum()
 }
 
 fn iotrial_iops(file: &Path, dir: &Path, out: &Path) -> f64 {
-    let o = Command::new(env!("CARGO_BIN_EXE_iotrial"))
-        .args([
-            "run",
-            &format!("fio:{}", file.display()),
-            "--json",
-            "--monitor",
-            "none",
-        ])
-        .arg("--target")
-        .arg(format!("dir:{}", dir.display()))
-        .arg("--out")
-        .arg(out)
-        .output()
-        .expect("iotrial runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: Value = serde_json::from_slice(&o.stdout).expect("result.json");
-    doc["verdict"]["iops"].as_f64().unwrap()
+    fio_groups::iotrial(file, dir, out)
+        .0
+        .iter()
+        .map(|g| g.iops)
+        .sum()
 }
 
 fn main() {
@@ -99,7 +70,8 @@ fn main() {
     );
     println!("| job file | fio IOPS | iotrial IOPS | ratio of medians | median of round ratios | per round |");
     println!("|---|---|---|---|---|---|");
-    for name in FILES {
+    let own = std::env::var("FIO_FILES_OWN").map_or(true, |v| v != "0");
+    for name in FILES.iter().filter(|_| own) {
         let file = examples.join(name);
         let (mut f, mut i) = (Vec::new(), Vec::new());
         for r in 0..rounds {
@@ -127,6 +99,10 @@ fn main() {
             median(ratios),
             per.join(", ")
         );
+    }
+    match std::env::var("FIO_EXAMPLES") {
+        Ok(dir) => fio_groups::compare(Path::new(&dir), &mnt.dir, work.path(), rounds),
+        Err(_) => println!("(set FIO_EXAMPLES to fio's examples/ directory to compare six of fio's own files per job group)"),
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average after: {}", load.trim());

@@ -1,0 +1,192 @@
+//! fio's own example job files, side by side with fio per job group: six files of fio's
+//! `examples/` (a checkout's, named by `FIO_EXAMPLES`; not part of iotrial), each shortened the
+//! same way for both tools (the runtime and sizes of [`EXAMPLES`] appended to every job
+//! section, so they win over the file's own, and the file's `directory=` dropped), run by fio
+//! and by `iotrial run fio:FILE` in fresh directories of one filesystem, alternating which goes
+//! first. Each reporting group's IOPS and MB/s (fio's jobs of one `groupid` summed; iotrial's
+//! `verdict.run_groups`) are compared as medians over the rounds.
+
+use crate::common::figures::median;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The files and what both tools run of them instead of their own sizes and runtimes.
+const EXAMPLES: &[(&str, &[&str])] = &[
+    ("fio-rand-read.fio", &["runtime=5", "size=1g"]),
+    ("fio-seq-write.fio", &["runtime=5", "size=1g"]),
+    ("fio-rand-RW.fio", &["runtime=5", "size=1g"]),
+    ("ssd-test.fio", &["runtime=5", "size=1g"]),
+    // 16 files, one per clone of its four jobs: 2 GiB.
+    ("tiobench-example.fio", &["runtime=5", "size=128m"]),
+    ("iometer-file-access-server.fio", &["runtime=5", "size=1g"]),
+];
+
+/// One reporting group's figures.
+#[derive(Clone, Copy)]
+pub struct Group {
+    pub iops: f64,
+    pub mb_s: f64,
+}
+
+/// `text` with `sets` at the end of every job section and without `directory=` lines.
+fn shorten(text: &str, sets: &[&str]) -> String {
+    let mut out = String::new();
+    let mut in_job = false;
+    let close = |out: &mut String, in_job: bool| {
+        if in_job {
+            for s in sets {
+                out.push_str(s);
+                out.push('\n');
+            }
+        }
+    };
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            close(&mut out, in_job);
+            in_job = !t.starts_with("[global");
+        }
+        if t.starts_with("directory") && t[9..].trim_start().starts_with('=') {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    close(&mut out, in_job);
+    out
+}
+
+/// fio's figures of `file` run in `dir`, per reporting group.
+pub fn fio(file: &Path, dir: &Path) -> Vec<Group> {
+    let out = Command::new("fio")
+        .arg("--output-format=json")
+        .arg(format!("--directory={}", dir.display()))
+        .arg(file)
+        .output()
+        .expect("fio runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
+    let mut groups: Vec<(u64, Group)> = Vec::new();
+    for j in doc["jobs"].as_array().unwrap() {
+        let id = j["groupid"].as_u64().unwrap_or(0);
+        let (mut iops, mut bytes) = (0.0, 0.0);
+        for d in ["read", "write", "trim"] {
+            iops += j[d]["iops"].as_f64().unwrap_or(0.0);
+            bytes += j[d]["bw_bytes"].as_f64().unwrap_or(0.0);
+        }
+        match groups.iter_mut().find(|g| g.0 == id) {
+            Some(g) => {
+                g.1.iops += iops;
+                g.1.mb_s += bytes / 1e6;
+            }
+            None => groups.push((
+                id,
+                Group {
+                    iops,
+                    mb_s: bytes / 1e6,
+                },
+            )),
+        }
+    }
+    groups.into_iter().map(|g| g.1).collect()
+}
+
+/// iotrial's figures of `file` run on `dir:DIR`, per reporting group, and each group's jobs.
+pub fn iotrial(file: &Path, dir: &Path, out: &Path) -> (Vec<Group>, Vec<String>) {
+    let o = Command::new(env!("CARGO_BIN_EXE_iotrial"))
+        .args(["run", &format!("fio:{}", file.display())])
+        .args(["--json", "--monitor", "none", "--target"])
+        .arg(format!("dir:{}", dir.display()))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("iotrial runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("result.json");
+    let groups = doc["verdict"]["run_groups"].as_array().unwrap();
+    let names = groups
+        .iter()
+        .map(|g| {
+            let jobs: Vec<&str> = g["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|j| j.as_str())
+                .collect();
+            jobs.join(", ")
+        })
+        .collect();
+    let figures = groups
+        .iter()
+        .map(|g| Group {
+            iops: g["iops"].as_f64().unwrap(),
+            mb_s: g["mb_s"].as_f64().unwrap(),
+        })
+        .collect();
+    (figures, names)
+}
+
+/// Runs the files `rounds` times with each tool in fresh directories under `mnt` and prints
+/// one row per reporting group.
+pub fn compare(examples: &Path, mnt: &Path, work: &Path, rounds: usize) {
+    println!();
+    println!("fio's examples, per reporting group, {rounds} rounds per file and tool:");
+    println!("| job file | group (jobs) | fio IOPS | iotrial IOPS | IOPS ratio | fio MB/s | iotrial MB/s | MB/s ratio | IOPS ratio per round |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (name, sets) in EXAMPLES {
+        let text = std::fs::read_to_string(examples.join(name)).expect("fio's example");
+        let file = work.join(name);
+        std::fs::write(&file, shorten(&text, sets)).unwrap();
+        let (mut f, mut i, mut names) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let (fd, id) = (mnt.join("fio"), mnt.join("iotrial"));
+            std::fs::create_dir_all(&fd).unwrap();
+            std::fs::create_dir_all(&id).unwrap();
+            let out = work.join("out");
+            let mut ours = || {
+                let (g, n) = iotrial(&file, &id, &out);
+                names = n;
+                g
+            };
+            if r % 2 == 0 {
+                f.push(fio(&file, &fd));
+                i.push(ours());
+            } else {
+                i.push(ours());
+                f.push(fio(&file, &fd));
+            }
+            for d in [fd, id, out] {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+        let n = f[0].len();
+        if i.iter().chain(&f).any(|g| g.len() != n) {
+            println!("| {name} | **the tools report different numbers of groups** | | | | | | | |");
+            continue;
+        }
+        for g in 0..n {
+            let m = |v: &[Vec<Group>], k: fn(&Group) -> f64| {
+                median(v.iter().map(|x| k(&x[g])).collect())
+            };
+            let (fi, ii) = (m(&f, |x| x.iops), m(&i, |x| x.iops));
+            let (fm, im) = (m(&f, |x| x.mb_s), m(&i, |x| x.mb_s));
+            let per: Vec<String> = f
+                .iter()
+                .zip(&i)
+                .map(|(a, b)| format!("{:.3}", b[g].iops / a[g].iops))
+                .collect();
+            println!(
+                "| {name} | {g} ({}) | {fi:.0} | {ii:.0} | **{:.3}** | {fm:.1} | {im:.1} | **{:.3}** | {} |",
+                names.get(g).map_or("", String::as_str),
+                ii / fi,
+                im / fm,
+                per.join(", ")
+            );
+        }
+    }
+}
