@@ -137,6 +137,8 @@ pub struct JobGen {
     due: [u64; 3],
     ending: Ending,
     opened: bool,
+    /// Its files were opened without O_DIRECT: a new pass drops their cached pages again.
+    buffered: bool,
     /// A write found the device full (`fill_device`): the job is over.
     full: bool,
     /// It has told its job it ended.
@@ -285,6 +287,7 @@ impl JobGen {
             due: [0; 3],
             ending: Ending::No,
             opened: false,
+            buffered: false,
             full: false,
             counted_out: false,
             waited: false,
@@ -477,6 +480,16 @@ impl JobGen {
             .flatten()
             .for_each(zones::ZoneCursor::reset_pass);
         self.done.iter_mut().for_each(|d| *d = false);
+        // fio drops a buffered job's cached pages (`invalidate`) each time it starts over, as
+        // when it first opened its files: a time-based pass or a loop starts uncached.
+        let j = &self.c.job;
+        if self.buffered && j.invalidate && j.ioengine != Engine::Null {
+            for f in &self.files {
+                if let Ok(fd) = place::open(j, f, false) {
+                    place::advise(j, f, &fd, true);
+                }
+            }
+        }
     }
 
     /// Whether another pass follows the one that just ended (not after a pass that did no
@@ -757,6 +770,7 @@ impl IoGen for JobGen {
         let j = self.c.job.clone();
         let direct = direct && j.direct;
         let first = !std::mem::replace(&mut self.opened, true);
+        self.buffered = !direct;
         if j.ioengine == Engine::Null {
             // It moves no data: each of its files stands for /dev/null.
             return self
