@@ -684,6 +684,7 @@ impl JobGen {
                     self.done[f] = true;
                     continue;
                 };
+                len = self.cursors[f].granted();
                 match self.strided {
                     // zonemode=strided: a transfer never crosses into the skipped part.
                     Some(s) => {

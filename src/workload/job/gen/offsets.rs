@@ -31,14 +31,20 @@ impl Map {
         self.words[(b / 64) as usize] & (1 << (b % 64)) == 0
     }
 
-    fn mark(&mut self, from: u64, n: u64) {
+    /// Marks up to `n` blocks from `from`, stopping at the first one already used (as fio's
+    /// map does, whose I/O is then cut there); how many it marked.
+    fn mark(&mut self, from: u64, n: u64) -> u64 {
+        let mut marked = 0;
         for b in from..(from + n).min(self.blocks) {
             let w = &mut self.words[(b / 64) as usize];
-            if *w & (1 << (b % 64)) == 0 {
-                *w |= 1 << (b % 64);
-                self.used += 1;
+            if *w & (1 << (b % 64)) != 0 {
+                break;
             }
+            *w |= 1 << (b % 64);
+            self.used += 1;
+            marked += 1;
         }
+        marked
     }
 
     /// The first free block at or after `b`, wrapping; `None` when every block is used.
@@ -99,6 +105,9 @@ pub struct FileCursor {
     last: u64,
     /// Where a `sequence` distribution stands: its index and base.
     seq_at: u64,
+    /// The length the random map let the last I/O have: cut at the first block the pass has
+    /// already done, as fio cuts it.
+    granted: u64,
 }
 
 impl FileCursor {
@@ -120,7 +129,14 @@ impl FileCursor {
             run_left: 0,
             last: 0,
             seq_at: 0,
+            granted: 0,
         }
+    }
+
+    /// The length the last I/O [`FileCursor::next`] placed may have: its `len`, or less where
+    /// the random map found a block of it already done in this pass.
+    pub fn granted(&self) -> u64 {
+        self.granted
     }
 
     /// Starts a new pass: positions back to the start, the map cleared.
@@ -139,6 +155,7 @@ impl FileCursor {
         if len > self.len {
             return None;
         }
+        self.granted = len;
         if !p.random {
             return self.next_seq(dir, len, p.modifier);
         }
@@ -155,7 +172,7 @@ impl FileCursor {
         }
         let off = self.next_random(len, p, r)?;
         self.last = off;
-        self.pos[dir] = off + len;
+        self.pos[dir] = off + self.granted;
         if p.modifier > 1 {
             self.run_left = p.modifier as u64 - 1;
         }
@@ -229,7 +246,8 @@ impl FileCursor {
             _ => self.draw_in(0, blocks, last_fit, r)?,
         };
         if let Some(m) = &mut self.map {
-            m.mark(b, len.div_ceil(align));
+            let marked = m.mark(b, len.div_ceil(align));
+            self.granted = len.min(marked.max(1) * align);
         }
         Some(b * align)
     }
@@ -279,6 +297,24 @@ mod tests {
             randommap: true,
             distribution: Distribution::Random,
         }
+    }
+
+    #[test]
+    fn an_io_is_cut_at_the_first_block_its_pass_already_did() {
+        // fio's map: 64 KiB drawn where only 8 KiB are still free gives 8 KiB.
+        let mut m = Map::new(32);
+        assert_eq!(m.mark(4, 2), 2);
+        assert_eq!(m.mark(2, 16), 2, "stops at block 4");
+        assert_eq!(m.mark(6, 4), 4);
+        // Through a cursor whose only free blocks are 0 and 1: a 4-block I/O gets 2.
+        let p = picking(true, 0);
+        let mut c = FileCursor::new(4 * 4096, &p, 1);
+        if let Some(m) = &mut c.map {
+            m.mark(2, 2);
+        }
+        let mut r = SplitMix64::new(3);
+        let off = c.next(0, 4096 * 4, &p, &mut r);
+        assert_eq!((off, c.granted()), (Some(0), 2 * 4096));
     }
 
     #[test]
