@@ -4,7 +4,8 @@
 //! section, so they win over the file's own, and the file's `directory=` dropped), run by fio
 //! and by `iotrial run fio:FILE` in fresh directories of one filesystem, alternating which goes
 //! first. Each reporting group's IOPS and MB/s (fio's jobs of one `groupid` summed; iotrial's
-//! `verdict.run_groups`) are compared as medians over the rounds.
+//! `verdict.run_groups`) are compared as medians over the rounds. `FIO_FILES_ONLY` (file
+//! names, comma-separated) runs only those.
 
 use crate::common::figures::median;
 use serde_json::Value;
@@ -138,30 +139,40 @@ pub fn compare(examples: &Path, mnt: &Path, work: &Path, rounds: usize) {
     println!("fio's examples, per reporting group, {rounds} rounds per file and tool:");
     println!("| job file | group (jobs) | fio IOPS | iotrial IOPS | IOPS ratio | fio MB/s | iotrial MB/s | MB/s ratio | IOPS ratio per round |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for (name, sets) in EXAMPLES {
+    let only: Vec<String> = std::env::var("FIO_FILES_ONLY")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let chosen = EXAMPLES
+        .iter()
+        .filter(|e| only.is_empty() || only.iter().any(|o| o == e.0));
+    for (name, sets) in chosen {
         let text = std::fs::read_to_string(examples.join(name)).expect("fio's example");
         let file = work.join(name);
         std::fs::write(&file, shorten(&text, sets)).unwrap();
         let (mut f, mut i, mut names) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..rounds {
-            let (fd, id) = (mnt.join("fio"), mnt.join("iotrial"));
-            std::fs::create_dir_all(&fd).unwrap();
-            std::fs::create_dir_all(&id).unwrap();
-            let out = work.join("out");
+            // Each tool's files go before the other's run: both have the whole filesystem.
+            let (fd, id, out) = (mnt.join("fio"), mnt.join("iotrial"), work.join("out"));
+            let theirs = || {
+                std::fs::create_dir_all(&fd).unwrap();
+                let g = fio(&file, &fd);
+                let _ = std::fs::remove_dir_all(&fd);
+                g
+            };
             let mut ours = || {
+                std::fs::create_dir_all(&id).unwrap();
                 let (g, n) = iotrial(&file, &id, &out);
                 names = n;
+                let _ = std::fs::remove_dir_all(&id);
+                let _ = std::fs::remove_dir_all(&out);
                 g
             };
             if r % 2 == 0 {
-                f.push(fio(&file, &fd));
+                f.push(theirs());
                 i.push(ours());
             } else {
                 i.push(ours());
-                f.push(fio(&file, &fd));
-            }
-            for d in [fd, id, out] {
-                let _ = std::fs::remove_dir_all(d);
+                f.push(theirs());
             }
         }
         let n = f[0].len();
