@@ -3,9 +3,9 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::realtime::{self, Tally};
 use super::blockgen::{IoGen, PrepareCtx};
 use super::blockgen_run::{self, GenEnded, GenJob};
+use super::realtime::{self, Tally};
 use super::record::{Keep, Recorder, StreamSink};
 use super::source::{Make, OpSource, SourceCtx};
 use super::source_run::{self, SourceEnded, SourceJob};

@@ -160,10 +160,7 @@ fn buffers_measured(buffers: &[(String, Tally)]) -> Option<serde_json::Value> {
 }
 
 /// One phase's `measured` from the real-time buffers' and the generators' parts.
-fn merged(
-    a: Option<serde_json::Value>,
-    b: Option<serde_json::Value>,
-) -> Option<serde_json::Value> {
+fn merged(a: Option<serde_json::Value>, b: Option<serde_json::Value>) -> Option<serde_json::Value> {
     match (a, b) {
         (Some(serde_json::Value::Object(mut x)), Some(serde_json::Value::Object(y))) => {
             x.extend(y);

@@ -272,7 +272,8 @@ mod tests {
             stream("playback0", play.clone(), Op::Read),
         ];
         let mut plan = Plan::sampled("run", streams, false, 5);
-        plan.phases[0].step = engine::Step::Streams {
+        let run = plan.phases.iter().position(|p| p.name == "run").unwrap();
+        plan.phases[run].step = engine::Step::Streams {
             streams: vec![0, 1],
             stop: Stop::Duration(0.6),
         };
@@ -328,7 +329,8 @@ mod tests {
             interval: 4096,
         });
         let mut plan = Plan::sampled("run", vec![s], false, 5);
-        plan.phases[0].step = engine::Step::Streams {
+        let run = plan.phases.iter().position(|p| p.name == "run").unwrap();
+        plan.phases[run].step = engine::Step::Streams {
             streams: vec![0],
             stop: Stop::Duration(0.3),
         };

@@ -133,10 +133,13 @@ impl Workload for Dvr {
             .collect::<Result<Vec<_>, ParamError>>()?;
         let mut plan = Plan::sampled(PHASE, streams, p.bool("direct"), p.u64("seed"));
         if realtime::is_realtime(p) {
-            plan.phases[0].step = Step::Streams {
-                streams: (0..plan.streams.len()).collect(),
-                stop: Stop::Duration(p.f64("duration")),
-            };
+            let streams = (0..plan.streams.len()).collect();
+            if let Some(run) = plan.phases.iter_mut().find(|ph| ph.name == PHASE) {
+                run.step = Step::Streams {
+                    streams,
+                    stop: Stop::Duration(p.f64("duration")),
+                };
+            }
         }
         Ok(plan)
     }
