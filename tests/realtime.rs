@@ -79,7 +79,13 @@ fn dropped_per_interval(series: &Path) -> BTreeMap<String, u64> {
 
 /// The live count of stream `name` in the run phase's `measured.buffers`.
 fn live<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["phases"][0]["measured"]["buffers"]
+    let run = doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "run")
+        .unwrap();
+    run["measured"]["buffers"]
         .as_array()
         .unwrap()
         .iter()
