@@ -132,6 +132,10 @@ impl DeviceModel for Fault {
         self.inner.background(now_ns)
     }
 
+    fn unsettled(&mut self, now_ns: u64) -> Vec<super::model::Unsettled> {
+        self.inner.unsettled(now_ns)
+    }
+
     fn stats(&self) -> Json {
         let mut s = self.inner.stats();
         if let Json::Object(m) = &mut s {

@@ -12,7 +12,8 @@ use super::mechanics::{DiskCounters, Mechanics, MAX_QUEUE};
 pub use super::mechanics::{HddParams, SeekCurve, PARAMS};
 use super::model::PROBE_RANDOM_IO;
 use super::model::{
-    Background, DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+    Background, DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request,
+    RequestId, Response, Unsettled,
 };
 use super::queued::{QueueParams, QueuedDisk, QUEUE_PARAMS};
 use super::readcache::ReadCache;
@@ -113,6 +114,15 @@ struct Destage {
     head_before: u64,
 }
 
+/// One write on its way to the media: its request, when the drive started on it (the
+/// command, or its destage) and when the media holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MediaWrite {
+    id: RequestId,
+    start: u64,
+    end: u64,
+}
+
 /// A hard disk: mechanics, buffer and command queue over a [`Translation`].
 pub struct Disk<T: Translation> {
     mech: Mechanics,
@@ -139,6 +149,12 @@ pub struct Disk<T: Translation> {
     wb_dirty: u64,
     /// The last destage, while it may still be replanned (see [`Disk::merge_destage`]).
     last_destage: Option<Destage>,
+    flush_ignored: bool,
+    /// The request being serviced.
+    current: RequestId,
+    /// Writes not yet on the media when the last request arrived, in the order their media
+    /// writes were planned (their ends never decrease: the mechanism does one at a time).
+    media: std::collections::VecDeque<MediaWrite>,
     st: DiskCounters,
 }
 
@@ -181,6 +197,9 @@ impl<T: Translation> Disk<T> {
             wb_len: 0,
             wb_dirty: 0,
             last_destage: None,
+            flush_ignored: p.flush_ignored,
+            current: 0,
+            media: std::collections::VecDeque::new(),
             st: DiskCounters::default(),
         })
     }
@@ -237,6 +256,7 @@ impl<T: Translation> Disk<T> {
             self.cache.stop_readahead(ms);
             self.last_destage = None;
             self.mech_free = self.stl.write(&mut self.mech, ms, o, len);
+            self.on_media(s, self.mech_free);
             return self.mech_free;
         }
         let mut t = s + self.host_ns(len) as u64;
@@ -268,6 +288,7 @@ impl<T: Translation> Disk<T> {
                 len,
                 head_before,
             });
+            self.on_media(ds, self.mech_free);
         }
         self.wb[(self.wb_head + self.wb_len) % WB_SLOTS] = (self.mech_free, len);
         self.wb_len += 1;
@@ -306,15 +327,32 @@ impl<T: Translation> Disk<T> {
             head_before: d.head_before,
         });
         self.st.destages_merged += 1;
+        // The replanned destage carries both writes to the media.
+        if let Some(m) = self.media.back_mut() {
+            m.end = end;
+        }
+        self.on_media(d.start, end);
         true
+    }
+
+    /// The write being serviced is on the media from `start` (its command or destage begins)
+    /// to `end`.
+    fn on_media(&mut self, start: u64, end: u64) {
+        let id = self.current;
+        self.media.push_back(MediaWrite { id, start, end });
     }
 
     fn flush(&mut self, s: u64) -> u64 {
         self.st.flushes += 1;
+        let done = s + self.overhead_ns as u64;
+        if self.flush_ignored {
+            // The buffer destages in its own time; the flush is acknowledged at once.
+            self.iface_free = done;
+            return done;
+        }
         self.last_destage = None;
         self.wb_len = 0;
         self.wb_dirty = 0;
-        let done = s + self.overhead_ns as u64;
         let done = if self.write_back {
             done.max(self.mech_free)
         } else {
@@ -398,8 +436,27 @@ impl<T: Translation> DeviceModel for Disk<T> {
         self.capacity
     }
 
+    fn submit(&mut self, now_ns: u64, id: RequestId, req: Request) -> Option<Response> {
+        self.current = id;
+        Some(self.service(now_ns, req))
+    }
+
+    fn unsettled(&mut self, now_ns: u64) -> Vec<Unsettled> {
+        self.media
+            .iter()
+            .filter(|m| m.end > now_ns)
+            .map(|m| Unsettled {
+                write: m.id,
+                on_media: m.start <= now_ns,
+            })
+            .collect()
+    }
+
     fn service(&mut self, now_ns: u64, req: Request) -> Response {
         self.catch_up(now_ns);
+        while self.media.front().is_some_and(|m| m.end <= now_ns) {
+            self.media.pop_front();
+        }
         let mut s = self.admit(now_ns);
         if req.kind == ReqKind::Flush {
             // A flush waits for every queued command.

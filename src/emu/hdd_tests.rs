@@ -351,3 +351,95 @@ fn read_ahead_serves_the_next_sequential_read() {
     assert!(b - (a + 5_000_000) < 300_000);
     assert!(d.stats()["read_cache_hits"] == 1);
 }
+
+/// Submits `r` as request `id` at `t`; its completion.
+fn done(d: &mut Hdd, t: u64, id: u64, r: Request) -> u64 {
+    d.submit(t, id, r).expect("known at once").done_ns
+}
+
+/// The ids of the writes `d` has not made durable at `t`, and those it is executing.
+fn unsettled_at(d: &mut Hdd, t: u64) -> (Vec<u64>, Vec<u64>) {
+    let u = d.unsettled(t);
+    let all = u.iter().map(|u| u.write).collect();
+    let busy = u.iter().filter(|u| u.on_media).map(|u| u.write).collect();
+    (all, busy)
+}
+
+#[test]
+fn acknowledged_writes_stay_unsettled_in_the_write_back_buffer_until_destaged() {
+    let mut d = Hdd::new(&HddParams::default()).unwrap();
+    let mut acked = 0;
+    for i in 0..4u64 {
+        // Far apart: each destage seeks.
+        acked = done(&mut d, 0, i, req(ReqKind::Write, i * (8 << 30), 64 << 10));
+    }
+    // All four acknowledged from the buffer, long before the media holds them.
+    assert!(acked < 2_000_000, "{acked}");
+    let (all, busy) = unsettled_at(&mut d, acked);
+    assert_eq!(all, [0, 1, 2, 3]);
+    assert_eq!(busy, [0], "the first is being destaged");
+    let idle = d.background(acked).idle_at_ns;
+    assert_eq!(unsettled_at(&mut d, idle - 1).0, [3]);
+    assert!(unsettled_at(&mut d, idle).0.is_empty());
+    // A read in between is never unsettled.
+    done(&mut d, idle, 4, req(ReqKind::Read, 0, 4096));
+    let t = done(&mut d, idle + 1, 5, req(ReqKind::Write, 1 << 30, 4096));
+    assert_eq!(unsettled_at(&mut d, t).0, [5]);
+}
+
+#[test]
+fn a_honoured_flush_completes_with_nothing_unsettled_and_an_ignored_one_at_once() {
+    for ignored in [false, true] {
+        let p = HddParams {
+            flush_ignored: ignored,
+            ..HddParams::default()
+        };
+        let mut d = Hdd::new(&p).unwrap();
+        for i in 0..4u64 {
+            done(&mut d, 0, i, req(ReqKind::Write, i * (8 << 30), 64 << 10));
+        }
+        let f = done(&mut d, 0, 4, req(ReqKind::Flush, 0, 0));
+        let (all, _) = unsettled_at(&mut d, f);
+        if ignored {
+            assert!(f < 2_000_000, "acknowledged at once: {f}");
+            assert_eq!(all, [0, 1, 2, 3], "the lie: flushed, not durable");
+        } else {
+            assert!(f > 20_000_000, "waits for four destages: {f}");
+            assert!(all.is_empty(), "{all:?}");
+        }
+    }
+}
+
+#[test]
+fn a_write_through_drive_has_only_the_writes_it_executes_unsettled() {
+    let p = HddParams {
+        write_back: false,
+        ..HddParams::default()
+    };
+    let mut d = Hdd::new(&p).unwrap();
+    let first = done(&mut d, 0, 0, req(ReqKind::Write, 0, 1 << 20));
+    let second = done(&mut d, 0, 1, req(ReqKind::Write, 8 << 30, 1 << 20));
+    assert!(second > first);
+    // Both arrived; the first is on the media, the second waits for it.
+    assert_eq!(unsettled_at(&mut d, 1), (vec![0, 1], vec![0]));
+    assert_eq!(unsettled_at(&mut d, first), (vec![1], vec![1]));
+    assert!(unsettled_at(&mut d, second).0.is_empty());
+}
+
+#[test]
+fn merged_destages_carry_both_writes_to_the_media() {
+    let mut d = Hdd::new(&HddParams::default()).unwrap();
+    // A destage keeps the mechanism busy, then two halves arrive in reverse LBA order.
+    done(&mut d, 0, 0, req(ReqKind::Write, 8 << 30, 1 << 20));
+    done(
+        &mut d,
+        10,
+        1,
+        req(ReqKind::Write, (1 << 30) + (64 << 10), 64 << 10),
+    );
+    let t = done(&mut d, 20, 2, req(ReqKind::Write, 1 << 30, 64 << 10));
+    assert_eq!(d.stats()["destages_merged"], 1);
+    let ends: Vec<u64> = d.media.iter().map(|m| m.end).collect();
+    assert_eq!(ends[1], ends[2], "one run: {ends:?}");
+    assert_eq!(unsettled_at(&mut d, t).0, [0, 1, 2]);
+}

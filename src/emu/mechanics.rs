@@ -101,6 +101,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "dirty data the write-back buffer holds",
     ),
     ParamSpec::new(
+        "flush",
+        Kind::Choice(&["honour", "ignore"]),
+        "honour",
+        "honour: a cache flush completes once the write-back buffer is on the media; ignore: acknowledged at once while the buffer destages in its own time (a drive that lies about flushes)",
+    ),
+    ParamSpec::new(
         "queue_depth",
         Kind::Count,
         "32",
@@ -125,6 +131,8 @@ pub struct HddParams {
     pub readahead: u64,
     pub write_back: bool,
     pub write_buffer: u64,
+    /// The drive acknowledges a cache flush at once, whatever its buffer holds.
+    pub flush_ignored: bool,
     pub queue_depth: u64,
 }
 
@@ -146,6 +154,7 @@ impl HddParams {
             readahead: v.u64("readahead"),
             write_back: v.bool("write_back"),
             write_buffer: v.u64("write_buffer"),
+            flush_ignored: v.text("flush") == "ignore",
             queue_depth: v.u64("queue_depth"),
         }
     }

@@ -37,7 +37,7 @@ pub mod ssd;
 pub mod twins;
 
 pub use model::ModelDescriptor;
-pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response};
+pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response, Unsettled};
 pub use spec::{
     find_model, model_table, ModelParamRow, ModelSpec, ServerSettings, SpecError, MODELS,
 };

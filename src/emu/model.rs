@@ -89,6 +89,29 @@ pub trait DeviceModel: Send {
             worked_ns: 0,
         }
     }
+
+    /// The writes that are not durable at `now_ns` (no earlier than the last arrival; no
+    /// request arrives after it, so a model may run its timeline to it): those the device
+    /// acknowledged but still holds in its volatile write cache (not destaged; a flush it
+    /// honours waits for them), and those it has not finished, each named by the id it was
+    /// submitted with ([`DeviceModel::submit`]). What a power cut at `now_ns` loses; the one
+    /// [`Unsettled::on_media`] is torn. The default, for a model without a volatile cache that
+    /// acknowledges a write once it is on the media: none it can name, so the server treats
+    /// every write it has not yet acknowledged as in flight.
+    fn unsettled(&mut self, _now_ns: u64) -> Vec<Unsettled> {
+        Vec::new()
+    }
+}
+
+/// A write not yet durable at some moment ([`DeviceModel::unsettled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsettled {
+    /// The id the write was submitted with.
+    pub write: RequestId,
+    /// The device is executing it at that moment (its command started, the media not yet
+    /// written to its end): a cut then leaves it whole, absent or torn. Otherwise it waits in
+    /// the cache or the queue, and a cut loses it whole.
+    pub on_media: bool,
 }
 
 /// `req` served alone: submitted at `now_ns` and, for a model that decides completions later,

@@ -23,6 +23,7 @@ use serde_json::{json, Map, Value as Json};
 use super::mechanics::{DiskCounters, HddParams, Mechanics};
 use super::model::{
     service_alone, Background, DeviceModel, ModelError, ReqKind, Request, RequestId, Response,
+    Unsettled,
 };
 use super::readcache::ReadCache;
 use crate::params::{Kind, ParamSpec, Params};
@@ -80,6 +81,8 @@ struct Cmd {
 /// A write in the write-back buffer, not yet on the media.
 #[derive(Debug, Clone, Copy)]
 struct Dirty {
+    /// The write's request.
+    id: RequestId,
     offset: u64,
     len: u64,
     /// When the buffer took it, model ns (arrival order for `fifo`).
@@ -150,6 +153,12 @@ pub struct QueuedDisk {
     dirty_bytes: u64,
     dirty_slots: usize,
     flush: Option<Cmd>,
+    /// The drive acknowledges a cache flush at once (it lies about flushes).
+    flush_ignored: bool,
+    /// The writes the destage in progress carries to the media.
+    destaging: Vec<RequestId>,
+    /// The write the head is executing for the host (one that bypasses the buffer).
+    executing: Option<RequestId>,
     /// Host commands in the drive and not complete.
     queued: usize,
     /// Completions known and not yet reported.
@@ -188,6 +197,9 @@ impl QueuedDisk {
             dirty_bytes: 0,
             dirty_slots: 0,
             flush: None,
+            flush_ignored: p.flush_ignored,
+            destaging: Vec::new(),
+            executing: None,
             queued: 0,
             done: Vec::with_capacity(64),
             replied: 0,
@@ -273,6 +285,11 @@ impl QueuedDisk {
                     self.accept_writes(t);
                 }
             }
+            ReqKind::Flush if self.flush_ignored => {
+                // The buffer destages in its own time; the flush is acknowledged at once.
+                self.st.disk.flushes += 1;
+                self.report(c.id, t + self.overhead_ns);
+            }
             ReqKind::Flush => {
                 self.st.disk.flushes += 1;
                 self.queued += 1;
@@ -298,8 +315,11 @@ impl QueuedDisk {
                 break;
             }
             self.waiting.pop_front();
-            if !self.extend_run(t, c.offset, c.len) {
+            if self.extend_run(t, c.offset, c.len) {
+                self.destaging.push(c.id);
+            } else {
                 self.dirty.push(Dirty {
+                    id: c.id,
                     offset: c.offset,
                     len: c.len,
                     since: t,
@@ -329,9 +349,13 @@ impl QueuedDisk {
     fn complete(&mut self, e: u64) {
         self.clock = self.clock.max(e);
         match self.work.take() {
-            Some(Work::Host) => self.queued -= 1,
+            Some(Work::Host) => {
+                self.queued -= 1;
+                self.executing = None;
+            }
             Some(Work::ReadAhead) => {}
             Some(Work::Destage(r)) => {
+                self.destaging.clear();
                 self.dirty_bytes -= r.bytes;
                 self.dirty_slots -= r.slots;
                 self.accept_writes(e);
@@ -430,6 +454,7 @@ impl QueuedDisk {
         // Its completion is known now: no later arrival can delay work already begun.
         self.report(c.id, end);
         self.work = Some(Work::Host);
+        self.executing = (c.kind == ReqKind::Write).then_some(c.id);
         self.mech_free = end;
         true
     }
@@ -437,6 +462,8 @@ impl QueuedDisk {
     /// Destages buffered write `i` with every buffered write contiguous with it, as one run.
     fn destage(&mut self, t: u64, i: usize) -> bool {
         let first = self.dirty.swap_remove(i);
+        self.destaging.clear();
+        self.destaging.push(first.id);
         let (mut start, mut end) = (first.offset, first.offset + first.len);
         let (mut bytes, mut slots) = (first.len, 1);
         while let Some(j) = self
@@ -445,6 +472,7 @@ impl QueuedDisk {
             .position(|d| d.offset == end || d.offset + d.len == start)
         {
             let d = self.dirty.swap_remove(j);
+            self.destaging.push(d.id);
             start = start.min(d.offset);
             end = end.max(d.offset + d.len);
             bytes += d.len;
@@ -571,6 +599,23 @@ impl DeviceModel for QueuedDisk {
             return Some(self.clock);
         }
         (self.owes() && self.work.is_some()).then_some(self.mech_free)
+    }
+
+    fn unsettled(&mut self, now_ns: u64) -> Vec<Unsettled> {
+        self.run_to(now_ns);
+        let at = |write, on_media| Unsettled { write, on_media };
+        let mut u: Vec<Unsettled> = Vec::new();
+        u.extend(self.destaging.iter().map(|&id| at(id, true)));
+        u.extend(self.executing.map(|id| at(id, true)));
+        u.extend(self.dirty.iter().map(|d| at(d.id, false)));
+        let queued_writes = self
+            .waiting
+            .iter()
+            .chain(&self.host)
+            .chain(&self.media)
+            .filter(|c| c.kind == ReqKind::Write && Some(c.id) != self.executing);
+        u.extend(queued_writes.map(|c| at(c.id, false)));
+        u
     }
 
     fn background(&mut self, now_ns: u64) -> Background {

@@ -275,3 +275,77 @@ fn writes_waiting_for_room_age_like_reads() {
     let done = write_done.expect("the waiting write got in");
     assert!(done < 300_000_000, "waited {done} ns");
 }
+
+/// The ids `d` names unsettled at `t`, sorted, and those it executes.
+fn unsettled_at(d: &mut QueuedDisk, t: u64) -> (Vec<u64>, Vec<u64>) {
+    let u = d.unsettled(t);
+    let mut all: Vec<u64> = u.iter().map(|u| u.write).collect();
+    let mut busy: Vec<u64> = u.iter().filter(|u| u.on_media).map(|u| u.write).collect();
+    all.sort_unstable();
+    busy.sort_unstable();
+    (all, busy)
+}
+
+#[test]
+fn buffered_writes_stay_unsettled_until_their_destage_ends_whatever_its_order() {
+    for ignored in [false, true] {
+        let mut d = disk(true, 5_000.0);
+        d.flush_ignored = ignored;
+        let cap = d.capacity();
+        // Far from the parked head: no destage ends before the last acknowledgement.
+        let writes: Vec<Request> = [cap / 3, cap / 2, cap / 4, cap - MIB]
+            .iter()
+            .map(|&o| req(ReqKind::Write, o, 64 * 1024))
+            .collect();
+        let acked = run_all(&mut d, 0, &writes);
+        let last_ack = acked.iter().map(|a| a.1).max().unwrap();
+        let (all, busy) = unsettled_at(&mut d, last_ack);
+        assert_eq!(
+            all,
+            [0, 1, 2, 3],
+            "acknowledged from the buffer, not on the media"
+        );
+        assert_eq!(busy.len(), 1, "one destage at a time: {busy:?}");
+        let flush = d.submit(last_ack, 9, req(ReqKind::Flush, 0, 0));
+        let f = match flush {
+            Some(r) => r.done_ns,
+            None => run_all_from(&mut d, last_ack, 9),
+        };
+        let (left, _) = unsettled_at(&mut d, f);
+        if ignored {
+            assert!(!left.is_empty(), "the lie: flushed at {f}, not durable");
+        } else {
+            assert!(
+                left.is_empty(),
+                "an honoured flush ends with the buffer on the media"
+            );
+        }
+        // Left alone, the drive destages everything.
+        let mut t = f;
+        loop {
+            let b = d.background(t);
+            if !b.pending {
+                break;
+            }
+            t = b.idle_at_ns.max(t + 1);
+        }
+        assert!(unsettled_at(&mut d, t).0.is_empty());
+    }
+}
+
+/// Advances `d` from `t` until request `id` is reported; its completion.
+fn run_all_from(d: &mut QueuedDisk, t: u64, id: RequestId) -> u64 {
+    let mut now = t;
+    loop {
+        let mut got = None;
+        d.advance(now, &mut |i, r| {
+            if i == id {
+                got = Some(r.done_ns);
+            }
+        });
+        if let Some(g) = got {
+            return g;
+        }
+        now = d.next_event_ns().expect("owes it").max(now);
+    }
+}
