@@ -233,6 +233,7 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
             wipe: paths.clone(),
             time_scale: Some(req.time_scale),
             for_guest: false,
+            plan_cut: false,
         },
         monitor: &req.monitor,
     };

@@ -45,6 +45,10 @@ pub enum EmuError {
     NoLog,
     #[error("request log {path}: {source}")]
     Log { path: PathBuf, source: io::Error },
+    #[error("the device's power is on: there is no cut to take back")]
+    Powered,
+    #[error("no power cut was planned on the device (its writes were not journaled)")]
+    NoCutPlanned,
 }
 
 impl HasCause for EmuError {

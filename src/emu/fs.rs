@@ -17,7 +17,8 @@ use fuser::{
 use rustix::fs::FallocateFlags;
 
 use super::backing::Backing;
-use super::model::ReqKind;
+use super::fs_journal::CutState;
+use super::model::{ReqKind, Unsettled};
 use super::replies::{Begun, ModelState, Out, Pending};
 
 /// Name of the device file in the mount.
@@ -32,7 +33,8 @@ pub const MAX_BACKGROUND: u16 = 128;
 /// The filesystem shared by the FUSE worker threads.
 pub struct EmuFs {
     model: Arc<Mutex<ModelState>>,
-    backing: Backing,
+    backing: Arc<Backing>,
+    cut: Arc<CutState>,
     capacity: u64,
     out: Out,
     uid: u32,
@@ -41,10 +43,16 @@ pub struct EmuFs {
 }
 
 impl EmuFs {
-    pub fn new(model: Arc<Mutex<ModelState>>, capacity: u64, backing: Backing, out: Out) -> Self {
+    pub fn new(
+        model: Arc<Mutex<ModelState>>,
+        capacity: u64,
+        (backing, cut): (Arc<Backing>, Arc<CutState>),
+        out: Out,
+    ) -> Self {
         EmuFs {
             model,
             backing,
+            cut,
             capacity,
             out,
             uid: rustix::process::getuid().as_raw(),
@@ -59,6 +67,33 @@ impl EmuFs {
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
         let arrive = self.out.sender.clock.now_ns();
         m.begin(&self.out, kind, offset, len, arrive)
+    }
+
+    /// [`Self::begin`], with its arrival on the server clock and on the model's timeline.
+    pub(super) fn begin_noted(&self, kind: ReqKind, offset: u64, len: u64) -> (Begun, u64, u64) {
+        self.out.sender.counters.arrive(kind, len);
+        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        let arrive = self.out.sender.clock.now_ns();
+        let begun = m.begin(&self.out, kind, offset, len, arrive);
+        (begun, arrive, m.last_ns)
+    }
+
+    /// What the model names unsettled at `now_model_ns`, and the completions it decided since
+    /// the journal last asked.
+    pub(super) fn ask_model(&self, now_model_ns: u64) -> (Vec<Unsettled>, Vec<(u64, u64, u64)>) {
+        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        let u = m.model.unsettled(now_model_ns);
+        (u, std::mem::take(&mut m.resolved))
+    }
+
+    /// The image.
+    pub(super) fn image(&self) -> &Backing {
+        &self.backing
+    }
+
+    /// The device's power and cut journal.
+    pub(super) fn cut_state(&self) -> &CutState {
+        &self.cut
     }
 
     /// The errno a request ends with: the model's when it failed the request, else that of
@@ -117,7 +152,7 @@ impl EmuFs {
     }
 }
 
-fn errno_of(e: &std::io::Error) -> i32 {
+pub(super) fn errno_of(e: &std::io::Error) -> i32 {
     e.raw_os_error()
         .unwrap_or(rustix::io::Errno::IO.raw_os_error())
 }
@@ -232,8 +267,16 @@ impl Filesystem for EmuFs {
         if len < data.len() {
             return reply.error(Errno::ENOSPC);
         }
-        let begun = self.begin(ReqKind::Write, offset, len as u64);
-        let errno = Self::errno(begun, || self.backing.write_all_at(data, offset));
+        let (begun, errno) = match self.journaled_write(offset, Some(data), len as u64) {
+            Some(r) => r,
+            None => {
+                let begun = self.begin(ReqKind::Write, offset, len as u64);
+                (
+                    begun,
+                    Self::errno(begun, || self.backing.write_all_at(data, offset)),
+                )
+            }
+        };
         self.finish(begun, Pending::Written(reply, len as u32), errno);
     }
 
@@ -259,7 +302,9 @@ impl Filesystem for EmuFs {
     ) {
         // The loop driver's REQ_OP_FLUSH. The backing image is scratch space, so it is not
         // synced; only the model pays the flush.
-        let begun = self.begin(ReqKind::Flush, 0, 0);
+        let begun = self
+            .journaled_flush()
+            .unwrap_or_else(|| self.begin(ReqKind::Flush, 0, 0));
         let errno = Self::errno(begun, || Ok(()));
         self.finish(begun, Pending::Empty(reply), errno);
     }
@@ -279,6 +324,9 @@ impl Filesystem for EmuFs {
         }
         let mode = FallocateFlags::from_bits_retain(mode as u32);
         let len = self.clip(offset, length);
+        if let Some((begun, errno)) = self.journaled_fallocate(mode, offset, len) {
+            return self.finish(begun, Pending::Empty(reply), errno);
+        }
         let kind = if mode.contains(FallocateFlags::PUNCH_HOLE) {
             // Discard (or write-zeroes that may unmap).
             ReqKind::Discard

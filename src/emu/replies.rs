@@ -12,6 +12,7 @@ use std::sync::Arc;
 use fuser::{Errno, ReplyData, ReplyEmpty, ReplyWrite};
 
 use super::counters::{BufPool, Counters};
+use super::cut::{Circuit, Power};
 use super::fault::EIO;
 use super::model::{DeviceModel, ReqKind, Request, RequestId, Response};
 use super::reqlog::RequestLog;
@@ -40,6 +41,8 @@ pub struct Sender {
     pub clock: Clock,
     pub counters: Arc<Counters>,
     pub pool: Arc<BufPool>,
+    /// The device's power: a reply due after it went fails.
+    pub power: Arc<Power>,
 }
 
 impl Sender {
@@ -47,6 +50,11 @@ impl Sender {
     pub fn send(&self, due_ns: u64, p: Pending, errno: i32) {
         let now = self.clock.now_ns();
         let late = now.saturating_sub(due_ns);
+        let errno = if self.power.fails_reply(due_ns) {
+            EIO
+        } else {
+            errno
+        };
         let err = (errno != 0).then(|| Errno::from_i32(errno));
         // Counted before the reply goes out: whoever the reply wakes sees it counted.
         self.counters.replied(late, errno != 0);
@@ -154,8 +162,14 @@ struct Deferred {
 /// How one request's reply is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Begun {
-    /// Known at arrival: the model's errno and the due time on the server clock.
-    Due { errno: i32, due_ns: u64 },
+    /// Known at arrival: the model's errno and the due time on the server clock; the
+    /// request's id and its completion on the model's timeline.
+    Due {
+        errno: i32,
+        due_ns: u64,
+        id: RequestId,
+        done_model_ns: u64,
+    },
     /// The model reports it later; park its reply with [`ModelState::park`].
     Deferred(RequestId),
 }
@@ -178,6 +192,15 @@ pub struct ModelState {
     reported: Vec<(RequestId, Response)>,
     /// Server clock ns of the earliest tick queued and not yet fired.
     tick_ns: Option<u64>,
+    /// The device's power, the circuit that cuts it (while a cut is planned), and the
+    /// CLOCK_MONOTONIC instant of the server clock's zero.
+    pub power: Arc<Power>,
+    pub circuit: Option<Arc<Circuit>>,
+    pub mono_base_ns: u64,
+    /// While a cut is planned: the deferred writes and flushes reported since the cut journal
+    /// last asked (id, completion in model ns, reply due on the server clock).
+    pub journaling: bool,
+    pub resolved: Vec<(RequestId, u64, u64)>,
 }
 
 impl ModelState {
@@ -192,7 +215,62 @@ impl ModelState {
             deferred: HashMap::with_capacity(256),
             reported: Vec::with_capacity(64),
             tick_ns: None,
+            power: Arc::default(),
+            circuit: None,
+            mono_base_ns: 0,
+            journaling: false,
+            resolved: Vec::new(),
         }
+    }
+
+    /// Whether the power is off for a request arriving (a write: `write`) at `arrive_ns` on
+    /// the server clock: off already, or cut by its circuit now (a deadline passed, or this
+    /// write is the one that cuts it, which is still served).
+    fn off_for(&self, arrive_ns: u64, write: bool) -> bool {
+        if self.power.off_at().is_some_and(|o| arrive_ns >= o) {
+            return true;
+        }
+        self.circuit
+            .as_ref()
+            .is_some_and(|c| c.arrive(self.mono_base_ns + arrive_ns, write))
+    }
+
+    /// Whether the power is off at `now_ns` (server clock), the circuit's deadline checked.
+    pub fn powered_off(&self, now_ns: u64) -> bool {
+        if let Some(c) = &self.circuit {
+            c.expire(self.mono_base_ns + now_ns);
+        }
+        self.power.off_at().is_some()
+    }
+
+    /// The power went: the model is asked nothing more (its state stays that of the cut),
+    /// and every deferred request's reply fails, now if parked, else when it is.
+    pub fn fail_deferred(&mut self, out: &Out) {
+        let ids: Vec<RequestId> = self.deferred.keys().copied().collect();
+        for id in ids {
+            let Some(d) = self.deferred.get_mut(&id) else {
+                continue;
+            };
+            match d.parked.take() {
+                Some((p, _)) => {
+                    self.deferred.remove(&id);
+                    out.sender.send(0, p, EIO);
+                }
+                None => d.resolved = Some((d.arrive_ns, EIO)),
+            }
+        }
+    }
+
+    /// Replaces the model by a fresh one (a device powered up again): no request is
+    /// deferred, no circuit is wired.
+    pub fn replace(&mut self, out: &Out, model: Box<dyn DeviceModel>) {
+        self.fail_deferred(out);
+        self.deferred.clear();
+        self.model = model;
+        self.circuit = None;
+        self.journaling = false;
+        self.resolved.clear();
+        self.tick_ns = None;
     }
 
     /// The model's clock at real time `real_ns` on a device at time scale `scale` (never
@@ -242,9 +320,18 @@ impl ModelState {
         len: u64,
         arrive_ns: u64,
     ) -> Begun {
-        let now = self.model_time(arrive_ns, out.scale);
         let id = self.next_id;
         self.next_id += 1;
+        if self.off_for(arrive_ns, kind == ReqKind::Write) {
+            self.fail_deferred(out);
+            return Begun::Due {
+                errno: EIO,
+                due_ns: arrive_ns,
+                id,
+                done_model_ns: 0,
+            };
+        }
+        let now = self.model_time(arrive_ns, out.scale);
         let begun = match self.model.submit(now, id, Request { kind, offset, len }) {
             Some(r) => {
                 self.record(out, kind, (offset, len, arrive_ns, now), r.done_ns);
@@ -252,6 +339,8 @@ impl ModelState {
                 Begun::Due {
                     errno: r.errno,
                     due_ns: arrive_ns + delay,
+                    id,
+                    done_model_ns: r.done_ns,
                 }
             }
             None => {
@@ -290,11 +379,15 @@ impl ModelState {
         }
     }
 
-    /// The timer's tick: advances the model to now and sends or queues what it reports.
+    /// The timer's tick: advances the model to now and sends or queues what it reports;
+    /// once the power is off, fails what is deferred and leaves the model as it was.
     pub fn tick(&mut self, out: &Out) {
         let real = out.sender.clock.now_ns();
         if self.tick_ns.is_some_and(|t| t <= real) {
             self.tick_ns = None;
+        }
+        if self.powered_off(real) {
+            return self.fail_deferred(out);
         }
         let now = self.model_time(real, out.scale);
         self.collect(out, now, true);
@@ -317,6 +410,9 @@ impl ModelState {
             let due = d.arrive_ns + delay;
             let at = (d.offset, d.len, d.arrive_ns, d.arrive_model_ns);
             let kind = d.kind;
+            if self.journaling && matches!(kind, ReqKind::Write | ReqKind::Flush) {
+                self.resolved.push((id, r.done_ns, due));
+            }
             match d.parked.take() {
                 Some((p, errno)) => {
                     self.deferred.remove(&id);

@@ -14,8 +14,11 @@ use serde_json::{json, Value as Json};
 use super::backing::Backing;
 use super::conn;
 use super::counters::{BufPool, Counters};
+use super::cut::{Circuit, InFlight, Member, Power};
 use super::error::EmuError;
 use super::fs::{EmuFs, DISK_NAME, MAX_IO};
+use super::fs_journal::CutState;
+use super::journal::{CutAt, CutReport, Journal};
 use super::model::{Background, DeviceModel};
 use super::replies::{Due, ModelState, Out, Sender};
 use super::reqlog::RequestLog;
@@ -40,6 +43,8 @@ pub struct EmuServer {
     timer: Arc<TimerQueue<Due>>,
     out: Out,
     session: Option<BackgroundSession>,
+    backing: Arc<Backing>,
+    cut: Arc<CutState>,
 }
 
 /// Mounts a FUSE filesystem on `mountpoint` served through the returned /dev/fuse descriptor.
@@ -103,12 +108,20 @@ impl EmuServer {
         let mountpoint = mountpoint.canonicalize().map_err(mp_err)?;
 
         let clock = Clock::new();
+        let power = Arc::new(Power::default());
+        let mono_base = super::reqlog::mono_now_ns().saturating_sub(clock.now_ns());
+        let cut = Arc::new(CutState::new(Arc::clone(&power), mono_base));
+        let backing = Arc::new(backing);
         let sender = Sender {
             clock,
             counters: Arc::new(Counters::default()),
             pool: Arc::new(BufPool::new(MAX_IO as usize)),
+            power: Arc::clone(&power),
         };
-        let model = Arc::new(Mutex::new(ModelState::new(model)));
+        let mut state = ModelState::new(model);
+        state.power = power;
+        state.mono_base_ns = mono_base;
+        let model = Arc::new(Mutex::new(state));
         let (tick_model, timer_sender) = (Arc::clone(&model), sender.clone());
         let timer = TimerQueue::start(clock, move |due, item, pusher| match item {
             Due::Reply(p, errno) => {
@@ -140,7 +153,12 @@ impl EmuServer {
             timer: timer.pusher(),
             scale,
         };
-        let fs = EmuFs::new(Arc::clone(&model), capacity, backing, out.clone());
+        let fs = EmuFs::new(
+            Arc::clone(&model),
+            capacity,
+            (Arc::clone(&backing), Arc::clone(&cut)),
+            out.clone(),
+        );
 
         let dev = mount_fuse(&mountpoint)?;
         // Read from mountinfo: a stat of the mount would wait for the server to answer.
@@ -158,6 +176,8 @@ impl EmuServer {
             timer,
             out,
             session: None,
+            backing,
+            cut,
         };
         let mut config = Config::default();
         config.n_threads = Some(WORKERS);
@@ -251,6 +271,86 @@ impl EmuServer {
             source,
         })?;
         Ok((log.len() as u64, log.dropped()))
+    }
+
+    /// Plans a power cut: from now on the device keeps what each write overwrites until its
+    /// model makes it durable ([`super::journal`]). Planning twice changes nothing.
+    pub fn plan_cut(&self) {
+        self.cut.lock().get_or_insert_with(Journal::default);
+        self.model
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .journaling = true;
+    }
+
+    /// The device's place on a [`Circuit`]: its power and its clock.
+    pub fn member(&self) -> Member {
+        Member {
+            power: Arc::clone(&self.cut.power),
+            mono_base_ns: self.cut.mono_base_ns,
+        }
+    }
+
+    /// Puts the device on `circuit`, which cuts its power.
+    pub fn wire(&self, circuit: Arc<Circuit>) {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).circuit = Some(circuit);
+    }
+
+    /// The circuit the device is on, if any.
+    pub fn circuit(&self) -> Option<Arc<Circuit>> {
+        let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        m.circuit.clone()
+    }
+
+    /// When the device's power went (CLOCK_MONOTONIC ns), if it did (its circuit's deadline
+    /// checked: it goes then even if no request came).
+    pub fn off_at_mono(&self) -> Option<u64> {
+        let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        m.powered_off(self.clock.now_ns());
+        drop(m);
+        self.cut.power.off_at().map(|t| t + self.cut.mono_base_ns)
+    }
+
+    /// After its power went: what the device loses is taken back from its image (the writes
+    /// its model still held, the one in flight as `in_flight` says, torn where `seed` draws)
+    /// and every reply still pending goes out now, failed. Returns what the cut did.
+    pub fn cut(&self, in_flight: InFlight, seed: u64) -> Result<CutReport, EmuError> {
+        let Some(off) = self.off_at_mono().map(|t| t - self.cut.mono_base_ns) else {
+            return Err(EmuError::Powered);
+        };
+        self.timer.hurry();
+        let mut guard = self.cut.lock();
+        let Some(journal) = guard.as_mut() else {
+            return Err(EmuError::NoCutPlanned);
+        };
+        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        m.fail_deferred(&self.out);
+        journal.resolve(&std::mem::take(&mut m.resolved));
+        let model_ns = ((off as f64 * self.scale) as u64).saturating_add(m.offset_ns);
+        let unsettled = m.model.unsettled(model_ns);
+        drop(m);
+        let at = CutAt {
+            model_ns,
+            off_ns: off,
+            mono_base_ns: self.cut.mono_base_ns,
+        };
+        journal
+            .cut(at, &unsettled, in_flight, seed, &self.backing)
+            .map_err(|source| EmuError::Backing {
+                path: self.backing.paths()[0].clone(),
+                source,
+            })
+    }
+
+    /// Powers the device up again over its image with `model`, a fresh one (its cache empty,
+    /// its head parked): requests are served from now on, the cut journal and the circuit
+    /// are gone.
+    pub fn revive(&self, model: Box<dyn DeviceModel>) {
+        let mut guard = self.cut.lock();
+        *guard = None;
+        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+        m.replace(&self.out, model);
+        self.cut.power.switch_on();
     }
 
     /// Unmounts and joins every thread. If the mount is busy (a loop device still holds the

@@ -63,6 +63,8 @@ struct State<T> {
     heap: BinaryHeap<Entry<T>>,
     seq: u64,
     shutdown: bool,
+    /// Items pushed before this one fire at once, whatever their due time.
+    hurry_below: u64,
 }
 
 struct Inner<T> {
@@ -151,6 +153,7 @@ impl<T: Send + 'static> TimerQueue<T> {
                 heap: BinaryHeap::with_capacity(1024),
                 seq: 0,
                 shutdown: false,
+                hurry_below: 0,
             }),
             wake: Condvar::new(),
             clock,
@@ -183,6 +186,15 @@ impl<T: Send + 'static> TimerQueue<T> {
         self.inner
             .realtime
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Fires every item queued so far at once (with its own due time), as a device whose
+    /// power went answers every request it still held.
+    pub fn hurry(&self) {
+        let mut st = lock(&self.inner.state);
+        st.hurry_below = st.seq;
+        drop(st);
+        self.inner.wake.notify_one();
     }
 
     /// Items queued and not yet fired.
@@ -264,6 +276,21 @@ fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
     let mut st = lock(&inner.state);
     loop {
         let now = inner.clock.now_ns();
+        if st.hurry_below > 0 {
+            let below = std::mem::take(&mut st.hurry_below);
+            let (now_due, later): (Vec<Entry<T>>, Vec<Entry<T>>) = std::mem::take(&mut st.heap)
+                .into_iter()
+                .partition(|e| e.seq < below);
+            st.heap = later.into();
+            drop(st);
+            let mut now_due = now_due;
+            now_due.sort_by_key(|e| (e.due_ns, e.seq));
+            for e in now_due {
+                fire(e.due_ns, e.item, &pusher);
+            }
+            st = lock(&inner.state);
+            continue;
+        }
         match st.heap.peek() {
             Some(e) if e.due_ns <= now || st.shutdown => {
                 let Some(e) = st.heap.pop() else { continue };
@@ -358,6 +385,21 @@ mod tests {
         q.push(clock.now_ns(), 0);
         let got: Vec<u32> = (0..4).map(|_| rx.recv().unwrap()).collect();
         assert_eq!(got, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn hurry_fires_what_is_queued_at_once_and_later_items_when_due() {
+        let clock = Clock::new();
+        let (q, rx) = queue(clock);
+        let hour = 3_600_000_000_000;
+        q.push(clock.now_ns() + hour, 1);
+        q.push(clock.now_ns() + hour / 2, 2);
+        q.hurry();
+        q.push(clock.now_ns() + hour, 3);
+        let got: Vec<u32> = (0..2).map(|_| rx.recv().unwrap().0).collect();
+        assert_eq!(got, [2, 1], "in due order");
+        assert_eq!(q.pending(), 1);
+        assert!(q.shutdown());
     }
 
     #[test]

@@ -143,14 +143,15 @@ impl Ledger {
     }
 
     /// Serves the emulated device `spec` (`hdd,size=8GiB`) in the run's device server process,
-    /// its data in `backing`, as `<mountpoint>/disk`; the server is held until ledger entry
-    /// `entry` (its [`Resource::Fuse`]) is released. Returns the device file.
+    /// its data in `backing`, as `<mountpoint>/disk`, planning a power cut from its first
+    /// request when `journal`; the server is held until ledger entry `entry` (its
+    /// [`Resource::Fuse`]) is released. Returns the device file.
     pub fn serve_emulated(
         &mut self,
         entry: usize,
         spec: &str,
-        backing: &Path,
-        mountpoint: &Path,
+        (backing, mountpoint): (&Path, &Path),
+        journal: bool,
     ) -> Result<PathBuf, ServerError> {
         self.ensure_process();
         let process = match &self.process {
@@ -158,7 +159,7 @@ impl Ledger {
             Process::Unavailable(why) => return Err(why.clone()),
             Process::NotYet => unreachable!("ensure_process ran"),
         };
-        let (device, file) = RemoteDevice::start(process, spec, backing, mountpoint)?;
+        let (device, file) = RemoteDevice::start(process, spec, (backing, mountpoint), journal)?;
         self.hold_server(entry, Box::new(device));
         Ok(file)
     }

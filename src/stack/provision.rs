@@ -28,6 +28,8 @@ pub struct BuildOptions {
     pub time_scale: Option<f64>,
     /// A dry run of what a guest will build: the host's own lack of MD or ZFS does not matter.
     pub for_guest: bool,
+    /// A power cut is planned: emulated devices journal their writes from the first one.
+    pub plan_cut: bool,
 }
 
 /// A stack ready for the engine.
@@ -550,7 +552,7 @@ impl Builder<'_> {
                 })
                 .map_err(ledger_err)?;
             self.ledger
-                .serve_emulated(entry, text, backing, mp)
+                .serve_emulated(entry, text, (backing, mp), self.opts.plan_cut)
                 .map_err(|source| StackError::DeviceServer {
                     spec: format!("emu:{text}"),
                     source,

@@ -2,9 +2,11 @@
 //! Ctrl-C at the terminal reaches the run, which then stops the server in order), sends it
 //! commands, and holds its emulated devices for the ledger as [`RemoteDevice`]s.
 
-use super::protocol::{Command, Reply};
+use super::protocol::{Command, PowerReply, Reply};
 use super::DeviceServer;
 use crate::cause::{Cause, HasCause};
+use crate::emu::cut::InFlight;
+use crate::emu::journal::CutReport;
 use serde_json::{json, Value as Json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -154,18 +156,20 @@ pub struct RemoteDevice {
 }
 
 impl RemoteDevice {
-    /// Asks `process` to serve model `spec`; returns the device and its device file.
+    /// Asks `process` to serve model `spec` (planning a power cut from its first request
+    /// when `journal`); returns the device and its device file.
     pub fn start(
         process: Arc<Mutex<ServerProcess>>,
         spec: &str,
-        backing: &Path,
-        mountpoint: &Path,
+        (backing, mountpoint): (&Path, &Path),
+        journal: bool,
     ) -> Result<(RemoteDevice, PathBuf), ServerError> {
         let reply = lock(&process)
             .call(&Command::Start {
                 spec: spec.to_string(),
                 backing: backing.to_path_buf(),
                 mountpoint: mountpoint.to_path_buf(),
+                journal,
             })?
             .into_result()?;
         let file = reply
@@ -176,6 +180,16 @@ impl RemoteDevice {
             mountpoint: mountpoint.to_path_buf(),
         };
         Ok((device, file))
+    }
+}
+
+impl RemoteDevice {
+    /// Sends `cmd` and returns the reply, or why it failed.
+    fn call(&self, cmd: Command) -> Result<Reply, String> {
+        lock(&self.process)
+            .call(&cmd)
+            .and_then(Reply::into_result)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -230,6 +244,50 @@ impl DeviceServer for RemoteDevice {
         reply
             .background
             .ok_or_else(|| "the device server did not say".to_string())
+    }
+
+    fn wire(
+        &self,
+        others: &[PathBuf],
+        at_mono_ns: Option<u64>,
+        after_writes: Option<u64>,
+    ) -> Result<(), String> {
+        let mut mountpoints = vec![self.mountpoint.clone()];
+        mountpoints.extend(others.iter().cloned());
+        self.call(Command::Wire {
+            mountpoints,
+            at_mono_ns,
+            after_writes,
+        })
+        .map(|_| ())
+    }
+
+    fn power(&self) -> Result<PowerReply, String> {
+        let mountpoint = self.mountpoint.clone();
+        self.call(Command::Power { mountpoint })?
+            .power
+            .ok_or_else(|| "the device server did not say".to_string())
+    }
+
+    fn cut(
+        &self,
+        in_flight: InFlight,
+        seed: u64,
+        at_mono_ns: Option<u64>,
+    ) -> Result<CutReport, String> {
+        self.call(Command::Cut {
+            mountpoint: self.mountpoint.clone(),
+            in_flight,
+            seed,
+            at_mono_ns,
+        })?
+        .cut
+        .ok_or_else(|| "the device server did not say what the cut did".to_string())
+    }
+
+    fn revive(&self) -> Result<(), String> {
+        let mountpoint = self.mountpoint.clone();
+        self.call(Command::Revive { mountpoint }).map(|_| ())
     }
 
     fn stop(self: Box<Self>) -> Result<(), String> {

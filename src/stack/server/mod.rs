@@ -9,10 +9,12 @@ pub mod client;
 pub mod process;
 pub mod protocol;
 
+use crate::emu::cut::InFlight;
+use crate::emu::journal::CutReport;
 use crate::emu::EmuServer;
-pub use protocol::BackgroundReply;
+pub use protocol::{BackgroundReply, PowerReply};
 use serde_json::Value as Json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A device server the ledger holds until the resource it serves is released: the emulated
 /// device of a trial (served by the run's device server process) or one served in this process.
@@ -31,7 +33,40 @@ pub trait DeviceServer: Send {
     /// `fast_forward_ns` above 0, first moving the model's clock over that work, by at most that
     /// much model time, when no request is in service ([`EmuServer::background`]).
     fn background(&self, fast_forward_ns: u64) -> Result<BackgroundReply, String>;
+    /// Puts this device and the devices at `others` (served by the same process) on one
+    /// circuit that cuts their power at the CLOCK_MONOTONIC instant `at_mono_ns`, or as the
+    /// `after_writes`-th write reaches any of them; each plans its cut.
+    fn wire(
+        &self,
+        _others: &[PathBuf],
+        _at_mono_ns: Option<u64>,
+        _after_writes: Option<u64>,
+    ) -> Result<(), String> {
+        Err(NO_CUTS.into())
+    }
+    /// Whether the device's power went, and the writes its circuit counted.
+    fn power(&self) -> Result<PowerReply, String> {
+        Err(NO_CUTS.into())
+    }
+    /// Cuts the device's circuit now (or at `at_mono_ns` if that is earlier), unless it is
+    /// cut, and takes back from the image what the device loses.
+    fn cut(
+        &self,
+        _in_flight: InFlight,
+        _seed: u64,
+        _at_mono_ns: Option<u64>,
+    ) -> Result<CutReport, String> {
+        Err(NO_CUTS.into())
+    }
+    /// Powers the device up again over its image, with a fresh model.
+    fn revive(&self) -> Result<(), String> {
+        Err(NO_CUTS.into())
+    }
 }
+
+/// Why a device served in this process cannot be cut: cuts are for the devices of a trial.
+const NO_CUTS: &str =
+    "power cuts are made by a trial's device server process (iotrial run or study)";
 
 impl DeviceServer for EmuServer {
     fn stats(&self) -> Json {

@@ -5,27 +5,46 @@
 //! SIGHUP: the run stops it in order, and it must outlive the run to serve the I/O the run
 //! left in flight.
 
-use super::protocol::{BackgroundReply, Command, Reply};
+use super::protocol::{BackgroundReply, Command, PowerReply, Reply};
 use crate::cause::HasCause;
+use crate::emu::cut::{Circuit, InFlight};
 use crate::emu::{resolve_mountpoint, EmuServer, ModelSpec};
 use crate::stack::cleanup;
 use crate::stack::resource::{Released, Resource};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+/// One device this process serves: its mount point, its model spec and its server.
+struct Served {
+    mountpoint: PathBuf,
+    spec: String,
+    server: EmuServer,
+}
+
 /// The devices this process serves, by mount point.
 #[derive(Default)]
-struct Devices(Vec<(PathBuf, EmuServer)>);
+struct Devices(Vec<Served>);
 
 impl Devices {
     fn position(&self, mountpoint: &Path) -> Option<usize> {
         let want = resolve_mountpoint(mountpoint);
         self.0
             .iter()
-            .position(|(mp, s)| *mp == mountpoint || s.mountpoint() == want)
+            .position(|d| d.mountpoint == mountpoint || d.server.mountpoint() == want)
     }
 
-    fn start(&mut self, spec: &str, backing: &Path, mountpoint: &Path) -> Reply {
+    /// The device at `mountpoint`, or the reply saying it is not served here.
+    fn served(&self, mountpoint: &Path) -> Result<&Served, Box<Reply>> {
+        match self.position(mountpoint) {
+            Some(i) => Ok(&self.0[i]),
+            None => Err(Box::new(Reply::failed(format!(
+                "{} is not served here",
+                mountpoint.display()
+            )))),
+        }
+    }
+
+    fn start(&mut self, spec: &str, backing: &Path, mountpoint: &Path, journal: bool) -> Reply {
         if self.position(mountpoint).is_some() {
             return Reply::failed(format!("{} is served already", mountpoint.display()));
         }
@@ -42,7 +61,14 @@ impl Devices {
         match started {
             Ok(server) => {
                 let file = server.device_file();
-                self.0.push((mountpoint.to_path_buf(), server));
+                if journal {
+                    server.plan_cut();
+                }
+                self.0.push(Served {
+                    mountpoint: mountpoint.to_path_buf(),
+                    spec: spec.to_string(),
+                    server,
+                });
                 Reply {
                     device_file: Some(file),
                     ..Default::default()
@@ -55,7 +81,7 @@ impl Devices {
     fn stats(&self, mountpoint: &Path) -> Reply {
         match self.position(mountpoint) {
             Some(i) => Reply {
-                stats: Some(self.0[i].1.stats()),
+                stats: Some(self.0[i].server.stats()),
                 ..Default::default()
             },
             None => Reply::failed(format!("{} is not served here", mountpoint.display())),
@@ -65,14 +91,16 @@ impl Devices {
     /// Stops the device at `mountpoint`; None when it is not one of ours.
     fn stop(&mut self, mountpoint: &Path) -> Option<Result<(), String>> {
         let i = self.position(mountpoint)?;
-        let (_, server) = self.0.remove(i);
-        Some(server.stop().map_err(|e| e.to_string()))
+        let d = self.0.remove(i);
+        Some(d.server.stop().map_err(|e| e.to_string()))
     }
 
     fn background(&self, mountpoint: &Path, fast_forward_ns: u64) -> Reply {
         match self.position(mountpoint) {
             Some(i) => Reply {
-                background: Some(BackgroundReply::of(self.0[i].1.background(fast_forward_ns))),
+                background: Some(BackgroundReply::of(
+                    self.0[i].server.background(fast_forward_ns),
+                )),
                 ..Default::default()
             },
             None => Reply::failed(format!("{} is not served here", mountpoint.display())),
@@ -82,7 +110,7 @@ impl Devices {
     fn log_start(&self, mountpoint: &Path, origin_mono_ns: u64) -> Reply {
         match self.position(mountpoint) {
             Some(i) => {
-                self.0[i].1.start_log(origin_mono_ns);
+                self.0[i].server.start_log(origin_mono_ns);
                 Reply::default()
             }
             None => Reply::failed(format!("{} is not served here", mountpoint.display())),
@@ -92,7 +120,7 @@ impl Devices {
     fn log_stop(&self, mountpoint: &Path, path: &Path) -> Reply {
         match self
             .position(mountpoint)
-            .map(|i| self.0[i].1.stop_log(path))
+            .map(|i| self.0[i].server.stop_log(path))
         {
             Some(Ok(counts)) => Reply {
                 logged: Some(counts),
@@ -103,13 +131,96 @@ impl Devices {
         }
     }
 
+    /// One circuit over the devices at `mountpoints`, each of them planning its cut.
+    fn wire(&self, mountpoints: &[PathBuf], at: Option<u64>, after: Option<u64>) -> Reply {
+        let devices: Result<Vec<&Served>, Box<Reply>> =
+            mountpoints.iter().map(|m| self.served(m)).collect();
+        let devices = match devices {
+            Ok(d) => d,
+            Err(r) => return *r,
+        };
+        let members = devices.iter().map(|d| d.server.member()).collect();
+        let circuit = std::sync::Arc::new(Circuit::new(members, at, after));
+        for d in devices {
+            d.server.plan_cut();
+            d.server.wire(std::sync::Arc::clone(&circuit));
+        }
+        Reply::default()
+    }
+
+    fn power(&self, mountpoint: &Path) -> Reply {
+        match self.served(mountpoint) {
+            Ok(d) => Reply {
+                power: Some(PowerReply {
+                    off_mono_ns: d.server.off_at_mono(),
+                    writes: d.server.circuit().map_or(0, |c| c.writes()),
+                }),
+                ..Default::default()
+            },
+            Err(r) => *r,
+        }
+    }
+
+    fn cut(&self, mountpoint: &Path, in_flight: InFlight, seed: u64, at: Option<u64>) -> Reply {
+        let d = match self.served(mountpoint) {
+            Ok(d) => d,
+            Err(r) => return *r,
+        };
+        if d.server.off_at_mono().is_none() {
+            let Some(circuit) = d.server.circuit() else {
+                return Reply::failed(format!(
+                    "{} is on no circuit: wire it before cutting it",
+                    mountpoint.display()
+                ));
+            };
+            let now = crate::emu::mono_now_ns();
+            circuit.cut(at.map_or(now, |a| a.min(now)));
+        }
+        match d.server.cut(in_flight, seed) {
+            Ok(report) => Reply {
+                cut: Some(report),
+                ..Default::default()
+            },
+            Err(e) => Reply::failed(e.to_string()),
+        }
+    }
+
+    fn revive(&self, mountpoint: &Path) -> Reply {
+        let d = match self.served(mountpoint) {
+            Ok(d) => d,
+            Err(r) => return *r,
+        };
+        let model = ModelSpec::parse(&d.spec).and_then(|m| m.build());
+        match model {
+            Ok(m) => {
+                d.server.revive(m);
+                Reply::default()
+            }
+            Err(e) => Reply::failed(format!("emu:{}: {e}", d.spec)),
+        }
+    }
+
     fn handle(&mut self, cmd: Command) -> Reply {
         match cmd {
             Command::Start {
                 spec,
                 backing,
                 mountpoint,
-            } => self.start(&spec, &backing, &mountpoint),
+                journal,
+            } => self.start(&spec, &backing, &mountpoint, journal),
+            Command::Wire {
+                mountpoints,
+                at_mono_ns,
+                after_writes,
+            } => self.wire(&mountpoints, at_mono_ns, after_writes),
+            Command::Power { mountpoint } => self.power(&mountpoint),
+            Command::Cut {
+                mountpoint,
+                in_flight,
+                seed,
+                at_mono_ns,
+            } => self.cut(&mountpoint, in_flight, seed, at_mono_ns),
+            Command::Revive { mountpoint } => self.revive(&mountpoint),
             Command::Stats { mountpoint } => self.stats(&mountpoint),
             Command::Background {
                 mountpoint,
@@ -200,9 +311,9 @@ fn release_after_run(ledger: &Path, devices: &mut Devices) -> bool {
         say(&format!("left for `iotrial cleanup`: {e}"));
     }
     // Devices the ledger did not list (the run died between starting one and recording it).
-    for (mp, server) in devices.0.drain(..) {
-        if let Err(e) = server.stop() {
-            say(&format!("stop {}: {e}", mp.display()));
+    for d in devices.0.drain(..) {
+        if let Err(e) = d.server.stop() {
+            say(&format!("stop {}: {e}", d.mountpoint.display()));
         }
     }
     rep.errors.is_empty()

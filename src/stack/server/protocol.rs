@@ -18,6 +18,9 @@ pub enum Command {
         spec: String,
         backing: PathBuf,
         mountpoint: PathBuf,
+        /// Plan a power cut from the first request on ([`crate::emu::EmuServer::plan_cut`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        journal: bool,
     },
     /// The model's statistics and the server's counters of the device at `mountpoint`.
     Stats { mountpoint: PathBuf },
@@ -39,6 +42,42 @@ pub enum Command {
     },
     /// Stop logging and write the log as CSV to `path`.
     LogStop { mountpoint: PathBuf, path: PathBuf },
+    /// Put the devices at `mountpoints` on one circuit that cuts their power at the
+    /// CLOCK_MONOTONIC instant `at_mono_ns` or as the `after_writes`-th write reaches any of
+    /// them.
+    Wire {
+        mountpoints: Vec<PathBuf>,
+        #[serde(default)]
+        at_mono_ns: Option<u64>,
+        #[serde(default)]
+        after_writes: Option<u64>,
+    },
+    /// Whether the power of the device at `mountpoint` is off, and the writes its circuit
+    /// counted.
+    Power { mountpoint: PathBuf },
+    /// Cut the power of the device at `mountpoint` and its circuit now (or at `at_mono_ns`,
+    /// when that is earlier and no request came since), unless it is off already, and take
+    /// back what the device loses.
+    Cut {
+        mountpoint: PathBuf,
+        in_flight: crate::emu::cut::InFlight,
+        seed: u64,
+        #[serde(default)]
+        at_mono_ns: Option<u64>,
+    },
+    /// Power the device at `mountpoint` up again over its image, with a fresh model.
+    Revive { mountpoint: PathBuf },
+}
+
+/// A device's power as its server saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerReply {
+    /// When it went off (CLOCK_MONOTONIC ns); absent while on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_mono_ns: Option<u64>,
+    /// Writes its circuit counted toward a cut after N writes.
+    #[serde(default)]
+    pub writes: u64,
 }
 
 /// The server's answer to one command (or its greeting).
@@ -64,6 +103,12 @@ pub struct Reply {
     /// Requests a stopped log wrote, and those it dropped when full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged: Option<(u64, u64)>,
+    /// The device's power (`power`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerReply>,
+    /// What a cut did (`cut`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<crate::emu::journal::CutReport>,
 }
 
 /// A model's background work as the server saw it: the model's clock at the query and what
@@ -122,9 +167,11 @@ mod tests {
             spec: "hdd,size=1GiB".into(),
             backing: "/tmp/a.img".into(),
             mountpoint: "/tmp/a".into(),
+            journal: false,
         };
         let line = serde_json::to_string(&c).unwrap();
         assert!(!line.contains('\n'));
+        assert!(!line.contains("journal"), "{line}");
         assert!(line.contains("\"cmd\":\"start\""), "{line}");
         assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), c);
         let c = Command::Background {

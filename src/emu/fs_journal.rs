@@ -1,0 +1,130 @@
+//! The emulated device's requests while a power cut is planned: a write's old contents are read
+//! from the image before its data goes there and the write is kept in the device's cut
+//! [`Journal`]; flushes and discards are noted in it. Each such request holds the journal's
+//! lock from the model's answer to the image's change, so the journal, the model and the image
+//! see the writes in one order. Without a planned cut, requests take the ordinary path.
+
+use super::cut::Power;
+use super::fs::{errno_of, EmuFs};
+use super::journal::{Entry, Journal};
+use super::model::ReqKind;
+use super::replies::Begun;
+use rustix::fs::FallocateFlags;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A device's power and, while a cut is planned, its journal; shared by its FUSE threads and
+/// its server.
+#[derive(Debug)]
+pub struct CutState {
+    pub power: Arc<Power>,
+    /// The CLOCK_MONOTONIC instant of the server clock's zero.
+    pub mono_base_ns: u64,
+    /// `Some` while a cut is planned.
+    pub journal: Mutex<Option<Journal>>,
+}
+
+impl CutState {
+    /// A device whose server clock's zero is `mono_base_ns`, powered, with no cut planned.
+    pub fn new(power: Arc<Power>, mono_base_ns: u64) -> CutState {
+        CutState {
+            power,
+            mono_base_ns,
+            journal: Mutex::new(None),
+        }
+    }
+
+    /// The journal, locked.
+    pub fn lock(&self) -> MutexGuard<'_, Option<Journal>> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A request's id, reply time and completion as a model answered it (`u64::MAX` while a
+/// model that decides later has not).
+fn times(b: Begun) -> (u64, u64, u64) {
+    match b {
+        Begun::Due {
+            id,
+            due_ns,
+            done_model_ns,
+            ..
+        } => (id, due_ns, done_model_ns),
+        Begun::Deferred(id) => (id, u64::MAX, u64::MAX),
+    }
+}
+
+impl EmuFs {
+    /// A write (or write-zeroes: `zero`) while a cut is planned: how its reply is timed and
+    /// its errno; `None` when no cut is planned.
+    pub(super) fn journaled_write(
+        &self,
+        offset: u64,
+        data: Option<&[u8]>,
+        len: u64,
+    ) -> Option<(Begun, i32)> {
+        let mut guard = self.cut_state().lock();
+        let journal = guard.as_mut()?;
+        let (begun, arrive_ns, arrive_model) = self.begin_noted(ReqKind::Write, offset, len);
+        if let Begun::Due { errno, .. } = begun {
+            if errno != 0 {
+                return Some((begun, errno));
+            }
+        }
+        let mut old = vec![0u8; len as usize];
+        let changed = self
+            .image()
+            .read_exact_at(&mut old, offset)
+            .and_then(|()| match data {
+                Some(d) => self.image().write_all_at(d, offset),
+                None => self.image().punch_hole(offset, len),
+            });
+        if let Err(e) = changed {
+            return Some((begun, errno_of(&e)));
+        }
+        let (id, due, done) = times(begun);
+        let e = Entry::new(id, offset, old, arrive_ns, due, arrive_model, done);
+        journal.write(e, arrive_model, || self.ask_model(arrive_model));
+        Some((begun, 0))
+    }
+
+    /// A cache flush while a cut is planned.
+    pub(super) fn journaled_flush(&self) -> Option<Begun> {
+        let mut guard = self.cut_state().lock();
+        let journal = guard.as_mut()?;
+        let (begun, _, arrive_model) = self.begin_noted(ReqKind::Flush, 0, 0);
+        let (id, _, done) = times(begun);
+        if !matches!(begun, Begun::Due { errno, .. } if errno != 0) {
+            journal.flush(id, arrive_model, done);
+        }
+        Some(begun)
+    }
+
+    /// A discard or write-zeroes while a cut is planned: a discard is durable at once; a
+    /// write-zeroes is a write like any other, its old contents kept.
+    pub(super) fn journaled_fallocate(
+        &self,
+        mode: FallocateFlags,
+        offset: u64,
+        len: u64,
+    ) -> Option<(Begun, i32)> {
+        if mode.contains(FallocateFlags::ZERO_RANGE) {
+            return self.journaled_write(offset, None, len);
+        }
+        if !mode.contains(FallocateFlags::PUNCH_HOLE) {
+            return None;
+        }
+        let mut guard = self.cut_state().lock();
+        let journal = guard.as_mut()?;
+        let (begun, _, _) = self.begin_noted(ReqKind::Discard, offset, len);
+        if let Begun::Due { errno, .. } = begun {
+            if errno != 0 {
+                return Some((begun, errno));
+            }
+        }
+        if let Err(e) = self.image().punch_hole(offset, len) {
+            return Some((begun, errno_of(&e)));
+        }
+        journal.overwritten(offset, len);
+        Some((begun, 0))
+    }
+}
