@@ -95,6 +95,33 @@ pub fn write_all(fd: impl AsFd, buf: &AlignedBuf, len: usize) -> OpResult {
     Ok(len as u64)
 }
 
+/// Seals the first `len` bytes of `buf` as the data stream `stream` (whose seed is `seed`)
+/// writes at the start of its file number `file`: fio's verify header every
+/// [`super::Seal::INTERVAL`] bytes, with the offset in the file, the stream as `thread`, the
+/// seed, and the file's number as `numberio` (modulo 65536), so a scan after a power cut tells
+/// the file's own blocks from another file's. A last piece too short for a header is left as
+/// it is.
+pub fn seal_file(buf: &mut AlignedBuf, len: usize, stream: usize, seed: u64, file: u64) {
+    let sum = crate::verify::Checksum::Crc32c;
+    let interval = super::Seal::INTERVAL as usize;
+    let data = &mut buf.as_mut_slice()[..len];
+    for (k, piece) in data.chunks_mut(interval).enumerate() {
+        if piece.len() < sum.min_interval() {
+            break;
+        }
+        let h = crate::verify::BlockHeader {
+            len: 0,
+            rand_seed: seed,
+            offset: (k * interval) as u64,
+            time_sec: 0,
+            time_nsec: 0,
+            thread: stream as u16,
+            numberio: file as u16,
+        };
+        crate::verify::seal(piece, &h, sum);
+    }
+}
+
 /// `pwrite` of the first `len` bytes of `buf` at `offset`.
 pub fn write_at(fd: impl AsFd, buf: &AlignedBuf, len: usize, offset: u64) -> OpResult {
     rustix::io::pwrite(&fd, &buf.as_slice()[..len], offset)
@@ -169,6 +196,14 @@ mod tests {
         let fd = create(&file, false).unwrap();
         let mut buf = AlignedBuf::new(4096);
         buf.fill_random(7);
+        seal_file(&mut buf, 3000, 2, 9, 70_000);
+        let h = crate::verify::inspect(&buf.as_slice()[..3000], None)
+            .unwrap()
+            .header;
+        assert_eq!(
+            (h.thread, h.rand_seed, h.numberio, h.offset),
+            (2, 9, 4464, 0)
+        );
         assert_eq!(write_all(&fd, &buf, 3000), Ok(3000));
         assert_eq!(fsync(&fd), Ok(0));
         assert_eq!(close(fd), Ok(0));

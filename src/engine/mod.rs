@@ -133,6 +133,31 @@ pub struct Seal {
     pub interval: u32,
 }
 
+impl Seal {
+    /// Bytes each header of the workloads' own seal covers: a filesystem block.
+    pub const INTERVAL: u32 = 4096;
+
+    /// The seal every block a workload writes carries: fio's `verify=crc32c` header every
+    /// 4 KiB (one per I/O when an I/O is shorter, or leaves a last piece too short for a
+    /// header); `None` when an I/O cannot hold one.
+    pub fn for_io(io_size: u64) -> Option<Seal> {
+        let checksum = crate::verify::Checksum::Crc32c;
+        let min = checksum.min_interval() as u64;
+        let whole = u64::from(Seal::INTERVAL);
+        let interval = if io_size >= whole && (io_size % whole == 0 || io_size % whole >= min) {
+            whole
+        } else if io_size >= min && io_size <= u64::from(u32::MAX) {
+            io_size
+        } else {
+            return None;
+        };
+        Some(Seal {
+            checksum,
+            interval: interval as u32,
+        })
+    }
+}
+
 /// Where one stream's region lives: a file or device path and the byte range within it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {

@@ -16,7 +16,7 @@ pub use figures::{StreamFigures, Verdict, COLUMNS};
 
 use super::{realtime, AnalysisError, CapacityKind, Outcome, Seen, Workload};
 use crate::engine::realtime::Role;
-use crate::engine::{Op, Pattern, Plan, SampleSet, Step, Stop, StreamPlan};
+use crate::engine::{Op, Pattern, Plan, SampleSet, Seal, Step, Stop, StreamIo, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
 use params::PARAMS;
@@ -126,7 +126,10 @@ impl Workload for Dvr {
                     pattern: Pattern::Random,
                     pacing: realtime::pacing_of(p, rt, io, i)?,
                     samples: p.u64("samples") as usize,
-                    io: Default::default(),
+                    io: StreamIo {
+                        seal: Seal::for_io(io),
+                        ..Default::default()
+                    },
                     source: None,
                 })
             })
@@ -362,6 +365,14 @@ mod tests {
             .unwrap();
         assert_eq!((plan.direct, plan.seed), (false, 9));
         assert!(Dvr.plan(&params(&[])).unwrap().direct);
+        // Every block a record stream writes carries a CRC-32C verify header per 4 KiB.
+        let seal = plan.streams[1].io.seal.unwrap();
+        assert_eq!((seal.checksum.name(), seal.interval), ("crc32c", 4096));
+        let odd = Dvr
+            .plan(&params(&[("io_size", "1000"), ("direct", "false")]))
+            .unwrap();
+        assert_eq!(odd.streams[1].io.seal.unwrap().interval, 1000);
+        assert_eq!(odd.check(), Ok(()));
     }
 
     #[test]

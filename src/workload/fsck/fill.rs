@@ -79,6 +79,8 @@ pub struct Fill {
     spec: FillSpec,
     data: AlignedBuf,
     seed: u64,
+    /// The fill thread's index: the `thread` of its verify headers.
+    stream: usize,
     dirs_made: u64,
     /// Files begun (created or failed to create).
     begun: u64,
@@ -142,6 +144,7 @@ impl Fill {
             },
             spec: spec.clone(),
             seed: ctx.seed,
+            stream: ctx.index,
             dirs_made: 0,
             begun: 0,
             step: None,
@@ -187,6 +190,11 @@ impl OpSource for Fill {
         };
         if let Some(p) = path {
             self.path = CString::new(p.as_os_str().as_bytes()).expect("no NUL in a path");
+        }
+        if step == Step::Write {
+            // The file's own verify headers, untimed.
+            let len = self.spec.file_size as usize;
+            fsops::seal_file(&mut self.data, len, self.stream, self.seed, self.begun - 1);
         }
         self.step = Some(step);
         Some(match step {

@@ -99,7 +99,10 @@ fn streams(p: &Params) -> Result<Vec<StreamPlan>, ParamError> {
             pattern,
             pacing: realtime::pacing_of(p, rt, io, i)?,
             samples: 0,
-            io: Default::default(),
+            io: crate::engine::StreamIo {
+                seal: crate::engine::Seal::for_io(io),
+                ..Default::default()
+            },
             source: None,
         })
     };

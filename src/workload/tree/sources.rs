@@ -72,6 +72,9 @@ pub fn create(shape: Shape, files: (u64, u64)) -> Source {
             walk: shape.walk(),
             files,
             buf: noise(files.1, ctx.seed),
+            stream: ctx.index,
+            seed: ctx.seed,
+            made: 0,
             dir: CString::default(),
             path: CString::default(),
             next: Step::Mkdir,
@@ -94,6 +97,11 @@ struct CreateTree {
     walk: Walk,
     files: (u64, u64),
     buf: AlignedBuf,
+    /// The thread's index and seed, and the files it has begun: what its files' verify
+    /// headers carry.
+    stream: usize,
+    seed: u64,
+    made: u64,
     /// The directory being filled, and the path of the readied operation.
     dir: CString,
     path: CString,
@@ -136,9 +144,14 @@ impl OpSource for CreateTree {
             }
             Step::Create(i) => {
                 self.path = c_join(&self.dir, format!("f{i}").as_bytes());
+                self.made += 1;
                 Op::Create
             }
-            Step::Write(_) => Op::Write,
+            Step::Write(_) => {
+                let len = self.files.1 as usize;
+                fsops::seal_file(&mut self.buf, len, self.stream, self.seed, self.made - 1);
+                Op::Write
+            }
             Step::Close(_) => Op::Close,
         })
     }
