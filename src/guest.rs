@@ -236,6 +236,8 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
             plan_cut: false,
         },
         monitor: &req.monitor,
+        repeat: 1,
+        switch: None,
     };
     let mut ledger = Ledger::new().map_err(|e| (Cause::Run, format!("ledger: {e}")))?;
     let stop = Arc::new(AtomicBool::new(false));

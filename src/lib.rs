@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod capacity;
 pub mod cause;
+pub mod durability;
 pub mod emu;
 pub mod engine;
 pub mod fio;

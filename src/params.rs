@@ -203,6 +203,31 @@ pub fn split_assignment(text: &str) -> Result<(String, String), ParamError> {
     Ok((k.to_string(), v.trim().to_string()))
 }
 
+/// Parameters every workload takes, besides its own: a power cut of the stack's emulated
+/// devices during one of its stream phases. Present in [`Params`] only when given, so a
+/// trial without a cut records none of them.
+pub static COMMON: &[ParamSpec] = &[
+    ParamSpec::new(
+        "powercut",
+        Kind::Text,
+        "",
+        "cut the power of the stack's emulated devices during a stream phase: TIME into it (12s), after:N writes the devices receive in it, or random:FROM-TO (a time drawn from the seed and the repeat, so K repeats give K cuts); empty: no cut",
+    )
+    .in_unit("TIME | after:N | random:FROM-TO"),
+    ParamSpec::new(
+        "powercut_torn",
+        Kind::Choice(&["torn", "whole", "none"]),
+        "torn",
+        "what the cut does to a multi-sector write a device is executing: torn at a 4 KiB sector boundary drawn from the seed, whole, or none of it",
+    ),
+    ParamSpec::new(
+        "powercut_phase",
+        Kind::Text,
+        "",
+        "the stream phase the cut comes in; empty: the first one that writes",
+    ),
+];
+
 /// Every parameter of one workload, resolved, in the workload's declaration order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
@@ -219,11 +244,22 @@ impl Params {
         let mut params = Params::defaults(specs);
         for (k, text) in overrides {
             let Some(i) = specs.iter().position(|s| s.name == k.as_str()) else {
-                return Err(ParamError::Unknown {
-                    workload: workload.to_string(),
-                    name: k.clone(),
-                    allowed: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-                });
+                let Some(c) = COMMON.iter().find(|s| s.name == k.as_str()) else {
+                    return Err(ParamError::Unknown {
+                        workload: workload.to_string(),
+                        name: k.clone(),
+                        allowed: specs
+                            .iter()
+                            .chain(COMMON)
+                            .map(|s| s.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    });
+                };
+                let v = parse_value(c.kind, text).map_err(|m| ParamError::invalid(k, m))?;
+                params.entries.retain(|(n, _)| *n != c.name);
+                params.entries.push((c.name, v));
+                continue;
             };
             let v = parse_value(specs[i].kind, text).map_err(|m| ParamError::invalid(k, m))?;
             params.entries[i].1 = v;
@@ -286,6 +322,14 @@ impl Params {
         }
     }
 
+    /// A text parameter of [`COMMON`], when given.
+    pub fn given_text(&self, name: &str) -> Option<String> {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    }
+
     /// A text parameter.
     pub fn text(&self, name: &str) -> String {
         match self.get(name) {
@@ -319,10 +363,11 @@ impl Params {
             .collect()
     }
 
-    /// Reads parameters back from a result.json `params` object (base units), ignoring unknown keys.
+    /// Reads parameters back from a result.json `params` object (base units), ignoring unknown
+    /// keys; the [`COMMON`] ones given there too.
     pub fn overrides_from_json(specs: &[ParamSpec], params: &Json) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for s in specs {
+        for s in specs.iter().chain(COMMON) {
             if let Some(v) = params.get(s.name) {
                 let text = match v {
                     Json::Bool(b) => b.to_string(),

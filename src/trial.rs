@@ -93,6 +93,12 @@ pub struct Setup<'a> {
     pub build: BuildOptions,
     /// The monitors that watch the trial.
     pub monitor: &'a monitor::Settings,
+    /// Which repeat of the workload this is (1 for the first): a power cut at a random point
+    /// draws its point from it.
+    pub repeat: usize,
+    /// What cuts the power of the stack's devices when the trial cuts it: `None` on the host
+    /// (the run's device servers), the host behind the disks in a guest.
+    pub switch: Option<&'a dyn crate::stack::powercut::PowerSwitch>,
 }
 
 /// Runs `workload` with `params` on the stack of `setup`, building it first and releasing
@@ -164,8 +170,17 @@ fn run_built(
     (show_progress, spill): (bool, PathBuf),
     monitor_dir: Option<&monitor::Dir>,
 ) -> Result<TrialOutput, TrialError> {
-    let plan = workload.plan(params)?.prepared();
+    let plan = crate::workload::powercut::plan_of(workload, params, setup.repeat)?.prepared();
     plan.check()?;
+    let mut build = setup.build.clone();
+    if plan.cuts_power() {
+        if setup.switch.is_none() {
+            if let Some(why) = crate::stack::powercut::refusal(setup.stack, setup.devices) {
+                return Err(StackError::Invalid(why).into());
+            }
+        }
+        build.plan_cut = true;
+    }
     let started = SystemTime::now();
     let t = Instant::now();
     let mut actions = Actions::new(false);
@@ -173,7 +188,7 @@ fn run_built(
         setup.stack,
         setup.devices,
         &plan,
-        &setup.build,
+        &build,
         ledger,
         &mut actions,
         stop,
@@ -212,10 +227,11 @@ fn run_built(
         progress: &pb,
         ledger,
         boundary: &boundary,
+        switch: setup.switch,
     };
     let walked = phases::walk(&plan, &built, &walk);
     let recorded = monitors.map(|m| m.stop(ledger));
-    let (samples, engine_warnings) = match walked {
+    let (samples, engine_warnings, recovery) = match walked {
         Err(TrialError::Stack(StackError::Interrupted)) => return Err(TrialError::Interrupted),
         other => other?,
     };
@@ -245,6 +261,20 @@ fn run_built(
         time_scale: built.time_scale,
     };
     let outcome = workload.analyze(params, &samples, &seen)?;
+    let durability = match &recovery {
+        Some(r) => Some(
+            crate::durability::judge(&plan, &samples, r, built.time_scale).map_err(|source| {
+                TrialError::Io {
+                    context: "read the samples to judge the power cut".into(),
+                    source,
+                }
+            })?,
+        ),
+        None => None,
+    };
+    if let Some(d) = &durability {
+        warnings.extend(d.scan_errors.iter().map(|e| format!("power-cut scan: {e}")));
+    }
     let facts = RunFacts {
         started,
         elapsed_s: t.elapsed().as_secs_f64(),
@@ -253,7 +283,7 @@ fn run_built(
         backend: BackendKind::Psync,
         monitor,
     };
-    let doc = document(
+    let mut doc = document(
         workload,
         params,
         setup,
@@ -262,6 +292,7 @@ fn run_built(
         outcome.as_ref(),
         facts,
     );
+    doc.durability = durability.map(|d| serde_json::to_value(d).expect("durability serializes"));
     drop(built);
     let files = kept_files(&samples, &spill)?;
     Ok(TrialOutput {
@@ -465,6 +496,7 @@ fn document(
         monitor: facts.monitor,
         fingerprint: Some(fingerprint),
         trial: None,
+        durability: None,
     }
 }
 
@@ -578,6 +610,8 @@ mod tests {
             devices: &[DeviceSpec::TempDir],
             build: BuildOptions::default(),
             monitor: &monitor::Settings::parse("none", "1s").unwrap(),
+            repeat: 1,
+            switch: None,
         };
         let mut ledger = Ledger::detached();
         let stop = Arc::new(AtomicBool::new(false));

@@ -106,6 +106,8 @@ fn run_on(
         devices,
         build: BuildOptions::default(),
         monitor: &iotrial::monitor::Settings::default(),
+        repeat: 1,
+        switch: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     trial::run(&w, &params, &setup, ledger, &stop, false)

@@ -207,6 +207,8 @@ fn source_streams_create_then_remove_a_tree_with_every_op_sampled() {
         devices: &devices,
         build: BuildOptions::default(),
         monitor: &iotrial::monitor::Settings::default(),
+        repeat: 1,
+        switch: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let mut ledger = Ledger::detached();

@@ -90,6 +90,8 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             ..Default::default()
         },
         monitor: &monitor,
+        repeat: 1,
+        switch: None,
     };
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     let search = capacity::run::Search {

@@ -70,7 +70,12 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
     let monitor = a.monitor.settings()?;
     let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
     // Refuse impossible parameters before anything is created on disk.
-    w.plan(&params).map_err(usage)?;
+    let plan = workload::powercut::plan_of(w, &params, 1).map_err(usage)?;
+    if plan.cuts_power() && stack.vm.guest().is_none() {
+        if let Some(why) = iotrial::stack::powercut::refusal(&stack, &devices) {
+            return Err(usage(why));
+        }
+    }
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let setup = trial::Setup {
         workload: w.name(),
@@ -81,6 +86,8 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             ..Default::default()
         },
         monitor: &monitor,
+        repeat: 1,
+        switch: None,
     };
     let mut output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
     let out = &a.out;

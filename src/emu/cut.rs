@@ -6,7 +6,6 @@
 //! fails too: the model keeps the state it had at the cut, which [`super::journal`] then
 //! asks it about.
 
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -14,48 +13,24 @@ use std::sync::Arc;
 /// torn inside one.
 pub const SECTOR: u64 = 4096;
 
-/// What a cut does to a multi-sector write the device is executing at that instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InFlight {
-    /// It reaches the media whole.
-    Whole,
-    /// None of it reaches the media.
-    None,
-    /// Its first sectors reach the media and the rest does not; where it tears is drawn from
-    /// the cut's seed and the write's number (a one-sector write is whole or absent).
-    Torn,
-}
+pub use crate::engine::InFlight;
 
-impl InFlight {
-    /// The words a user writes.
-    pub const NAMES: [&'static str; 3] = ["whole", "none", "torn"];
-
-    /// Parses one of [`InFlight::NAMES`].
-    pub fn parse(word: &str) -> Option<InFlight> {
-        match word {
-            "whole" => Some(InFlight::Whole),
-            "none" => Some(InFlight::None),
-            "torn" => Some(InFlight::Torn),
-            _ => None,
-        }
-    }
-
-    /// How many bytes from its start of a `len`-byte write the media holds after the cut.
-    pub fn kept(self, len: u64, seed: u64, write: u64) -> u64 {
-        match self {
-            InFlight::Whole => len,
-            InFlight::None => 0,
-            InFlight::Torn => {
-                let sectors = len.div_ceil(SECTOR);
-                let mut rng = crate::engine::rng::SplitMix64::new(
-                    seed ^ write.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
-                if sectors < 2 {
-                    return if rng.below(2) == 0 { 0 } else { len };
-                }
-                (1 + rng.below(sectors - 1)) * SECTOR
+/// How many bytes from its start of a `len`-byte write the device was executing the media
+/// holds after a cut that treats it as `in_flight` says; a torn write tears where the cut's
+/// `seed` and the write's number draw (a one-sector write is whole or absent).
+pub fn kept(in_flight: InFlight, len: u64, seed: u64, write: u64) -> u64 {
+    match in_flight {
+        InFlight::Whole => len,
+        InFlight::None => 0,
+        InFlight::Torn => {
+            let sectors = len.div_ceil(SECTOR);
+            let mut rng = crate::engine::rng::SplitMix64::new(
+                seed ^ write.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            if sectors < 2 {
+                return if rng.below(2) == 0 { 0 } else { len };
             }
+            (1 + rng.below(sectors - 1)) * SECTOR
         }
     }
 }
@@ -239,13 +214,15 @@ mod tests {
     #[test]
     fn a_torn_write_keeps_whole_sectors_drawn_from_the_seed() {
         let len = 64 * SECTOR;
-        let kept: Vec<u64> = (0..64).map(|w| InFlight::Torn.kept(len, 7, w)).collect();
+        let kept: Vec<u64> = (0..64).map(|w| kept(InFlight::Torn, len, 7, w)).collect();
         assert!(kept.iter().all(|&k| k > 0 && k < len && k % SECTOR == 0));
         assert!(kept.iter().any(|&k| k != kept[0]), "spread: {kept:?}");
-        assert_eq!(kept[5], InFlight::Torn.kept(len, 7, 5), "seeded");
-        assert_eq!(InFlight::Whole.kept(len, 7, 1), len);
-        assert_eq!(InFlight::None.kept(len, 7, 1), 0);
-        let one: Vec<u64> = (0..32).map(|w| InFlight::Torn.kept(512, 3, w)).collect();
+        assert_eq!(kept[5], super::kept(InFlight::Torn, len, 7, 5), "seeded");
+        assert_eq!(super::kept(InFlight::Whole, len, 7, 1), len);
+        assert_eq!(super::kept(InFlight::None, len, 7, 1), 0);
+        let one: Vec<u64> = (0..32)
+            .map(|w| super::kept(InFlight::Torn, 512, 3, w))
+            .collect();
         assert!(one.iter().all(|&k| k == 0 || k == 512));
         assert!(one.contains(&0) && one.contains(&512));
         for w in InFlight::NAMES {

@@ -12,7 +12,7 @@
 //! [`CutReport`] lists every write the cut changed.
 
 use super::backing::Backing;
-use super::cut::InFlight;
+use super::cut::{kept, InFlight};
 use super::model::{RequestId, Unsettled};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -322,7 +322,7 @@ impl Journal {
             if !on_media {
                 return Some((Fate::Lost, 0));
             }
-            let kept = in_flight.kept(e.len, seed, e.write);
+            let kept = kept(in_flight, e.len, seed, e.write);
             let fate = match kept {
                 0 => Fate::Absent,
                 k if k >= e.len => Fate::Whole,

@@ -114,7 +114,7 @@ fn a_torn_write_keeps_its_first_sectors() {
     let w = &rep.writes[0];
     assert_eq!(w.fate, Fate::Torn);
     assert!(w.kept > 0 && w.kept < len && w.kept % SECTOR == 0);
-    assert_eq!(w.kept, InFlight::Torn.kept(len, 9, 0));
+    assert_eq!(w.kept, crate::emu::cut::kept(InFlight::Torn, len, 9, 0));
     assert_eq!(r.bytes(0, w.kept), vec![7; w.kept as usize]);
     assert_eq!(
         r.bytes(w.kept, len - w.kept),

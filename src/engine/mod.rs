@@ -31,7 +31,9 @@ mod uring;
 
 pub use backend_kind::{BackendKind, Opened};
 pub use blockgen::{Io, IoGen, Next, PrepareCtx};
-pub use plan::{Action, IdleLimits, Phase, Plan, PlanError, Step, Stop};
+pub use plan::{
+    Action, CutWhen, IdleLimits, InFlight, Phase, Plan, PlanError, PowerCut, Step, Stop,
+};
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
@@ -41,8 +43,8 @@ pub use source::{Make, OpSource, Source, SourceCtx};
 
 use std::path::PathBuf;
 
-/// The seed of stream `index` of a plan seeded `plan_seed`: its offsets, its buffer's bytes
-/// and a real-time stream's frame sizes derive from it.
+/// The seed of stream `index` of a plan seeded `plan_seed`: its offsets, its buffer's bytes,
+/// a real-time stream's frame sizes and the `rand_seed` of its verify headers derive from it.
 pub fn stream_seed(plan_seed: u64, index: usize) -> u64 {
     stream::Cursor::new(plan_seed, index).seed()
 }

@@ -105,6 +105,66 @@ pub enum Action {
     /// Wait until an emulated device reports its background work done (SMR cleaning), timing
     /// it; on other devices until diskstats show no I/O for a while.
     Idle(IdleLimits),
+    /// The stack's emulated devices lose their power during the stream phase just before
+    /// this one; then the stack is recovered (its filesystem mounted, checked, its data
+    /// scanned).
+    PowerCut(PowerCut),
+}
+
+/// A power cut during a stream phase: when, and what it does to a write the device is
+/// executing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PowerCut {
+    pub when: CutWhen,
+    pub in_flight: InFlight,
+    /// Seeds where a torn write tears.
+    pub seed: u64,
+}
+
+/// When a power cut comes in the stream phase it cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutWhen {
+    /// This long after the phase's streams start, ns of the device model's time.
+    At { ns: u64 },
+    /// As the stack's devices receive their N-th write since the phase started (that write
+    /// is in flight at the cut).
+    AfterWrites(u64),
+}
+
+/// What a power cut does to a multi-sector write the device is executing at that instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InFlight {
+    /// It reaches the media whole.
+    Whole,
+    /// None of it reaches the media.
+    None,
+    /// Its first sectors reach the media and the rest does not, where a seeded draw says.
+    Torn,
+}
+
+impl InFlight {
+    /// The words a user writes.
+    pub const NAMES: [&'static str; 3] = ["whole", "none", "torn"];
+
+    /// Parses one of [`InFlight::NAMES`].
+    pub fn parse(word: &str) -> Option<InFlight> {
+        match word {
+            "whole" => Some(InFlight::Whole),
+            "none" => Some(InFlight::None),
+            "torn" => Some(InFlight::Torn),
+            _ => None,
+        }
+    }
+
+    /// Its word.
+    pub fn name(self) -> &'static str {
+        match self {
+            InFlight::Whole => "whole",
+            InFlight::None => "none",
+            InFlight::Torn => "torn",
+        }
+    }
 }
 
 /// How long an `idle` phase waits.
@@ -127,13 +187,18 @@ impl IdleLimits {
 
 impl Action {
     /// Every action, in declaration order.
-    pub const ALL: [Action; 6] = [
+    pub const ALL: [Action; 7] = [
         Action::Sync,
         Action::DropCaches,
         Action::Unmount,
         Action::Mount,
         Action::Fsck,
         Action::Idle(IdleLimits::DEFAULT),
+        Action::PowerCut(PowerCut {
+            when: CutWhen::AfterWrites(1),
+            in_flight: InFlight::Torn,
+            seed: 0,
+        }),
     ];
 
     /// The action's name: the phase kind in result.json and the timeline.
@@ -145,6 +210,7 @@ impl Action {
             Action::Mount => "mount",
             Action::Fsck => "fsck",
             Action::Idle(_) => "idle",
+            Action::PowerCut(_) => "powercut",
         }
     }
 }
@@ -182,6 +248,8 @@ pub enum PlanError {
     NeverEnds { phase: String, stream: String },
     #[error("phase {phase}: {message}")]
     BadStop { phase: String, message: String },
+    #[error("phase {phase}: {message}")]
+    BadPowerCut { phase: String, message: String },
     #[error("stream {stream}: a {checksum} verify header every {interval} bytes {why}")]
     BadSeal {
         stream: String,
@@ -309,8 +377,61 @@ impl Plan {
             if let Step::Streams { streams, stop } = &p.step {
                 self.check_stream_phase(&p.name, streams, *stop)?;
             }
+            if let Step::Action(Action::PowerCut(c)) = &p.step {
+                self.check_power_cut(i, c)?;
+            }
         }
         Ok(())
+    }
+
+    /// The power cut of plan phase `i`, if that phase is one.
+    pub fn power_cut(&self, i: usize) -> Option<PowerCut> {
+        match self.phases.get(i)?.step {
+            Step::Action(Action::PowerCut(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether the plan cuts the power.
+    pub fn cuts_power(&self) -> bool {
+        (0..self.phases.len()).any(|i| self.power_cut(i).is_some())
+    }
+
+    /// A power cut comes right after a stream phase that writes, is the plan's only one, and
+    /// falls inside that phase when its length is known.
+    fn check_power_cut(&self, i: usize, c: &PowerCut) -> Result<(), PlanError> {
+        let name = &self.phases[i].name;
+        let bad = |message: String| {
+            Err(PlanError::BadPowerCut {
+                phase: name.clone(),
+                message,
+            })
+        };
+        if (0..i).any(|j| self.power_cut(j).is_some()) {
+            return bad("a plan has one power cut at most".into());
+        }
+        let Some(Step::Streams { streams, stop }) = i.checked_sub(1).map(|j| &self.phases[j].step)
+        else {
+            return bad(
+                "a power cut cuts the stream phase just before it, and there is none".into(),
+            );
+        };
+        let cut = &self.phases[i - 1].name;
+        if !streams.iter().any(|&s| {
+            let s = &self.streams[s];
+            s.op == super::Op::Write || s.io.mix.is_some_and(|r| r < 100) || s.source.is_some()
+        }) {
+            return bad(format!("the stream phase it cuts ({cut}) writes nothing"));
+        }
+        match (c.when, *stop) {
+            (CutWhen::At { ns }, Stop::Duration(d)) if ns as f64 >= d * 1e9 => bad(format!(
+                "the cut at {} s is not inside phase {cut}, which lasts {} s",
+                crate::units::trim_float(ns as f64 / 1e9),
+                crate::units::trim_float(d)
+            )),
+            (CutWhen::AfterWrites(0), _) => bad("the cut after 0 writes: count from 1".into()),
+            _ => Ok(()),
+        }
     }
 
     fn check_stream_phase(
@@ -482,7 +603,15 @@ mod tests {
         let names: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
         assert_eq!(
             names,
-            ["sync", "drop_caches", "unmount", "mount", "fsck", "idle"]
+            [
+                "sync",
+                "drop_caches",
+                "unmount",
+                "mount",
+                "fsck",
+                "idle",
+                "powercut"
+            ]
         );
         assert_eq!(Step::Action(Action::Unmount).kind(), "unmount");
         assert_eq!(Stop::Duration(60.0).describe(), "60 s passed");

@@ -105,6 +105,9 @@ pub struct TrialResult {
     /// it, and in older trials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial: Option<TrialIdentity>,
+    /// A power-cut trial's durability verdict ([`crate::durability`]); absent without a cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<Json>,
 }
 
 /// result.json's `trial`: which trial of which study this is, the same on every machine.
@@ -276,6 +279,7 @@ pub(crate) mod example {
             monitor: Default::default(),
             fingerprint: None,
             trial: None,
+            durability: None,
         }
     }
 }

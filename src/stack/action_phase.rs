@@ -41,6 +41,9 @@ pub fn perform(action: Action, built: &Built, ctx: &ActionCtx) -> Result<Option<
         Action::Idle(_) => Err(StackError::Invalid(
             "the idle phase waits through stack::idle, with the device servers".into(),
         )),
+        Action::PowerCut(_) => Err(StackError::Invalid(
+            "the powercut phase recovers the stack through stack::powercut".into(),
+        )),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod idle;
 pub mod ledger;
 pub mod md;
 pub mod memimage;
+pub mod powercut;
 pub mod provision;
 pub mod raw;
 pub mod resource;

@@ -344,6 +344,8 @@ fn setup_of<'s>(
             ..Default::default()
         },
         monitor,
+        repeat: t.repeat,
+        switch: None,
     }
 }
 

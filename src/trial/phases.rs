@@ -1,7 +1,9 @@
 //! Walking a plan's phases on a built stack: stream phases run on the engine, action phases are
 //! done by the stack, each marked on the trial's [`Timeline`] as it begins and ends, so samples,
 //! time series and monitor rows all carry their phase. Ends with every sample and the phases as
-//! they ran (result.json's `phases`).
+//! they ran (result.json's `phases`). A stream phase followed by a `powercut` phase has the
+//! stack's power cut during it ([`Armed`]): it ends when the power goes, and the powercut phase
+//! recovers the stack ([`crate::stack::powercut`]).
 
 use super::TrialError;
 use crate::engine::realtime::Tally;
@@ -9,14 +11,18 @@ use crate::engine::{Action, IdleRecord};
 use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
+use crate::engine::{CutWhen, PowerCut};
 use crate::stack::action_phase::ActionCtx;
 use crate::stack::ledger::Ledger;
+use crate::stack::powercut::{self, HostSwitch, PowerSwitch, Recovery};
 use crate::stack::provision::Built;
-use crate::stack::{action_phase, idle};
+use crate::stack::{action_phase, idle, StackError};
 use crate::timeline::{Outside, Span, Timeline};
 use indicatif::ProgressBar;
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// What a walk needs besides the plan and the stack.
 pub struct Walk<'a> {
@@ -32,11 +38,79 @@ pub struct Walk<'a> {
     /// marked ended, with the part of the trial that closes there: the monitors read their
     /// counters.
     pub boundary: &'a dyn Fn(Span),
+    /// What cuts the devices' power in a plan with a power cut; `None`: the run's device
+    /// servers on this host.
+    pub switch: Option<&'a dyn PowerSwitch>,
 }
 
-/// Runs every phase of `plan` on `built` in order; with the samples, what the kernel refused
-/// the streams' backends (warnings).
-pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<String>), TrialError> {
+/// A power cut armed for the stream phase that runs: when it is due, and whether it came.
+struct Armed<'a> {
+    switch: &'a dyn PowerSwitch,
+    /// The instant of a cut at a time (real time).
+    deadline: Option<Instant>,
+    /// A cut after N writes: the device servers say when it came.
+    after_writes: bool,
+    came: Cell<bool>,
+    error: Cell<Option<String>>,
+}
+
+impl<'a> Armed<'a> {
+    /// Wires the stack's devices for `cut`, due that long after now (time scale `scale`).
+    fn new(switch: &'a dyn PowerSwitch, cut: PowerCut, scale: f64) -> Result<Self, StackError> {
+        let (in_ns, after) = match cut.when {
+            CutWhen::At { ns } => (Some((ns as f64 / scale) as u64), None),
+            CutWhen::AfterWrites(n) => (None, Some(n)),
+        };
+        switch
+            .arm(in_ns, after)
+            .map_err(|e| StackError::Command(format!("power cut: {e}")))?;
+        Ok(Armed {
+            switch,
+            deadline: in_ns.map(|d| Instant::now() + Duration::from_nanos(d)),
+            after_writes: after.is_some(),
+            came: Cell::new(false),
+            error: Cell::new(None),
+        })
+    }
+
+    /// Whether the cut came (asking the device servers for a cut after N writes).
+    fn came(&self) -> bool {
+        if self.came.get() {
+            return true;
+        }
+        let now = match self.deadline {
+            Some(d) => Instant::now() >= d,
+            None if self.after_writes => match self.switch.went() {
+                Ok(w) => w.is_some(),
+                Err(e) => {
+                    self.error.set(Some(e));
+                    true
+                }
+            },
+            None => false,
+        };
+        self.came.set(now);
+        now
+    }
+}
+
+/// The switch of the stack's emulated devices on this host.
+fn host_switch<'a>(built: &Built, ledger: &'a Ledger) -> Result<HostSwitch<'a>, StackError> {
+    let mountpoints = built
+        .devices
+        .devices
+        .iter()
+        .filter_map(|d| d.emulated.clone())
+        .collect();
+    HostSwitch::new(ledger, mountpoints).map_err(StackError::Invalid)
+}
+
+/// What [`walk`] returns: every sample, what the kernel refused the streams' backends
+/// (warnings), and what a power cut's recovery found.
+pub type Walked = (SampleSet, Vec<String>, Option<Recovery>);
+
+/// Runs every phase of `plan` on `built` in order.
+pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<Walked, TrialError> {
     let scale = built.time_scale;
     let opts = EngineOptions {
         direct: built.direct_ok,
@@ -46,6 +120,15 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
     let keep = Keep::Spill(w.spill.clone());
     let mut engine = Engine::new(plan, &built.placements, opts, w.timeline.origin(), keep)?;
     let mut records = Vec::with_capacity(plan.phases.len());
+    let own_switch = match (plan.cuts_power(), w.switch) {
+        (true, None) => Some(host_switch(built, w.ledger)?),
+        _ => None,
+    };
+    let switch: Option<&dyn PowerSwitch> = match &own_switch {
+        Some(s) => Some(s),
+        None => w.switch,
+    };
+    let mut recovery = None;
     // A plan that waits for the devices' background work has its action phases say how much
     // the devices had done by their end (tree's cleaning after a phase).
     let waits_for_idle = plan
@@ -73,13 +156,27 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
             }
             Step::Streams { stop, streams } => {
                 show(w.progress, &phase.name, plan, streams, *stop, scale);
+                let armed = match (plan.power_cut(i + 1), switch) {
+                    (Some(c), Some(s)) => Some(Armed::new(s, c, scale)?),
+                    _ => None,
+                };
                 let out = engine.run_phase(i, |p| {
-                    if w.stop.load(Ordering::Relaxed) {
+                    if w.stop.load(Ordering::Relaxed) || armed.as_ref().is_some_and(Armed::came) {
                         p.request_stop();
                     }
                     w.progress.set_position(progress_of(*stop, p, w.timeline));
                 })?;
-                if out.incomplete {
+                if w.stop.load(Ordering::Relaxed) {
+                    return Err(TrialError::Interrupted);
+                }
+                if let Some(a) = &armed {
+                    if let Some(e) = a.error.take() {
+                        return Err(StackError::Command(format!("power cut: {e}")).into());
+                    }
+                    if !a.came() {
+                        return Err(cut_never_came(plan, i, w.timeline).into());
+                    }
+                } else if out.incomplete {
                     return Err(TrialError::Interrupted);
                 }
                 // What the streams' generators found (verify mismatches), by stream.
@@ -111,6 +208,21 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
                         idled = Some(idle::wait(built, w.ledger, *limits, w.stop)?);
                         None
                     }
+                    Action::PowerCut(_) => {
+                        let switch = switch.ok_or_else(|| {
+                            StackError::Invalid("a power cut needs the devices' switch".into())
+                        })?;
+                        let rctx = powercut::RecoverCtx {
+                            phase: &phase.name,
+                            dir: &w.spill,
+                            checker_args: &plan.checker_args,
+                            stop: w.stop,
+                            origin: w.timeline.origin(),
+                        };
+                        let (r, measured) = powercut::recover(plan, i, built, switch, &rctx)?;
+                        recovery = Some(r);
+                        Some(measured)
+                    }
                     _ => action_phase::perform(*a, built, &ctx)?,
                 };
                 if waits_for_idle {
@@ -138,7 +250,22 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<(SampleSet, Vec<Stri
     }
     w.progress.finish_and_clear();
     let warnings = engine.warnings().to_vec();
-    Ok((engine.finish(records)?, warnings))
+    Ok((engine.finish(records)?, warnings, recovery))
+}
+
+/// The stream phase `i` ended before the power cut planned in it came: the cut is not inside
+/// the phase (the user's input).
+fn cut_never_came(plan: &Plan, i: usize, t: &Timeline) -> StackError {
+    let name = &plan.phases[i].name;
+    let lasted = t.phases().last().map_or(0.0, |s| t.now_s() - s.start_s);
+    let when = match plan.power_cut(i + 1).map(|c| c.when) {
+        Some(CutWhen::At { ns }) => format!("at {} s", crate::units::trim_float(ns as f64 / 1e9)),
+        Some(CutWhen::AfterWrites(n)) => format!("after the devices' {n}-th write"),
+        None => "planned".into(),
+    };
+    StackError::Invalid(format!(
+        "powercut: phase {name} ended after {lasted:.1} s of real time, before the cut {when} came; set a cut inside the phase"
+    ))
 }
 
 /// A stream phase's `measured`: each real-time stream's buffer as it counted it live

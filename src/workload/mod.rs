@@ -11,6 +11,7 @@ pub mod dvr;
 pub mod fsck;
 pub mod job;
 pub mod place;
+pub mod powercut;
 pub mod realtime;
 pub mod replay;
 pub mod smallrand;
