@@ -293,3 +293,36 @@ fn requests_after_the_cut_fail_and_a_revived_device_serves_its_image() {
     drop(f);
     server.stop().unwrap();
 }
+
+#[test]
+fn a_used_disk_reads_an_earlier_owners_data_where_nothing_was_written() {
+    skip_unless_ready!("a_used_disk_reads_an_earlier_owners_data_where_nothing_was_written");
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _, _) = serve(dir.path(), &HddParams::default());
+    server.set_stale(true);
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(server.device_file())
+        .unwrap();
+    f.write_all_at(&data(1), 0).unwrap();
+    let mut buf = vec![0u8; 2 * IO as usize];
+    f.read_exact_at(&mut buf, 0).unwrap();
+    assert_eq!(buf[..IO as usize], data(1));
+    let h = iotrial::verify::inspect(&buf[IO as usize..IO as usize + 4096], None)
+        .unwrap()
+        .header;
+    assert!(iotrial::emu::stale::is_stale(h.thread, h.rand_seed));
+    assert_eq!(h.offset, IO);
+    // No TRIM on a used hard disk.
+    let e = rustix::fs::fallocate(
+        &f,
+        rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+        0,
+        4096,
+    )
+    .unwrap_err();
+    assert_eq!(e, rustix::io::Errno::OPNOTSUPP);
+    drop(f);
+    server.stop().unwrap();
+}

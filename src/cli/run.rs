@@ -109,6 +109,14 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&output.doc)?);
     } else {
         print_outcome(output.outcome.as_ref(), &output.doc.warnings);
+        if let Some(s) = output
+            .doc
+            .durability
+            .as_ref()
+            .and_then(|d| d["summary"].as_str())
+        {
+            println!("power cut: {s}");
+        }
         println!("results: {}", dir.display());
     }
     Ok(())

@@ -126,6 +126,39 @@ impl Backing {
         })
     }
 
+    /// The parts of `[offset, offset + len)` never written (holes of the sparse files), as
+    /// `(start, end)` device offsets in order.
+    pub fn holes(&self, offset: u64, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
+        use rustix::fs::SeekFrom;
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        self.each_piece(offset, len, |f, at, start, n| {
+            let base = offset + start as u64 - at;
+            let end = at + n as u64;
+            let mut x = at;
+            while x < end {
+                let hole = match rustix::fs::seek(f, SeekFrom::Hole(x)) {
+                    Ok(h) => h.min(end),
+                    Err(_) => end,
+                };
+                if hole >= end {
+                    break;
+                }
+                let data = match rustix::fs::seek(f, SeekFrom::Data(hole)) {
+                    Ok(d) => d.min(end),
+                    // ENXIO: no data after the hole.
+                    Err(_) => end,
+                };
+                match out.last_mut() {
+                    Some(l) if l.1 == base + hole => l.1 = base + data,
+                    _ => out.push((base + hole, base + data)),
+                }
+                x = data;
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// Frees `[offset, offset + len)` (reads then give zeros).
     pub fn punch_hole(&self, offset: u64, len: u64) -> std::io::Result<()> {
         use rustix::fs::FallocateFlags;
@@ -188,6 +221,9 @@ mod tests {
         b.read_exact_at(&mut back, 3000).unwrap();
         assert!(back[1096..5192].iter().all(|&x| x == 0));
         assert_eq!(back[..1096], data[..1096]);
+        // Only the punched page is a hole: the writes touched every other one.
+        assert_eq!(b.holes(0, 10 << 10).unwrap(), vec![(4096, 8192)]);
+        assert_eq!(b.holes(5000, 1000).unwrap(), vec![(5000, 6000)]);
         // Past the end: no space.
         let err = b.write_all_at(b"x", 10 << 10).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(28));

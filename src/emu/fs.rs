@@ -242,7 +242,9 @@ impl Filesystem for EmuFs {
         let begun = self.begin(ReqKind::Read, offset, len as u64);
         let mut buf = self.out.sender.pool.take(len);
         let errno = Self::errno(begun, || {
-            self.backing.read_exact_at(&mut buf[..len], offset)
+            self.backing
+                .read_exact_at(&mut buf[..len], offset)
+                .and_then(|()| self.fill_stale(&mut buf[..len], offset))
         });
         self.finish(begun, Pending::Data { reply, buf, len }, errno);
     }
@@ -324,6 +326,10 @@ impl Filesystem for EmuFs {
         }
         let mode = FallocateFlags::from_bits_retain(mode as u32);
         let len = self.clip(offset, length);
+        if self.cut.stale() && !(mode - FallocateFlags::KEEP_SIZE).is_empty() {
+            // A used hard disk has no TRIM: the kernel writes zeros itself where it must.
+            return reply.error(Errno::EOPNOTSUPP);
+        }
         if let Some((begun, errno)) = self.journaled_fallocate(mode, offset, len) {
             return self.finish(begun, Pending::Empty(reply), errno);
         }

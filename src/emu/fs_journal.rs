@@ -21,6 +21,8 @@ pub struct CutState {
     pub mono_base_ns: u64,
     /// `Some` while a cut is planned.
     pub journal: Mutex<Option<Journal>>,
+    /// A used disk ([`super::stale`]): holes read as an earlier owner's data, no TRIM.
+    pub stale: std::sync::atomic::AtomicBool,
 }
 
 impl CutState {
@@ -30,7 +32,13 @@ impl CutState {
             power,
             mono_base_ns,
             journal: Mutex::new(None),
+            stale: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Whether the device is a used disk.
+    pub fn stale(&self) -> bool {
+        self.stale.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The journal, locked.
@@ -54,6 +62,19 @@ fn times(b: Begun) -> (u64, u64, u64) {
 }
 
 impl EmuFs {
+    /// On a used disk, puts the earlier owner's data where `buf` (read at `offset`) came
+    /// from holes of the image.
+    pub(super) fn fill_stale(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        if !self.cut_state().stale() {
+            return Ok(());
+        }
+        for (a, b) in self.image().holes(offset, buf.len() as u64)? {
+            let (from, to) = ((a - offset) as usize, (b - offset) as usize);
+            super::stale::fill(&mut buf[from..to], a);
+        }
+        Ok(())
+    }
+
     /// A write (or write-zeroes: `zero`) while a cut is planned: how its reply is timed and
     /// its errno; `None` when no cut is planned.
     pub(super) fn journaled_write(

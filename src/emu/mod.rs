@@ -37,6 +37,7 @@ pub mod queued;
 pub mod smr;
 pub mod spec;
 pub mod ssd;
+pub mod stale;
 pub mod twins;
 
 pub use model::ModelDescriptor;

@@ -273,6 +273,13 @@ impl EmuServer {
         Ok((log.len() as u64, log.dropped()))
     }
 
+    /// Makes the device a used disk ([`super::stale`]).
+    pub fn set_stale(&self, stale: bool) {
+        self.cut
+            .stale
+            .store(stale, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Plans a power cut: from now on the device keeps what each write overwrites until its
     /// model makes it durable ([`super::journal`]). Planning twice changes nothing.
     pub fn plan_cut(&self) {

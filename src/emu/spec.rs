@@ -39,6 +39,12 @@ pub static COMMON: &[ParamSpec] = &[
         "1",
         "seed of the fault coin tosses (deterministic)",
     ),
+    ParamSpec::new(
+        "stale",
+        Kind::Bool,
+        "false",
+        "a used disk: what this run never wrote reads as an earlier owner's data (not zeros), and there is no TRIM (discards fail)",
+    ),
 ];
 
 /// The byte-range fault parameter (repeatable; its value is not a plain quantity).
@@ -103,6 +109,8 @@ pub struct ServerSettings {
     pub capacity: u64,
     /// Time-scale divisor: the server waits modeled delay / scale.
     pub scale: f64,
+    /// A used disk ([`super::stale`]).
+    pub stale: bool,
 }
 
 /// A validated model spec.
@@ -137,6 +145,7 @@ impl ModelSpec {
             settings: ServerSettings {
                 capacity: 0,
                 scale: 1.0,
+                stale: false,
             },
             faults: FaultParams::default(),
             preset: None,
@@ -255,7 +264,11 @@ impl ModelSpec {
             let message = format!("'{scale}' must be a number greater than 0");
             return Err(self.invalid("scale", message));
         }
-        self.settings = ServerSettings { capacity, scale };
+        self.settings = ServerSettings {
+            capacity,
+            scale,
+            stale: self.common.bool("stale"),
+        };
         self.faults.prob = self.common.f64("fail_prob");
         if !(0.0..=1.0).contains(&self.faults.prob) {
             return Err(self.invalid("fail_prob", "must be between 0 and 1"));
@@ -399,7 +412,8 @@ mod tests {
                 s.settings,
                 ServerSettings {
                     capacity: cap,
-                    scale: 1.0
+                    scale: 1.0,
+                    stale: false,
                 }
             );
             let m = s.build().unwrap();
@@ -414,7 +428,8 @@ mod tests {
             s.settings,
             ServerSettings {
                 capacity: 200 << 30,
-                scale: 10.0
+                scale: 10.0,
+                stale: false,
             }
         );
         assert_eq!(

@@ -6,6 +6,7 @@
 //! so the report never imports a workload and a workload never imports the renderer.
 
 pub mod chart;
+pub mod durability;
 pub mod figure;
 pub mod guest;
 pub mod kind;

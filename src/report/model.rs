@@ -6,6 +6,7 @@
 use super::load::Study;
 use super::ReportError;
 use crate::present::chart::Section;
+use crate::present::durability::DurabilityColumn;
 use crate::present::num;
 use crate::present::verdict::{StackFigures, VerdictTable};
 use crate::present::{KindLookup, KindReport, MonitorColumn, VerdictFigures};
@@ -73,15 +74,19 @@ fn monitor_columns(kind: &dyn KindReport, stacks: &[StackTrials<'_>]) -> Vec<Mon
         .collect()
 }
 
-/// The figures of one trial: its verdict's, then the monitor figures of `extra`.
+/// The figures of one trial: its verdict's, then the monitor figures of `extra`, then the
+/// durability figures of `durable`.
 fn trial_figures(
     kind: &dyn KindReport,
-    extra: &[MonitorColumn],
+    (extra, durable): (&[MonitorColumn], &[DurabilityColumn]),
     t: &Trial,
 ) -> Result<VerdictFigures, ResultError> {
     let mut f = kind.figures(t)?;
     f.values
         .extend(extra.iter().map(|c| (c.value)(&t.result.monitor)));
+    let d = t.result.durability.as_ref();
+    f.values
+        .extend(durable.iter().map(|c| d.and_then(|d| (c.value)(d))));
     Ok(f)
 }
 
@@ -94,6 +99,7 @@ pub fn verdict_table(
     stacks: &[StackTrials<'_>],
 ) -> Result<VerdictTable, ResultError> {
     let extra = monitor_columns(kind, stacks);
+    let durable = crate::present::durability::columns(stacks);
     let mut figures = stacks
         .iter()
         .map(|s| {
@@ -103,13 +109,14 @@ pub fn verdict_table(
                 repeats: s
                     .trials
                     .iter()
-                    .map(|t| trial_figures(kind, &extra, t))
+                    .map(|t| trial_figures(kind, (&extra, &durable), t))
                     .collect::<Result<_, ResultError>>()?,
             })
         })
         .collect::<Result<Vec<_>, ResultError>>()?;
     let mut columns = kind.columns().to_vec();
     columns.extend(extra.iter().map(|c| c.spec));
+    columns.extend(durable.iter().map(|c| c.spec));
     let valued = |c: usize| {
         figures
             .iter()
@@ -188,6 +195,7 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
             sections.extend(kind.sweep_sections(&study.kind_stacks(kind_name))?);
         }
         sections.extend(kind.sections(&stacks)?);
+        sections.extend(crate::present::durability::section(&stacks));
         sections.extend(crate::present::guest::section(kind, &stacks)?);
         sections.extend(super::monitor::section(&stacks));
         sections.extend(super::hosts::section(&stacks));

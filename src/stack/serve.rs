@@ -117,6 +117,7 @@ pub fn serve(
         model_spec.settings.scale,
     )
     .map_err(|e| ServeError::Failed(format!("{spec}: {e}")))?;
+    server.set_stale(model_spec.settings.stale);
     let file = server.device_file();
     ledger.hold_server(entry, Box::new(server));
     ledger

@@ -418,6 +418,14 @@ impl Runner<'_> {
             .map_err(io(format!("rename the directory of trial {}", t.id)))?;
         self.manifest.update(&root, &t.id, Status::Done, None)?;
         writeln!(self.say, "{}: {}", t.id, out.outcome.verdict_line()).map_err(said)?;
+        if let Some(s) = out
+            .doc
+            .durability
+            .as_ref()
+            .and_then(|d| d["summary"].as_str())
+        {
+            writeln!(self.say, "{}: power cut: {s}", t.id).map_err(said)?;
+        }
         Ok(TrialEnd::Done)
     }
 

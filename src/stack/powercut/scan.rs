@@ -29,7 +29,8 @@ pub enum Part {
     /// A whole header of another writer, or of this one for another place: data that belongs
     /// elsewhere (another file's, another stream's).
     Other,
-    /// Bytes without a header that are not zeros: stale data nobody wrote here.
+    /// Stale data nobody wrote here: bytes without a header that are not zeros, or the
+    /// earlier owner's blocks of a used disk ([`crate::emu::stale`]).
     Stale,
 }
 
@@ -104,6 +105,9 @@ fn part_of(interval: &[u8], offset: u64, w: Writer) -> Part {
     match inspect(interval, None) {
         Ok(s) => {
             let h = s.header;
+            if crate::emu::stale::is_stale(h.thread, h.rand_seed) {
+                return Part::Stale;
+            }
             if h.thread == w.thread && h.rand_seed == w.seed && h.offset == offset {
                 Part::Own {
                     time_ns: u64::from(h.time_sec) * 1_000_000_000 + u64::from(h.time_nsec),

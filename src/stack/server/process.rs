@@ -55,8 +55,10 @@ impl Devices {
                 let model = m
                     .build()
                     .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))?;
-                EmuServer::start(model, backing, mountpoint, scale)
-                    .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))
+                let server = EmuServer::start(model, backing, mountpoint, scale)
+                    .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))?;
+                server.set_stale(m.settings.stale);
+                Ok(server)
             });
         match started {
             Ok(server) => {
