@@ -4,7 +4,9 @@
 //! stream issued `depth` places before `expected` (so it is `expected`, or a later write that
 //! landed), and an older version otherwise; zeros where something was acknowledged are lost;
 //! a block whose intervals come from different writes (or hold zeros beside data, or a damaged
-//! header or checksum) is a torn write; another writer's data and stale bytes are foreign.
+//! header or checksum) is a torn write; another writer's data and stale bytes are foreign. On a
+//! raw device a block nobody wrote holds whatever the disk held before: that is not a leak,
+//! only a file (whose unwritten blocks must read as zeros) can show foreign data there.
 
 use super::StreamLoss;
 use crate::engine::{Op, Sample};
@@ -133,9 +135,14 @@ pub fn judge_region(
             }
         }
     };
+    let file = r.file_len.is_some();
     for (b, found) in r.blocks.iter().enumerate() {
         let e = expected.get(&(b as u64));
         for c in classify(found, per, e, scale) {
+            let c = match c {
+                Class::Foreign | Class::Stale if e.is_none() && !file => Class::Unwritten,
+                c => c,
+            };
             count(c, e, &mut loss);
         }
     }

@@ -19,6 +19,16 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../../studies/dvr-capacity.toml"),
     ),
     (
+        "dvr-powercut",
+        "studies/dvr-powercut.toml",
+        include_str!("../../studies/dvr-powercut.toml"),
+    ),
+    (
+        "ext4-powercut",
+        "studies/ext4-powercut.toml",
+        include_str!("../../studies/ext4-powercut.toml"),
+    ),
+    (
         "streaming",
         "studies/streaming.toml",
         include_str!("../../studies/streaming.toml"),
