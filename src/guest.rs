@@ -224,21 +224,6 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
     let params = w
         .resolve(&req.params)
         .map_err(|e| (Cause::Input, e.to_string()))?;
-    let setup = Setup {
-        workload: &req.workload,
-        stack: &stack,
-        devices: &devices,
-        build: BuildOptions {
-            dry_run: false,
-            wipe: paths.clone(),
-            time_scale: Some(req.time_scale),
-            for_guest: false,
-            plan_cut: false,
-        },
-        monitor: &req.monitor,
-        repeat: 1,
-        switch: None,
-    };
     let mut ledger = Ledger::new().map_err(|e| (Cause::Run, format!("ledger: {e}")))?;
     let stop = Arc::new(AtomicBool::new(false));
     let before = diskstats();
@@ -249,7 +234,26 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
         "iotrial guest: trial {} on {} begins",
         req.workload, stack.name
     );
-    let out = trial::run(w, &params, &setup, &mut ledger, &stop, false);
+    let out = {
+        // The trial's questions about its disks' power go to the host over the channel.
+        let switch = crate::vm::power::GuestSwitch::new(ch);
+        let setup = Setup {
+            workload: &req.workload,
+            stack: &stack,
+            devices: &devices,
+            build: BuildOptions {
+                dry_run: false,
+                wipe: paths.clone(),
+                time_scale: Some(req.time_scale),
+                for_guest: false,
+                plan_cut: false,
+            },
+            monitor: &req.monitor,
+            repeat: req.repeat.max(1),
+            switch: Some(&switch),
+        };
+        trial::run(w, &params, &setup, &mut ledger, &stop, false)
+    };
     send(ch, &Msg::Ended)?;
     let stats = delta(&before, &diskstats());
     let out = out.map_err(fail)?;

@@ -334,7 +334,23 @@ fn run_in_guest(
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
 ) -> Result<TrialOutput, TrialError> {
-    workload.plan(params)?.check()?;
+    let plan = crate::workload::powercut::plan_of(workload, params, setup.repeat)?;
+    plan.check()?;
+    let mut build = setup.build.clone();
+    if plan.cuts_power() {
+        if let Some(why) = crate::stack::powercut::refusal(setup.stack, setup.devices) {
+            return Err(StackError::Invalid(why).into());
+        }
+        if vm.cache != crate::stack::vm_key::Cache::None {
+            return Err(StackError::Invalid(format!(
+                "powercut: stack {} runs in a guest with cache={}: the host's page cache would hold the guest's writes where a cut of its drives cannot reach them; use cache=none",
+                setup.stack.name,
+                vm.cache.name()
+            ))
+            .into());
+        }
+        build.plan_cut = true;
+    }
     let mark = ledger.len();
     let mut warnings = Vec::new();
     let dir = match setup.monitor.monitors.is_empty() {
@@ -349,10 +365,12 @@ fn run_in_guest(
         params: params.assignments(),
         stack: setup.stack,
         devices: setup.devices,
-        build: &setup.build,
+        build: &build,
         settings: vm,
         monitor: setup.monitor,
         host_monitor_dir: dir.as_ref().map(|d| d.path()),
+        repeat: setup.repeat,
+        cuts_power: plan.cuts_power(),
     };
     let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
         let files = guest_files(&g)?;

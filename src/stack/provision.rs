@@ -91,6 +91,8 @@ pub struct Attached {
     pub spec: DeviceSpec,
     pub path: PathBuf,
     pub described: Json,
+    /// The FUSE mount point of an emulated device's server.
+    pub emulated: Option<PathBuf>,
 }
 
 /// Attaches `devices` and the stack's log device (last), in the ledger first, for a trial in
@@ -134,6 +136,7 @@ pub fn attach_only(
             spec: d.spec.clone(),
             path: d.path.clone(),
             described: describe(d),
+            emulated: d.emulated.clone(),
         })
         .collect())
 }

@@ -35,6 +35,42 @@ pub struct Request {
     /// The monitors the guest runs (their files come back as the guest's).
     #[serde(default)]
     pub monitor: crate::monitor::Settings,
+    /// Which repeat of the workload this is (a power cut at a random point draws from it).
+    #[serde(default)]
+    pub repeat: usize,
+}
+
+/// What a guest asks of the host about its disks' power (a power-cut trial): the host's
+/// device servers do it ([`crate::stack::powercut::PowerSwitch`]), times as durations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum PowerAsk {
+    Arm {
+        in_ns: Option<u64>,
+        after_writes: Option<u64>,
+    },
+    Went,
+    Cut {
+        in_flight: crate::engine::InFlight,
+        seed: u64,
+    },
+    Revive,
+}
+
+/// The host's answer to a [`PowerAsk`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum PowerAnswer {
+    Done,
+    Went {
+        ago_ns: Option<u64>,
+    },
+    Cut {
+        done: crate::stack::powercut::CutDone,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 /// One of the guest's disks as it sees it.
@@ -71,6 +107,10 @@ pub enum Msg {
     Done { diskstats: Json },
     /// The trial failed in the guest.
     Failed { cause: Cause, message: String },
+    /// Guest -> host: do this to the disks' power.
+    Power(PowerAsk),
+    /// Host -> guest: what it did.
+    Powered(PowerAnswer),
 }
 
 /// A message received, with the bytes of a file.

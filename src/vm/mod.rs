@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod host;
 pub mod image;
 pub mod modules;
+pub mod power;
 pub mod qemu;
 pub mod session;
 

@@ -10,10 +10,11 @@ use crate::stack::actions::Actions;
 use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use crate::stack::dirty;
 use crate::stack::ledger::Ledger;
+use crate::stack::powercut::{HostSwitch, PowerSwitch};
 use crate::stack::provision::{self, Attached, BuildOptions};
 use crate::stack::resource::Resource;
 use crate::stack::vm_key::{Aio, Cache, VmSettings};
-use crate::stack::{DeviceSpec, StackSpec};
+use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::timeline::{Outside, Span, Timeline};
 use serde_json::{json, Value as Json};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -39,6 +40,11 @@ pub struct GuestTrial<'a> {
     /// Where the host's own monitors write while the guest runs (the devices passed to it,
     /// every host thread, QEMU's included), when they run.
     pub host_monitor_dir: Option<&'a Path>,
+    /// Which repeat of the workload this is.
+    pub repeat: usize,
+    /// The workload cuts the power of its devices: the host's device servers do it when the
+    /// guest asks.
+    pub cuts_power: bool,
 }
 
 /// What came back: the trial's files (in `dir`, which the ledger removes), the virtual
@@ -110,7 +116,18 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     boundary(Span::Phase("boot".into()));
     timeline.begin("trial", "vm");
     guest.send(&Msg::Run(Box::new(request)))?;
-    let out = guest.collect(&work.join("trial"))?;
+    let switch = match t.cuts_power {
+        true => {
+            let mps = attached.iter().filter_map(|a| a.emulated.clone()).collect();
+            Some(HostSwitch::new(ledger, mps).map_err(|e| VmError::Stack(StackError::Invalid(e)))?)
+        }
+        false => None,
+    };
+    let out = guest.collect(
+        &work.join("trial"),
+        switch.as_ref().map(|s| s as &dyn PowerSwitch),
+    )?;
+    drop(switch);
     boundary(Span::Phase("trial".into()));
     timeline.end();
     guest.finish();
@@ -226,6 +243,7 @@ fn request(t: &GuestTrial, attached: &[Attached]) -> Request {
         time_scale: t.devices[0].time_scale(),
         modules: mods,
         monitor: t.monitor.clone(),
+        repeat: t.repeat,
     }
 }
 
@@ -436,8 +454,13 @@ impl<'a> Guest<'a> {
     }
 
     /// Receives the trial's files into `dir` until the guest is done, measuring QEMU's CPU
-    /// from the trial's beginning to its end.
-    fn collect(&mut self, dir: &Path) -> Result<Collected, VmError> {
+    /// from the trial's beginning to its end; the guest's questions about its disks' power go
+    /// to `switch`.
+    fn collect(
+        &mut self,
+        dir: &Path,
+        switch: Option<&dyn PowerSwitch>,
+    ) -> Result<Collected, VmError> {
         let mut files = Vec::new();
         let (mut begin, mut end) = (None, None);
         let mut begins_s = 0.0;
@@ -480,6 +503,15 @@ impl<'a> Guest<'a> {
                 Msg::Failed { cause, message } => {
                     self.kill();
                     return Err(VmError::InGuest { cause, message });
+                }
+                Msg::Power(ask) => {
+                    let a = match switch {
+                        Some(s) => super::power::answer(s, ask),
+                        None => super::channel::PowerAnswer::Failed {
+                            message: "the trial plans no power cut".into(),
+                        },
+                    };
+                    self.send(&Msg::Powered(a))?;
                 }
                 other => {
                     return Err(self.failed(format!("unexpected message from the guest: {other:?}")))

@@ -131,7 +131,12 @@ pub fn recover(
         let how = sys::unmount(&m.mountpoint).map_err(StackError::Command)?;
         measured["unmount"] = json!(format!("{how:?}").to_lowercase());
     }
+    // An MD array goes down with its dead members, so its last words reach no disk.
+    let md = stop_md(built)?;
     switch.revive().map_err(power)?;
+    if let Some(md) = md {
+        measured["md"] = assemble_md(&md)?;
+    }
     drop_block_caches(built);
     let (mount, checker) = match &built.mounted {
         None => (None, None),
@@ -177,6 +182,49 @@ pub fn recover(
         scan,
     };
     Ok((recovery, measured))
+}
+
+/// The stack's MD array and its members.
+struct MdArray {
+    array: String,
+    members: Vec<String>,
+}
+
+/// Stops the stack's MD array, which failed with its members, while they are still dead:
+/// whatever it writes as it stops (members marked failed) reaches no disk, as when the power
+/// goes. `None` without an array.
+fn stop_md(built: &Built) -> Result<Option<MdArray>, StackError> {
+    let md = &built.as_built["md"];
+    let Some(array) = md["array"].as_str() else {
+        return Ok(None);
+    };
+    let members = md["members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.as_str().map(str::to_string))
+        .collect();
+    let stop = super::md::stop_args(Path::new(array));
+    sys::run("mdadm", &stop).map_err(StackError::Command)?;
+    Ok(Some(MdArray {
+        array: array.to_string(),
+        members,
+    }))
+}
+
+/// Assembles the array again over its members powered up. MD resyncs an array that was not
+/// shut down clean, copying each mirror pair's first copy onto the second, so what a pair
+/// disagreed on at the cut (the write hole) reads as the first copy. Returns what was done
+/// and /proc/mdstat after.
+fn assemble_md(md: &MdArray) -> Result<Json, StackError> {
+    let mut assemble = sys::args(&["--assemble", &md.array, "--run"]);
+    assemble.extend(md.members.iter().cloned());
+    let out = sys::run("mdadm", &assemble).map_err(StackError::Command)?;
+    Ok(json!({
+        "assemble": sys::display_command("mdadm", &assemble),
+        "output": out.trim(),
+        "mdstat": std::fs::read_to_string("/proc/mdstat").ok(),
+    }))
 }
 
 fn action_ctx<'a>(ctx: &'a RecoverCtx<'a>) -> ActionCtx<'a> {
