@@ -95,6 +95,13 @@ fn a_cut_trial_judges_what_the_stack_kept() {
         .success();
     let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     let d = &doc["durability"];
+    // Every key of it documented in docs/result-format.md.
+    let (undocumented, _) = keys::compare_keys(&doc, |_| false);
+    let undocumented: Vec<&String> = undocumented
+        .iter()
+        .filter(|k| k.starts_with("durability") || k.starts_with("params.powercut"))
+        .collect();
+    assert!(undocumented.is_empty(), "undocumented: {undocumented:?}");
     assert_eq!(d["phase"], "run");
     assert_eq!(d["in_flight"], "torn");
     assert_eq!(d["mount_ok"], true, "{d}");
