@@ -285,3 +285,41 @@ fn sigkill_during_a_cut_trial_leaves_nothing() {
         assert!(said.starts_with("nothing to clean up"), "{said}");
     }
 }
+
+#[test]
+fn a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so() {
+    if !ready_to_emulate(
+        "a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so",
+        &["losetup"],
+    ) {
+        return;
+    }
+    // A writer that fsyncs after every 1 MiB write, on a raw region: every write it saw
+    // completed was flushed, so an honest drive loses none of them.
+    for flush in ["ignore", "honour"] {
+        let work = tempfile::tempdir().unwrap();
+        let results = tempfile::tempdir().unwrap();
+        let a = iotrial(work.path())
+            .args(["run", "job", "--json", "--layout", "regions", "--out"])
+            .arg(results.path())
+            .args(["--target", &format!("emu:hdd,size=2GiB,flush={flush}")])
+            .args(["--set", "rw=write", "--set", "bs=1m", "--set", "fsync=1"])
+            .args(["--set", "size=512MiB", "--set", "runtime=10s"])
+            .args(["--set", "time_based=true", "--set", "powercut=3s"])
+            .assert()
+            .success();
+        let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+        let d = &doc["durability"];
+        let flushed = d["device"]["flushed_writes_lost"].as_u64().unwrap();
+        let fsynced = d["seconds_lost_fsynced"].as_f64().unwrap();
+        let summary = d["summary"].as_str().unwrap();
+        if flush == "ignore" {
+            assert!(flushed > 0 && fsynced > 0.0, "{d}");
+            assert!(summary.contains("the drive ignores flushes"), "{summary}");
+        } else {
+            assert_eq!((flushed, fsynced), (0, 0.0), "{d}");
+            assert!(!summary.contains("ignores flushes"), "{summary}");
+        }
+        assert_nothing_left(work.path(), &[]);
+    }
+}

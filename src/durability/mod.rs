@@ -290,3 +290,43 @@ fn summary(d: &Durability) -> String {
     }
     s + "."
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_when_a_drive_lost_what_it_said_was_flushed() {
+        let mut d = Durability {
+            phase: "run".into(),
+            cut_in_phase_s: 3.0,
+            seconds_lost_written: 1.25,
+            mount_ok: Some(true),
+            replay_s: Some(0.5),
+            checker_clean: Some(true),
+            ..Durability::default()
+        };
+        d.device.acked_writes_lost = 4;
+        d.device.acked_bytes_lost = 4096;
+        let s = summary(&d);
+        assert!(
+            s.starts_with("cut 3.00 s into run: 1.25 s of recording lost"),
+            "{s}"
+        );
+        assert!(
+            s.contains("checker clean") && !s.contains("ignores flushes"),
+            "{s}"
+        );
+        d.device.flushed_writes_lost = 2;
+        d.device.flushed_bytes_lost = 2048;
+        d.checker_clean = Some(false);
+        let s = summary(&d);
+        assert!(
+            s.contains(
+                "2 of them (2048 bytes) after a completed cache flush: the drive ignores flushes"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("checker found errors"), "{s}");
+    }
+}
