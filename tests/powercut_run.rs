@@ -294,8 +294,10 @@ fn a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so() {
     ) {
         return;
     }
-    // A writer that fsyncs after every 1 MiB write, on a raw region: every write it saw
-    // completed was flushed, so an honest drive loses none of them.
+    // A writer that fsyncs after every 64 KiB write at a random place of a raw region: every
+    // write it saw completed was flushed, so an honest drive loses none of them; a drive that
+    // acknowledges flushes at once fills its buffer with them faster than it can destage
+    // (each destage seeks).
     for flush in ["ignore", "honour"] {
         let work = tempfile::tempdir().unwrap();
         let results = tempfile::tempdir().unwrap();
@@ -303,8 +305,15 @@ fn a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so() {
             .args(["run", "job", "--json", "--layout", "regions", "--out"])
             .arg(results.path())
             .args(["--target", &format!("emu:hdd,size=2GiB,flush={flush}")])
-            .args(["--set", "rw=write", "--set", "bs=1m", "--set", "fsync=1"])
-            .args(["--set", "size=512MiB", "--set", "runtime=10s"])
+            .args([
+                "--set",
+                "rw=randwrite",
+                "--set",
+                "bs=64k",
+                "--set",
+                "fsync=1",
+            ])
+            .args(["--set", "size=256MiB", "--set", "runtime=10s"])
             .args(["--set", "time_based=true", "--set", "powercut=3s"])
             .assert()
             .success();

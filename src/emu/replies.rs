@@ -262,9 +262,14 @@ impl ModelState {
     }
 
     /// Replaces the model by a fresh one (a device powered up again): no request is
-    /// deferred, no circuit is wired.
+    /// deferred, no circuit is wired. Requests the old model still owes fail if its power is
+    /// off, else it runs on until it has answered them.
     pub fn replace(&mut self, out: &Out, model: Box<dyn DeviceModel>) {
-        self.fail_deferred(out);
+        if self.power.off_at().is_some() {
+            self.fail_deferred(out);
+        } else {
+            self.drain(out);
+        }
         self.deferred.clear();
         self.model = model;
         self.circuit = None;

@@ -54,7 +54,10 @@ pub enum PowerAsk {
         in_flight: crate::engine::InFlight,
         seed: u64,
     },
-    Revive,
+    Revive {
+        #[serde(default)]
+        fast: bool,
+    },
 }
 
 /// The host's answer to a [`PowerAsk`].

@@ -18,7 +18,7 @@ pub fn answer(switch: &dyn PowerSwitch, ask: PowerAsk) -> PowerAnswer {
         PowerAsk::Cut { in_flight, seed } => switch
             .cut(in_flight, seed)
             .map(|done| PowerAnswer::Cut { done }),
-        PowerAsk::Revive => switch.revive().map(|()| PowerAnswer::Done),
+        PowerAsk::Revive { fast } => switch.revive(fast).map(|()| PowerAnswer::Done),
     };
     done.unwrap_or_else(|message| PowerAnswer::Failed { message })
 }
@@ -72,8 +72,8 @@ impl PowerSwitch for GuestSwitch<'_> {
         }
     }
 
-    fn revive(&self) -> Result<(), String> {
-        self.ask(PowerAsk::Revive).map(|_| ())
+    fn revive(&self, fast: bool) -> Result<(), String> {
+        self.ask(PowerAsk::Revive { fast }).map(|_| ())
     }
 }
 
@@ -100,7 +100,7 @@ mod tests {
                 devices: vec![],
             })
         }
-        fn revive(&self) -> Result<(), String> {
+        fn revive(&self, _: bool) -> Result<(), String> {
             Err("no".into())
         }
     }
@@ -124,7 +124,7 @@ mod tests {
             g.arm(Some(5), None).unwrap();
             assert_eq!(g.went().unwrap(), Some(7));
             assert_eq!(g.cut(InFlight::Torn, 11).unwrap().ago_ns, 11);
-            assert_eq!(g.revive().unwrap_err(), "no");
+            assert_eq!(g.revive(false).unwrap_err(), "no");
         }
         drop(ch);
         assert_eq!(host.join().unwrap(), ["arm Some(5)"]);

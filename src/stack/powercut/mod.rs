@@ -133,7 +133,7 @@ pub fn recover(
     }
     // An MD array goes down with its dead members, so its last words reach no disk.
     let md = stop_md(built)?;
-    switch.revive().map_err(power)?;
+    switch.revive(false).map_err(power)?;
     if let Some(md) = md {
         measured["md"] = assemble_md(&md)?;
     }
@@ -166,12 +166,16 @@ pub fn recover(
         measured["checker"] = c.clone();
         measured["output"] = c["output"].clone();
     }
+    // The scan is iotrial's own reading, not the stack's recovery: the drives serve it with
+    // no modeled delay, then power up as themselves again for what follows.
+    switch.revive(true).map_err(power)?;
     let t = Instant::now();
     let scan = match &mount {
         Some(m) if !m.ok => scan::Scan::default(),
         _ => scan::scan(plan, &built.placements, built.direct_ok, ctx.stop),
     };
     measured["scan_wall_s"] = json!(t.elapsed().as_secs_f64());
+    switch.revive(false).map_err(power)?;
     let recovery = Recovery {
         phase,
         cut,

@@ -27,8 +27,9 @@ pub trait PowerSwitch {
     /// Cuts now unless the power went already (at the armed instant, when that passed), and
     /// takes back from each device's image what it loses.
     fn cut(&self, in_flight: InFlight, seed: u64) -> Result<CutDone, String>;
-    /// Powers every device up again over its post-cut image, with a fresh model.
-    fn revive(&self) -> Result<(), String>;
+    /// Powers every device up again over its post-cut image, with a fresh model; `fast`: one
+    /// with no modeled delay (the emulator's own cost only), while the scan reads the data.
+    fn revive(&self, fast: bool) -> Result<(), String>;
 }
 
 /// The stack's emulated devices, served by the run's device server process.
@@ -87,7 +88,7 @@ impl PowerSwitch for HostSwitch<'_> {
         })
     }
 
-    fn revive(&self) -> Result<(), String> {
-        (0..self.mountpoints.len()).try_for_each(|i| self.server(i)?.revive())
+    fn revive(&self, fast: bool) -> Result<(), String> {
+        (0..self.mountpoints.len()).try_for_each(|i| self.server(i)?.revive(fast))
     }
 }

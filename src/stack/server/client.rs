@@ -285,9 +285,9 @@ impl DeviceServer for RemoteDevice {
         .ok_or_else(|| "the device server did not say what the cut did".to_string())
     }
 
-    fn revive(&self) -> Result<(), String> {
+    fn revive(&self, fast: bool) -> Result<(), String> {
         let mountpoint = self.mountpoint.clone();
-        self.call(Command::Revive { mountpoint }).map(|_| ())
+        self.call(Command::Revive { mountpoint, fast }).map(|_| ())
     }
 
     fn stop(self: Box<Self>) -> Result<(), String> {

@@ -58,8 +58,9 @@ pub trait DeviceServer: Send {
     ) -> Result<CutReport, String> {
         Err(NO_CUTS.into())
     }
-    /// Powers the device up again over its image, with a fresh model.
-    fn revive(&self) -> Result<(), String> {
+    /// Powers the device up again over its image, with a fresh model (`fast`: one with no
+    /// modeled delay, for a scan).
+    fn revive(&self, _fast: bool) -> Result<(), String> {
         Err(NO_CUTS.into())
     }
 }

@@ -187,12 +187,16 @@ impl Devices {
         }
     }
 
-    fn revive(&self, mountpoint: &Path) -> Reply {
+    fn revive(&self, mountpoint: &Path, fast: bool) -> Reply {
         let d = match self.served(mountpoint) {
             Ok(d) => d,
             Err(r) => return *r,
         };
-        let model = ModelSpec::parse(&d.spec).and_then(|m| m.build());
+        let model = ModelSpec::parse(&d.spec).and_then(|m| match fast {
+            true => Ok(Box::new(crate::emu::null::Null::new(m.settings.capacity))
+                as Box<dyn crate::emu::DeviceModel>),
+            false => m.build(),
+        });
         match model {
             Ok(m) => {
                 d.server.revive(m);
@@ -222,7 +226,7 @@ impl Devices {
                 seed,
                 at_mono_ns,
             } => self.cut(&mountpoint, in_flight, seed, at_mono_ns),
-            Command::Revive { mountpoint } => self.revive(&mountpoint),
+            Command::Revive { mountpoint, fast } => self.revive(&mountpoint, fast),
             Command::Stats { mountpoint } => self.stats(&mountpoint),
             Command::Background {
                 mountpoint,

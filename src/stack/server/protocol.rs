@@ -65,8 +65,13 @@ pub enum Command {
         #[serde(default)]
         at_mono_ns: Option<u64>,
     },
-    /// Power the device at `mountpoint` up again over its image, with a fresh model.
-    Revive { mountpoint: PathBuf },
+    /// Power the device at `mountpoint` up again over its image, with a fresh model; `fast`:
+    /// with no modeled delay at all (the `null` model), while a scan reads it.
+    Revive {
+        mountpoint: PathBuf,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        fast: bool,
+    },
 }
 
 /// A device's power as its server saw it.
