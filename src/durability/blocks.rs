@@ -312,6 +312,17 @@ mod tests {
     }
 
     #[test]
+    fn a_file_gone_loses_everything_acknowledged() {
+        let ops = [write(0, 10, 5), write(8192, 20, 5), write(0, 30, 100)];
+        let mut r = region(vec![]);
+        r.missing = true;
+        let l = judge_region(&r, &ops, 50 * MS, 1.0, 1);
+        assert!(l.file_missing);
+        assert_eq!((l.blocks.lost_zeros, l.bytes_lost), (4, 4 * 4096));
+        assert!((l.seconds_lost_written - 0.040).abs() < 1e-9);
+    }
+
+    #[test]
     fn headers_on_a_time_scaled_device_are_compared_in_model_time() {
         // Scale 10: samples in model ns, headers in real ns (a tenth).
         let ops = [write(0, 100, 50), write(0, 300, 50)];

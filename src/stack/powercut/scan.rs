@@ -170,6 +170,33 @@ pub fn scan(plan: &Plan, placements: &[Placement], direct: bool, stop: &AtomicBo
     out
 }
 
+/// What a stack whose filesystem did not mount holds of the plan's data: nothing. Every
+/// region a block stream writes is missing (`why`), every file-operation stream's directory
+/// empty.
+pub fn nothing(plan: &Plan, why: &str) -> Scan {
+    let mut out = Scan::default();
+    for (i, s) in plan.streams.iter().enumerate() {
+        if s.source.is_some() {
+            out.trees.push(TreeScan {
+                stream: i,
+                ..TreeScan::default()
+            });
+        } else if writes_blocks(s) {
+            out.regions.push(RegionScan {
+                stream: i,
+                io_size: s.io_size,
+                interval: s.io.seal.map_or(s.io_size, |x| u64::from(x.interval)),
+                base: 0,
+                blocks: Vec::new(),
+                file_len: None,
+                error: Some(why.to_string()),
+                missing: true,
+            });
+        }
+    }
+    out
+}
+
 fn scan_region(
     stream: usize,
     io: u64,
