@@ -17,7 +17,7 @@ use fuser::{
 use rustix::fs::FallocateFlags;
 
 use super::backing::Backing;
-use super::fs_journal::CutState;
+use super::journal::CutState;
 use super::model::{ReqKind, Unsettled};
 use super::replies::{Begun, ModelState, Out, Pending};
 

@@ -4,48 +4,11 @@
 //! lock from the model's answer to the image's change, so the journal, the model and the image
 //! see the writes in one order. Without a planned cut, requests take the ordinary path.
 
-use super::cut::Power;
 use super::fs::{errno_of, EmuFs};
-use super::journal::{Entry, Journal};
+use super::journal::Entry;
 use super::model::ReqKind;
 use super::replies::Begun;
 use rustix::fs::FallocateFlags;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A device's power and, while a cut is planned, its journal; shared by its FUSE threads and
-/// its server.
-#[derive(Debug)]
-pub struct CutState {
-    pub power: Arc<Power>,
-    /// The CLOCK_MONOTONIC instant of the server clock's zero.
-    pub mono_base_ns: u64,
-    /// `Some` while a cut is planned.
-    pub journal: Mutex<Option<Journal>>,
-    /// A used disk ([`super::stale`]): holes read as an earlier owner's data, no TRIM.
-    pub stale: std::sync::atomic::AtomicBool,
-}
-
-impl CutState {
-    /// A device whose server clock's zero is `mono_base_ns`, powered, with no cut planned.
-    pub fn new(power: Arc<Power>, mono_base_ns: u64) -> CutState {
-        CutState {
-            power,
-            mono_base_ns,
-            journal: Mutex::new(None),
-            stale: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-
-    /// Whether the device is a used disk.
-    pub fn stale(&self) -> bool {
-        self.stale.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The journal, locked.
-    pub fn lock(&self) -> MutexGuard<'_, Option<Journal>> {
-        self.journal.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
 
 /// A request's id, reply time and completion as a model answered it (`u64::MAX` while a
 /// model that decides later has not).

@@ -9,13 +9,16 @@
 //! At the cut, each write kept is durable, lost (in the cache, or never started), or in
 //! flight on the media (whole, absent or torn as [`InFlight`] says); the lost parts are
 //! restored newest first, except where a later durable write covers them, and the
-//! [`CutReport`] lists every write the cut changed.
+//! [`CutReport`] lists every write the cut changed. A device's journal and its power are its
+//! [`CutState`], shared by its FUSE threads and its server.
 
 use super::backing::Backing;
+use super::cut::Power;
 use super::cut::{kept, InFlight};
 use super::model::{RequestId, Unsettled};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Writes kept before the journal asks its model which are settled.
 const PRUNE_ABOVE: usize = 32;
@@ -391,6 +394,41 @@ pub struct CutAt {
     pub off_ns: u64,
     /// The CLOCK_MONOTONIC instant of the server clock's zero.
     pub mono_base_ns: u64,
+}
+
+/// A device's power and, while a cut is planned, its journal; shared by its FUSE threads and
+/// its server.
+#[derive(Debug)]
+pub struct CutState {
+    pub power: Arc<Power>,
+    /// The CLOCK_MONOTONIC instant of the server clock's zero.
+    pub mono_base_ns: u64,
+    /// `Some` while a cut is planned.
+    pub journal: Mutex<Option<Journal>>,
+    /// A used disk ([`super::stale`]): holes read as an earlier owner's data, no TRIM.
+    pub stale: std::sync::atomic::AtomicBool,
+}
+
+impl CutState {
+    /// A device whose server clock's zero is `mono_base_ns`, powered, with no cut planned.
+    pub fn new(power: Arc<Power>, mono_base_ns: u64) -> CutState {
+        CutState {
+            power,
+            mono_base_ns,
+            journal: Mutex::new(None),
+            stale: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the device is a used disk.
+    pub fn stale(&self) -> bool {
+        self.stale.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The journal, locked.
+    pub fn lock(&self) -> MutexGuard<'_, Option<Journal>> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use super::counters::{BufPool, Counters};
 use super::cut::{Circuit, InFlight, Member, Power};
 use super::error::EmuError;
 use super::fs::{EmuFs, DISK_NAME, MAX_IO};
-use super::fs_journal::CutState;
+use super::journal::CutState;
 use super::journal::{CutAt, CutReport, Journal};
 use super::model::{Background, DeviceModel};
 use super::replies::{Due, ModelState, Out, Sender};
