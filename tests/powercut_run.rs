@@ -2,7 +2,8 @@
 //! its durability verdict in result.json (mount, checker, blocks, the drive's losses) and the
 //! checker's output kept; what cannot be cut refused with exit status 2 before anything is
 //! made (a real disk, a directory, an image, a cut outside its phase) or when the phase ends
-//! before its cut; and a cut trial stopped by SIGINT or SIGKILL, during the recording or the
+//! before its cut; a cut before the stream's files reached the disk counts them lost and the
+//! trial still ends; and a cut trial stopped by SIGINT or SIGKILL, during the recording or the
 //! recovery, leaving no loop device, mount, FUSE server or process in D state. The root tests
 //! skip with the reason when the host cannot emulate (a failure under `CI`).
 
@@ -195,6 +196,47 @@ fn a_cut_the_phase_never_reached_is_the_users_input() {
         .code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(err.contains("before the cut at 600 s came"), "{err}");
+    assert_nothing_left(work.path(), &[]);
+}
+
+#[test]
+fn a_cut_before_the_files_reach_the_disk_loses_them_and_the_trial_still_ends() {
+    if !ready_to_emulate(
+        "a_cut_before_the_files_reach_the_disk_loses_them_and_the_trial_still_ends",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    // Buffered appends on an ext4 that commits its journal once a minute, cut after one
+    // second: the directory and files the stream made never reached the disk. The stream
+    // workload's final sync then syncs a filesystem that lacks them.
+    let work = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let a = iotrial(work.path())
+        .args(["run", "stream", "--json", "--out"])
+        .arg(results.path())
+        .args(["--target", DISK, "--fs", "ext4", "--mount", "commit=60"])
+        .args(["--set", "writers=2", "--set", "io_size=64KiB"])
+        .args(["--set", "direct=false", "--set", "duration=4s"])
+        .args(["--set", "powercut=1s"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let d = &doc["durability"];
+    assert_eq!(d["mount_ok"], true, "{d}");
+    let streams = d["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 2);
+    for s in streams {
+        assert_eq!(s["file_missing"], true, "{s}");
+    }
+    assert!(d["metadata_lost"].as_u64().unwrap() >= 2, "{d}");
+    let kinds: Vec<&str> = doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["stream", "powercut", "sync"]);
     assert_nothing_left(work.path(), &[]);
 }
 

@@ -154,6 +154,12 @@ fn sync(built: &Built) -> Result<(), StackError> {
         return Ok(());
     }
     let (dir, devices) = sync_targets(built);
+    // syncfs through the mount point: after a power cut the files' directory may be gone
+    // (its creation never reached the disk), and the filesystem still has to be synced.
+    let dir = match &built.mounted {
+        Some(m) => dir.map(|_| m.mountpoint.clone()),
+        None => dir,
+    };
     if let Some(d) = dir {
         let f = std::fs::File::open(&d)
             .map_err(|e| StackError::io(format!("open {} to sync it", d.display()), e))?;
