@@ -3,13 +3,16 @@
 //! checked write for write against the device server's own request log. The writes the cut
 //! took back are exactly those a fresh model, replayed on the log's arrival times, still holds
 //! in its write-back buffer at the instant of the cut; with write-through or after an honoured
-//! flush, no acknowledged write is lost; a drive that ignores flushes loses flushed writes.
+//! flush, no acknowledged write is lost; a drive that ignores flushes loses flushed writes. On
+//! an array whose disks each hold a share of a write, the cut takes back exactly the parts the
+//! disks still held, part for part.
 //! Each test skips with the reason when not root or without FUSE (a failure under `CI`), and
 //! leaves no mount or image.
 
 mod common;
 
 use common::ready_to_emulate;
+use iotrial::emu::array::{Array, ArrayParams};
 use iotrial::emu::cut::{Circuit, InFlight};
 use iotrial::emu::hdd::{Hdd, HddParams};
 use iotrial::emu::journal::{CutReport, Fate};
@@ -201,6 +204,82 @@ fn cut_against_the_log(rpo: bool) {
         .collect();
     assert!(lost.len() - gone.len() <= 1);
     check_image(dir.path(), &log, &gone);
+}
+
+/// An array of three disks of 48 KiB chunks: every 64 KiB write lands on two or three of
+/// them, in shares that differ from write to write, so the disks' buffers drain unevenly.
+fn array() -> Array {
+    let a = ArrayParams {
+        drives: 3,
+        chunk: 48 * KIB,
+        link_rate: 0.0,
+    };
+    Array::new(&HddParams::default(), &a).unwrap()
+}
+
+#[test]
+fn a_cut_on_an_array_loses_exactly_the_parts_its_disks_still_held() {
+    skip_unless_ready!("a_cut_on_an_array_loses_exactly_the_parts_its_disks_still_held");
+    let dir = tempfile::tempdir().unwrap();
+    let (server, circuit, _) = serve_model(dir.path(), Box::new(array()));
+    write_all(&server, 40, std::time::Duration::from_millis(40));
+    let (report, log) = cut(server, &circuit, dir.path(), InFlight::Whole);
+    let mut replay = array();
+    let mut writes = Vec::new();
+    for (k, (t, op, offset, len)) in log.iter().enumerate() {
+        assert_eq!(op, "write", "only writes were sent");
+        let r = Request {
+            kind: ReqKind::Write,
+            offset: *offset,
+            len: *len,
+        };
+        replay.submit(*t, k as u64, r);
+        writes.push(*offset);
+    }
+    let held = replay.unsettled(report.model_ns);
+    let ids: BTreeSet<u64> = held.iter().map(|u| u.write).collect();
+    let lost: BTreeSet<u64> = report.writes.iter().map(|w| w.write).collect();
+    assert_eq!(lost, ids, "{report:?}");
+    assert!(
+        !lost.is_empty(),
+        "the disks' buffers held writes at the cut"
+    );
+    assert!(lost.len() < 40, "the first writes were destaged: {lost:?}");
+    // Every byte of every write: zeros where a part waited in a disk's buffer (InFlight::Whole:
+    // a part being written reached the media), the write's data everywhere else.
+    let image = std::fs::File::open(dir.path().join("image")).unwrap();
+    let mut split = 0;
+    for (i, &at) in writes.iter().enumerate() {
+        let i = i as u64;
+        assert_eq!(at, offset(i));
+        let gone: Vec<(u64, u64)> = held
+            .iter()
+            .filter(|u| u.write == i && !u.on_media)
+            .map(|u| u.part.expect("an array names parts"))
+            .collect();
+        if !gone.is_empty() && gone.iter().map(|p| p.1).sum::<u64>() < IO {
+            split += 1;
+        }
+        let mut got = vec![0u8; IO as usize];
+        image.read_exact_at(&mut got, at).unwrap();
+        for (b, byte) in got.iter().enumerate() {
+            let b = b as u64;
+            let in_lost = gone.iter().any(|&(from, n)| (from..from + n).contains(&b));
+            let want = if in_lost { 0 } else { data(i)[0] };
+            assert_eq!(*byte, want, "write {i} byte {b}: lost parts {gone:?}");
+        }
+        let w = report.writes.iter().find(|w| w.write == i);
+        let kept = w.map_or(IO, |w| w.kept);
+        assert_eq!(
+            kept,
+            IO - gone.iter().map(|p| p.1).sum::<u64>(),
+            "write {i}"
+        );
+    }
+    eprintln!(
+        "{} writes lost parts, {split} of them in part only",
+        lost.len()
+    );
 }
 
 #[test]

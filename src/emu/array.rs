@@ -6,14 +6,20 @@
 //! is what caps a big array's sequential rate. Parity (RAID 5/6) is not modeled: a write costs
 //! the data disks only, as it does behind a controller whose write-back cache gathers full
 //! stripes.
+//!
+//! For a power cut the array names, write for write, the parts of each write its disks have
+//! not made durable (each disk's write-back buffer and the write it is executing), so a cut
+//! keeps what some disks made durable and loses what others still held.
 
 use super::hdd::Hdd;
 use super::mechanics::{HddParams, PARAMS as DISK_PARAMS};
 use super::model::{
-    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, Response,
+    DeviceModel, Expectations, ModelDescriptor, ModelError, ReqKind, Request, RequestId, Response,
+    Unsettled,
 };
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Value as Json};
+use std::collections::HashMap;
 
 /// Parameters `array` adds to those of its disks (`size` is the array's).
 pub const PARAMS: &[ParamSpec] = &[
@@ -109,7 +115,22 @@ pub struct Array {
     link_free: u64,
     requests: u64,
     pieces: u64,
+    /// The request being serviced.
+    current: RequestId,
+    /// The write pieces a disk may still hold, by the id it was submitted to its disk with
+    /// (the count of pieces before it): the array's write and the parts of it the piece
+    /// carries (`(from, len)` from the write's start, one per chunk).
+    held: HashMap<u64, (RequestId, Vec<(u64, u64)>)>,
+    /// Pieces held above which the next request prunes the durable ones.
+    prune_above: usize,
 }
+
+/// One disk's piece of a request: the disk, its offset and bytes there, and the parts of the
+/// request (`(from, len)` from its start) it carries.
+type Run = (usize, u64, u64, Vec<(u64, u64)>);
+
+/// Pieces held before the array first prunes the durable ones.
+const PRUNE_FIRST: usize = 4096;
 
 impl Array {
     /// An array of `a.drives` disks with parameters `p` (whose `size` is the array's).
@@ -131,7 +152,33 @@ impl Array {
             link_free: 0,
             requests: 0,
             pieces: 0,
+            current: 0,
+            held: HashMap::new(),
+            prune_above: PRUNE_FIRST,
         })
+    }
+
+    /// The parts of the array's writes its disks have not made durable at `now_ns`, and the
+    /// pieces no disk names any more (durable for good) forgotten.
+    fn unsettled_parts(&mut self, now_ns: u64) -> Vec<Unsettled> {
+        let mut out = Vec::new();
+        let mut named: HashMap<u64, (RequestId, Vec<(u64, u64)>)> = HashMap::new();
+        for d in &mut self.disks {
+            for u in d.unsettled(now_ns) {
+                let Some(piece) = self.held.remove(&u.write) else {
+                    continue;
+                };
+                out.extend(piece.1.iter().map(|&part| Unsettled {
+                    write: piece.0,
+                    on_media: u.on_media,
+                    part: Some(part),
+                }));
+                named.insert(u.write, piece);
+            }
+        }
+        self.held = named;
+        self.prune_above = PRUNE_FIRST.max(2 * self.held.len());
+        out
     }
 
     /// The disk and its offset that hold array offset `o`.
@@ -151,35 +198,59 @@ impl DeviceModel for Array {
         self.capacity
     }
 
+    fn submit(&mut self, now_ns: u64, id: RequestId, req: Request) -> Option<Response> {
+        self.current = id;
+        Some(self.service(now_ns, req))
+    }
+
+    fn unsettled(&mut self, now_ns: u64) -> Vec<Unsettled> {
+        self.unsettled_parts(now_ns)
+    }
+
     fn service(&mut self, now_ns: u64, req: Request) -> Response {
         self.requests += 1;
+        if self.held.len() > self.prune_above {
+            self.unsettled_parts(now_ns);
+        }
         let mut done = now_ns;
         let mut errno = 0;
         match req.kind {
             ReqKind::Read | ReqKind::Write | ReqKind::Discard => {
                 let end = (req.offset + req.len).min(self.capacity);
                 let mut o = req.offset.min(end);
-                // Each disk gets its pieces of the request, contiguous on it, as one request.
-                let mut runs: Vec<(usize, u64, u64)> = Vec::new();
+                // Each disk gets its pieces of the request, contiguous on it, as one request,
+                // with the parts of the request (from its start) each carries.
+                let mut runs: Vec<Run> = Vec::new();
                 while o < end {
                     let (d, at) = self.place(o);
                     let len = (self.chunk - o % self.chunk).min(end - o);
+                    let part = (o - req.offset, len);
                     match runs.iter_mut().find(|r| r.0 == d && r.1 + r.2 == at) {
-                        Some(r) => r.2 += len,
-                        None => runs.push((d, at, len)),
+                        Some(r) => {
+                            r.2 += len;
+                            r.3.push(part);
+                        }
+                        None => runs.push((d, at, len, vec![part])),
                     }
                     o += len;
                 }
-                for (d, at, len) in runs {
+                for (d, at, len, parts) in runs {
+                    let piece = self.pieces;
                     self.pieces += 1;
-                    let r = self.disks[d].service(
-                        now_ns,
-                        Request {
-                            kind: req.kind,
-                            offset: at,
-                            len,
-                        },
-                    );
+                    if req.kind == ReqKind::Write {
+                        self.held.insert(piece, (self.current, parts));
+                    }
+                    let r = self.disks[d]
+                        .submit(
+                            now_ns,
+                            piece,
+                            Request {
+                                kind: req.kind,
+                                offset: at,
+                                len,
+                            },
+                        )
+                        .expect("a disk knows its completions at once");
                     done = done.max(r.done_ns);
                     if r.errno != 0 {
                         errno = r.errno;
@@ -263,101 +334,5 @@ pub fn expect(p: &HddParams, a: &ArrayParams, seq_io: u64) -> Result<Expectation
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn array(drives: u64, link: f64) -> Array {
-        let p = HddParams {
-            capacity: 64 << 30,
-            ..HddParams::default()
-        };
-        let a = ArrayParams {
-            drives,
-            chunk: 128 << 10,
-            link_rate: link,
-        };
-        Array::new(&p, &a).unwrap()
-    }
-
-    #[test]
-    fn chunks_go_round_robin_over_the_disks() {
-        let a = array(4, 0.0);
-        assert_eq!(a.place(0), (0, 0));
-        assert_eq!(a.place(128 << 10), (1, 0));
-        assert_eq!(a.place(4 * (128 << 10) + 5), (0, (128 << 10) + 5));
-        assert_eq!(a.capacity(), 64 << 30);
-    }
-
-    #[test]
-    fn a_large_read_runs_on_every_disk_at_once() {
-        // 1 MiB over 8 disks of 128 KiB chunks: each disk reads one chunk, so the read costs
-        // about one disk's positioning and an eighth of the transfer.
-        let mut one = array(1, 0.0);
-        let mut eight = array(8, 0.0);
-        let req = Request {
-            kind: ReqKind::Read,
-            offset: 10 << 30,
-            len: 1 << 20,
-        };
-        let t1 = one.service(0, req).done_ns;
-        let t8 = eight.service(0, req).done_ns;
-        assert!(t8 < t1, "{t8} against {t1}");
-        assert_eq!(eight.pieces, 8);
-    }
-
-    #[test]
-    fn random_reads_from_several_streams_overlap_on_different_disks() {
-        // Eight 4 KiB reads on eight different disks arrive together: they finish in about the
-        // time of one, where one disk serves them one after another.
-        let mut a = array(8, 0.0);
-        let mut d = array(1, 0.0);
-        let mut worst = (0, 0);
-        for i in 0..8u64 {
-            let req = Request {
-                kind: ReqKind::Read,
-                offset: i * (128 << 10) + (i << 30) / 8 * 8,
-                len: 4096,
-            };
-            worst.0 = worst.0.max(a.service(0, req).done_ns);
-            worst.1 = worst.1.max(d.service(0, req).done_ns);
-        }
-        assert!(worst.0 * 3 < worst.1, "{worst:?}");
-    }
-
-    #[test]
-    fn the_link_caps_a_streaming_read() {
-        let mut a = array(16, 100.0e6);
-        let mut t = 0;
-        for i in 0..64u64 {
-            let req = Request {
-                kind: ReqKind::Read,
-                offset: i << 20,
-                len: 1 << 20,
-            };
-            t = a.service(t, req).done_ns;
-        }
-        let mbs = 64.0 * (1 << 20) as f64 / (t as f64 * 1e-9) / 1e6;
-        assert!(mbs <= 100.0 + 1e-6, "{mbs} MB/s over a 100 MB/s link");
-        assert!(mbs > 90.0, "{mbs}");
-    }
-
-    #[test]
-    fn bad_striping_is_refused_by_name() {
-        let p = HddParams::default();
-        let bad = |a: ArrayParams| Array::new(&p, &a).err().unwrap().param;
-        let ok = ArrayParams {
-            drives: 4,
-            chunk: 128 << 10,
-            link_rate: 0.0,
-        };
-        assert_eq!(bad(ArrayParams { drives: 0, ..ok }), "drives");
-        assert_eq!(bad(ArrayParams { chunk: 1000, ..ok }), "chunk");
-        assert_eq!(
-            bad(ArrayParams {
-                link_rate: -1.0,
-                ..ok
-            }),
-            "link_rate"
-        );
-    }
-}
+#[path = "array_tests.rs"]
+mod tests;

@@ -1,11 +1,13 @@
 //! Power cuts of emulated devices: a device's [`Power`] (on, or off since an instant of its
 //! server's clock), the [`Circuit`] that cuts the devices of one stack together (at a
 //! CLOCK_MONOTONIC instant, or as the N-th write reaches any of them) and what a cut does to a
-//! write the device is executing ([`InFlight`]). Once a device's power is off, every request
+//! write the device is executing ([`InFlight`]), or to a write split over several drives whose
+//! parts fare differently ([`split_loss`]). Once a device's power is off, every request
 //! that arrives fails with EIO without reaching its model, and every reply that was due later
 //! fails too: the model keeps the state it had at the cut, which [`super::journal`] then
 //! asks it about.
 
+use super::model::Unsettled;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -33,6 +35,62 @@ pub fn kept(in_flight: InFlight, len: u64, seed: u64, write: u64) -> u64 {
             (1 + rng.below(sectors - 1)) * SECTOR
         }
     }
+}
+
+/// What a cut loses of a `len`-byte write split over several drives, `parts` the parts they
+/// had not made durable (the others are): a part waiting in a cache is lost, one being
+/// executed is whole, absent or torn as `in_flight` says. The bytes lost, `[a, b)` from its
+/// start, in order and apart, and whether a drive was executing a part of it.
+pub(super) fn split_loss(
+    len: u64,
+    write: u64,
+    parts: &[&Unsettled],
+    in_flight: InFlight,
+    seed: u64,
+) -> (Vec<(u64, u64)>, bool) {
+    let mut lost: Vec<(u64, u64)> = Vec::new();
+    let mut executing = false;
+    for u in parts {
+        let (from, n) = u.part.unwrap_or((0, len));
+        let from = from.min(len);
+        let n = n.min(len - from);
+        let k = if u.on_media {
+            executing = true;
+            // Each part tears where its own draw says (the part's start salts the write's).
+            kept(in_flight, n, seed, write ^ from.rotate_left(32)).min(n)
+        } else {
+            0
+        };
+        if k < n {
+            lost.push((from + k, from + n));
+        }
+    }
+    lost.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(lost.len());
+    for (a, b) in lost {
+        match merged.last_mut() {
+            Some(m) if a <= m.1 => m.1 = m.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    (merged, executing)
+}
+
+/// The bytes of a `len`-byte write outside `lost` (`[a, b)` ranges from its start, in order
+/// and apart): what reached the media.
+pub(super) fn landed(len: u64, lost: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(lost.len() + 1);
+    let mut at = 0;
+    for &(a, b) in lost {
+        if a > at {
+            out.push((at, a));
+        }
+        at = at.max(b);
+    }
+    if at < len {
+        out.push((at, len));
+    }
+    out
 }
 
 /// A device's power: on, or off since an instant of its server's clock.

@@ -445,10 +445,7 @@ impl<T: Translation> DeviceModel for Disk<T> {
         self.media
             .iter()
             .filter(|m| m.end > now_ns)
-            .map(|m| Unsettled {
-                write: m.id,
-                on_media: m.start <= now_ns,
-            })
+            .map(|m| Unsettled::whole(m.id, m.start <= now_ns))
             .collect()
     }
 

@@ -14,7 +14,7 @@
 
 use super::backing::Backing;
 use super::cut::Power;
-use super::cut::{kept, InFlight};
+use super::cut::{kept, landed, split_loss, InFlight};
 use super::model::{RequestId, Unsettled};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -110,18 +110,19 @@ impl Entry {
         self.restore = out;
     }
 
-    /// Puts back what the write overwrote from byte `from` of it on.
-    fn restore_from(&self, from: u64, image: &Backing) -> std::io::Result<u64> {
-        let start = self.offset + from;
+    /// Puts back what the write overwrote in bytes `[a, b)` of it.
+    fn restore_range(&self, a: u64, b: u64, image: &Backing) -> std::io::Result<u64> {
+        let (start, stop) = (self.offset + a, self.offset + b);
         let mut put = 0;
         for p in &self.restore {
-            let end = p.offset + p.data.len() as u64;
-            if end <= start {
+            let end = (p.offset + p.data.len() as u64).min(stop);
+            if end <= start || stop <= p.offset {
                 continue;
             }
             let skip = start.saturating_sub(p.offset);
-            image.write_all_at(&p.data[skip as usize..], p.offset + skip)?;
-            put += end - (p.offset + skip);
+            let upto = end - p.offset;
+            image.write_all_at(&p.data[skip as usize..upto as usize], p.offset + skip)?;
+            put += upto - skip;
         }
         Ok(put)
     }
@@ -139,6 +140,10 @@ pub enum Fate {
     Absent,
     /// Being executed: its first [`CutWrite::kept`] bytes reached the media.
     Torn,
+    /// Split over several drives (an array's members): some parts reached the media and
+    /// others, which their drives still held or were executing, did not; [`CutWrite::kept`]
+    /// bytes of it in all.
+    Part,
 }
 
 /// One write a cut took back, whole or in part, or found in flight.
@@ -156,7 +161,8 @@ pub struct CutWrite {
     /// the drive said was durable.
     pub flushed: bool,
     pub fate: Fate,
-    /// Bytes of it the media holds after the cut (from its start).
+    /// Bytes of it the media holds after the cut (from its start, except for a
+    /// [`Fate::Part`]).
     pub kept: u64,
 }
 
@@ -176,6 +182,10 @@ pub struct CutReport {
     /// Most bytes of old contents the journal held at once.
     pub peak_bytes: u64,
 }
+
+/// What a cut did to a write: its fate and the bytes of it the media lost, `[a, b)` from its
+/// start.
+type Loss = (Fate, Vec<(u64, u64)>);
 
 /// The writes that may not be durable yet, with what they overwrote.
 #[derive(Debug, Default)]
@@ -309,13 +319,27 @@ impl Journal {
         let before_journal = self.first.map_or(unsettled.len(), |first| {
             unsettled.iter().filter(|u| u.write < first).count()
         }) as u64;
-        let fate_of = |e: &Entry| -> Option<(Fate, u64)> {
+        // Each write's fate and the bytes of it (`[a, b)` from its start) the media lost;
+        // `None` for a durable write.
+        let fate_of = |e: &Entry| -> Option<Loss> {
             if e.arrive_ns >= at.off_ns {
                 // Arrived as the power went (another device of the circuit cut it): never
                 // received.
-                return Some((Fate::Lost, 0));
+                return Some((Fate::Lost, vec![(0, e.len)]));
             }
-            let on_media = match unsettled.iter().find(|u| u.write == e.write) {
+            let named: Vec<&Unsettled> = unsettled.iter().filter(|u| u.write == e.write).collect();
+            if !named.is_empty() && named.iter().all(|u| u.part.is_some()) {
+                let (lost, executing) = split_loss(e.len, e.write, &named, in_flight, seed);
+                let gone: u64 = lost.iter().map(|(a, b)| b - a).sum();
+                let fate = match gone {
+                    0 => Fate::Whole,
+                    g if g == e.len && executing => Fate::Absent,
+                    g if g == e.len => Fate::Lost,
+                    _ => Fate::Part,
+                };
+                return Some((fate, lost));
+            }
+            let on_media = match named.iter().find(|u| u.part.is_none()) {
                 Some(u) => u.on_media,
                 // Not named, not yet complete: a model that acknowledges on the media is
                 // executing it.
@@ -323,42 +347,47 @@ impl Journal {
                 None => return None,
             };
             if !on_media {
-                return Some((Fate::Lost, 0));
+                return Some((Fate::Lost, vec![(0, e.len)]));
             }
-            let kept = kept(in_flight, e.len, seed, e.write);
+            let kept = kept(in_flight, e.len, seed, e.write).min(e.len);
             let fate = match kept {
                 0 => Fate::Absent,
                 k if k >= e.len => Fate::Whole,
                 _ => Fate::Torn,
             };
-            Some((fate, kept.min(e.len)))
-        };
-        let fates: Vec<Option<(Fate, u64)>> = entries.iter().map(fate_of).collect();
-        let mut entries = entries;
-        // What a durable write (or the part of a torn one that landed) covers stays.
-        for k in 0..entries.len() {
-            let landed = match fates[k] {
-                None => entries[k].len,
-                Some((_, kept)) => kept,
+            let lost = if kept < e.len {
+                vec![(kept, e.len)]
+            } else {
+                Vec::new()
             };
-            if landed == 0 {
-                continue;
-            }
-            let (a, b) = (entries[k].offset, entries[k].offset + landed);
-            for older in entries.iter_mut().take(k) {
-                older.keep_out(a, b);
+            Some((fate, lost))
+        };
+        let fates: Vec<Option<Loss>> = entries.iter().map(fate_of).collect();
+        let mut entries = entries;
+        // What a durable write (or the parts of another that landed) covers stays.
+        for k in 0..entries.len() {
+            let lost: &[(u64, u64)] = fates[k].as_ref().map_or(&[], |f| &f.1);
+            let (offset, len) = (entries[k].offset, entries[k].len);
+            for (a, b) in landed(len, lost) {
+                for older in entries.iter_mut().take(k) {
+                    older.keep_out(offset + a, offset + b);
+                }
             }
         }
         for (e, f) in entries.iter().zip(&fates).rev() {
-            if let Some((_, kept)) = f {
-                e.restore_from(*kept, image)?;
+            if let Some((_, lost)) = f {
+                for &(a, b) in lost {
+                    e.restore_range(a, b, image)?;
+                }
             }
         }
         let writes = entries
             .iter()
             .zip(&fates)
             .filter_map(|(e, f)| {
-                let (fate, kept) = (*f)?;
+                let (fate, lost) = f.as_ref()?;
+                let fate = *fate;
+                let kept = e.len - lost.iter().map(|(a, b)| b - a).sum::<u64>();
                 let acked = e.due_ns <= at.off_ns;
                 Some(CutWrite {
                     write: e.write,

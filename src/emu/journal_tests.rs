@@ -57,7 +57,7 @@ impl Rig {
 }
 
 fn u(write: u64, on_media: bool) -> Unsettled {
-    Unsettled { write, on_media }
+    Unsettled::whole(write, on_media)
 }
 
 #[test]
@@ -185,4 +185,45 @@ fn unsettled_writes_from_before_the_journal_are_counted() {
     r.write(0, 4096, 1, 10, 11);
     let rep = r.cut(100, &[u(3, false), u(5, false)], InFlight::Whole);
     assert_eq!(rep.before_journal, 1);
+}
+
+#[test]
+fn a_split_write_loses_only_the_parts_its_drives_still_held() {
+    let mut r = Rig::new();
+    r.write(0, 4 * 8192, 5, 10, 11);
+    // Parts 0 and 2 are durable; part 1 waited in a cache; part 3 was being written.
+    let part = |from: u64, on_media: bool| Unsettled {
+        write: 0,
+        on_media,
+        part: Some((from * 8192, 8192)),
+    };
+    let rep = r.cut(100, &[part(1, false), part(3, true)], InFlight::None);
+    assert_eq!(r.bytes(0, 8192), vec![5; 8192]);
+    assert_eq!(r.bytes(8192, 8192), vec![0xEE; 8192]);
+    assert_eq!(r.bytes(16384, 8192), vec![5; 8192]);
+    assert_eq!(r.bytes(24576, 8192), vec![0xEE; 8192]);
+    let w = &rep.writes[0];
+    assert_eq!((w.fate, w.kept, w.acked), (Fate::Part, 16384, true));
+    // Every part held: lost whole.
+    let mut r = Rig::new();
+    r.write(0, 2 * 8192, 6, 10, 11);
+    let rep = r.cut(100, &[part(0, false), part(1, false)], InFlight::Whole);
+    assert_eq!(r.bytes(0, 16384), vec![0xEE; 16384]);
+    assert_eq!((rep.writes[0].fate, rep.writes[0].kept), (Fate::Lost, 0));
+}
+
+#[test]
+fn a_durable_part_of_a_split_write_stays_over_an_older_lost_write() {
+    let mut r = Rig::new();
+    r.write(0, 16384, 1, 10, 11);
+    r.write(0, 16384, 2, 20, 21);
+    // The older write is lost; the newer one's first half is durable, its second held.
+    let second = Unsettled {
+        write: 1,
+        on_media: false,
+        part: Some((8192, 8192)),
+    };
+    r.cut(100, &[u(0, false), second], InFlight::Whole);
+    assert_eq!(r.bytes(0, 8192), vec![2; 8192]);
+    assert_eq!(r.bytes(8192, 8192), vec![0xEE; 8192]);
 }

@@ -112,6 +112,21 @@ pub struct Unsettled {
     /// written to its end): a cut then leaves it whole, absent or torn. Otherwise it waits in
     /// the cache or the queue, and a cut loses it whole.
     pub on_media: bool,
+    /// The bytes of the write this names, `(from, len)` from the write's start; `None` for all
+    /// of it. A model that splits a write over several drives (an array) names each part a
+    /// drive has not made durable, and the parts it does not name are durable.
+    pub part: Option<(u64, u64)>,
+}
+
+impl Unsettled {
+    /// All of write `write`, on the media or not.
+    pub fn whole(write: RequestId, on_media: bool) -> Unsettled {
+        Unsettled {
+            write,
+            on_media,
+            part: None,
+        }
+    }
 }
 
 /// `req` served alone: submitted at `now_ns` and, for a model that decides completions later,

@@ -603,7 +603,7 @@ impl DeviceModel for QueuedDisk {
 
     fn unsettled(&mut self, now_ns: u64) -> Vec<Unsettled> {
         self.run_to(now_ns);
-        let at = |write, on_media| Unsettled { write, on_media };
+        let at = Unsettled::whole;
         let mut u: Vec<Unsettled> = Vec::new();
         u.extend(self.destaging.iter().map(|&id| at(id, true)));
         u.extend(self.executing.map(|id| at(id, true)));

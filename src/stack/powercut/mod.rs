@@ -264,6 +264,7 @@ fn device_summary(r: &crate::emu::journal::CutReport) -> Json {
         "in_flight_whole": fates(Fate::Whole),
         "in_flight_torn": fates(Fate::Torn),
         "in_flight_absent": fates(Fate::Absent),
+        "split_partly_lost": fates(Fate::Part),
         "journaled": r.journaled,
         "before_journal": r.before_journal,
         "journal_peak_bytes": r.peak_bytes,
