@@ -236,7 +236,7 @@ fn a_cut_before_the_files_reach_the_disk_loses_them_and_the_trial_still_ends() {
         .iter()
         .map(|p| p["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["stream", "powercut", "sync"]);
+    assert_eq!(kinds, ["prepare", "stream", "powercut", "sync"]);
     assert_nothing_left(work.path(), &[]);
 }
 
@@ -361,14 +361,15 @@ fn a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so() {
             .success();
         let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
         let d = &doc["durability"];
+        // The job's blocks come from fio's generator and are not scanned after the cut: the
+        // drives' own figures say what the cut took.
         let flushed = d["device"]["flushed_writes_lost"].as_u64().unwrap();
-        let fsynced = d["seconds_lost_fsynced"].as_f64().unwrap();
         let summary = d["summary"].as_str().unwrap();
         if flush == "ignore" {
-            assert!(flushed > 0 && fsynced > 0.0, "{d}");
+            assert!(flushed > 0, "{d}");
             assert!(summary.contains("the drive ignores flushes"), "{summary}");
         } else {
-            assert_eq!((flushed, fsynced), (0, 0.0), "{d}");
+            assert_eq!(flushed, 0, "{d}");
             assert!(!summary.contains("ignores flushes"), "{summary}");
         }
         assert_nothing_left(work.path(), &[]);

@@ -207,8 +207,10 @@ pub fn route(overrides: &[(String, String)]) -> Vec<(String, String)> {
             continue;
         }
         let param = PARAMS.iter().any(|s| s.name == k);
+        // Every workload's own keys (a power cut) are iotrial's, never fio options.
+        let common = crate::params::COMMON.iter().any(|s| s.name == k);
         let fio = options::find(k).is_some() || options::NOTED.iter().any(|n| n.0 == k);
-        if after_groups || (!param && fio) {
+        if !common && (after_groups || (!param && fio)) {
             extra.push(format!("{k}={v}"));
         } else {
             kept.push((k.clone(), v.clone()));
