@@ -69,7 +69,7 @@ named!(Aio, "aio", Aio::Threads => "threads", Aio::Native => "native", Aio::IoUr
 named!(Accel, "accel", Accel::Auto => "auto", Accel::Kvm => "kvm", Accel::Tcg => "tcg");
 
 /// The guest's settings; `None` fields are derived from the host when the guest starts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VmSettings {
     /// Virtual CPUs; default: the host's CPU count.
     pub cpus: Option<u32>,
@@ -81,31 +81,31 @@ pub struct VmSettings {
     /// the Debian cloud kernel extracted by scripts/install-deps.sh, else one in /boot.
     pub kernel: Option<PathBuf>,
     pub accel: Accel,
-    /// Seconds the guest has to boot before it is given up (with its console's last lines).
-    pub boot_timeout_s: f64,
+    /// Seconds the guest has to boot before it is given up (with its console's last lines);
+    /// `None`: [`VmSettings::boot_timeout`]'s default for the accelerator.
+    pub boot_timeout_s: Option<f64>,
 }
 
-/// Seconds a guest has to boot by default.
+/// Seconds a guest has to boot by default under KVM.
 pub const BOOT_TIMEOUT_S: f64 = 60.0;
 
-impl Default for VmSettings {
-    fn default() -> Self {
-        VmSettings {
-            cpus: None,
-            memory: None,
-            cache: Cache::default(),
-            aio: Aio::default(),
-            kernel: None,
-            accel: Accel::default(),
-            boot_timeout_s: BOOT_TIMEOUT_S,
-        }
-    }
-}
+/// Seconds a guest has to boot by default under TCG: QEMU emulates every guest instruction,
+/// and on a busy host its CPUs can stall for tens of seconds while the kernel starts.
+pub const BOOT_TIMEOUT_TCG_S: f64 = 300.0;
 
 /// The keys `--vm` and the `vm` table take.
 pub const KEYS: &str = "cpus, memory, cache, aio, kernel, accel, boot_timeout";
 
 impl VmSettings {
+    /// Seconds the guest has to boot under `accel` (KVM or TCG, as resolved): the one set, or
+    /// the accelerator's default.
+    pub fn boot_timeout(&self, accel: Accel) -> f64 {
+        self.boot_timeout_s.unwrap_or(match accel {
+            Accel::Tcg => BOOT_TIMEOUT_TCG_S,
+            _ => BOOT_TIMEOUT_S,
+        })
+    }
+
     /// Parses `cpus=2,memory=4GiB,cache=none,...` (empty: every default).
     pub fn parse(text: &str) -> Result<VmSettings, String> {
         let mut s = VmSettings::default();
@@ -135,7 +135,7 @@ impl VmSettings {
             "accel" => self.accel = Accel::parse(value)?,
             "kernel" if !value.is_empty() => self.kernel = Some(PathBuf::from(value)),
             "boot_timeout" => match parse_duration(value) {
-                Ok(t) if t > 0.0 => self.boot_timeout_s = t,
+                Ok(t) if t > 0.0 => self.boot_timeout_s = Some(t),
                 _ => {
                     return Err(format!(
                         "boot_timeout: '{value}' is not a duration such as 60s"
@@ -175,11 +175,8 @@ impl fmt::Display for VmSettings {
         if let Some(k) = &self.kernel {
             parts.push(format!("kernel={}", k.display()));
         }
-        if self.boot_timeout_s != BOOT_TIMEOUT_S {
-            parts.push(format!(
-                "boot_timeout={}s",
-                crate::units::trim_float(self.boot_timeout_s)
-            ));
+        if let Some(t) = self.boot_timeout_s {
+            parts.push(format!("boot_timeout={}s", crate::units::trim_float(t)));
         }
         f.write_str(&parts.join(","))
     }
@@ -316,7 +313,7 @@ mod tests {
             (s.cache, s.aio, s.accel),
             (Cache::None, Aio::Native, Accel::Tcg)
         );
-        assert_eq!(s.boot_timeout_s, 5.0);
+        assert_eq!(s.boot_timeout_s, Some(5.0));
         assert_eq!(VmSettings::parse(&s.to_string()).unwrap(), s);
         assert_eq!(VmSettings::parse("").unwrap(), VmSettings::default());
     }

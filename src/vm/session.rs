@@ -111,7 +111,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     };
     boundary(Span::Outside(Outside::Before));
     timeline.begin("boot", "vm");
-    let mut guest = Guest::start(&machine, ledger, t.settings.boot_timeout_s, stop)?;
+    let mut guest = Guest::start(&machine, ledger, t.settings.boot_timeout(accel), stop)?;
     let (hello, boot_s) = guest.boot()?;
     boundary(Span::Phase("boot".into()));
     timeline.begin("trial", "vm");
