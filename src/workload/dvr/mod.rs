@@ -410,10 +410,10 @@ mod tests {
             .iter()
             .map(|s| s.offset / 4096)
             .collect();
-        // Recorded when the trial still read `seed` from the parameters itself.
+        // Recorded when every stream's seed became a hash of the plan's seed and its index.
         assert_eq!(
             offsets,
-            [4, 230, 149, 115, 63, 119, 83, 34, 105, 26, 245, 235]
+            [166, 140, 154, 89, 46, 234, 230, 220, 38, 233, 111, 2]
         );
     }
 }

@@ -174,6 +174,8 @@ pub struct JobGen {
     latency: Option<steady::LatencySearch>,
     /// I/Os per I/O priority, once any carries one.
     prio_ios: std::collections::BTreeMap<u16, u64>,
+    /// The job gives some of its I/Os a priority of their own (`cmdprio_*`).
+    per_io_prio: bool,
     /// ratemin: bytes and I/Os per direction since the last check, and when that was.
     rate_bytes: [u64; 3],
     rate_ios: [u64; 3],
@@ -263,7 +265,11 @@ impl JobGen {
             seed,
             j.randseed,
         );
+        let per_io_prio = [super::spec::Dir::Read, super::spec::Dir::Write]
+            .iter()
+            .any(|&d| *j.prio.cmd_pct.get(d) > 0 || !j.prio.cmd_bssplit.get(d).is_empty());
         Ok(JobGen {
+            per_io_prio,
             done: vec![false; files.len()],
             files,
             cursors,
@@ -977,7 +983,9 @@ impl IoGen for JobGen {
         };
         io.lag_ns = lag;
         io.prio = self.prio_of(&io);
-        if io.prio != 0 || !self.prio_ios.is_empty() {
+        // A job that gives some I/Os a priority counts every I/O by its priority, the
+        // I/Os before its first prioritized one too.
+        if self.per_io_prio || io.prio != 0 {
             *self.prio_ios.entry(io.prio).or_insert(0) += 1;
         }
         if io.op == Op::Write {
