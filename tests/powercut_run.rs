@@ -361,17 +361,90 @@ fn a_drive_that_ignores_flushes_loses_fsynced_writes_and_the_verdict_says_so() {
             .success();
         let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
         let d = &doc["durability"];
-        // The job's blocks come from fio's generator and are not scanned after the cut: the
-        // drives' own figures say what the cut took.
         let flushed = d["device"]["flushed_writes_lost"].as_u64().unwrap();
+        // The job's writes carry fio's verify header (an implied verify=crc32c, never read
+        // back), so the scan judges its region against its samples.
+        let fsynced = d["seconds_lost_fsynced"].as_f64().unwrap();
+        assert_eq!(d["streams"].as_array().unwrap().len(), 1, "{d}");
+        assert!(d["blocks"]["intact"].as_u64().unwrap() > 0, "{d}");
         let summary = d["summary"].as_str().unwrap();
         if flush == "ignore" {
-            assert!(flushed > 0, "{d}");
+            assert!(flushed > 0 && fsynced > 0.0, "{d}");
             assert!(summary.contains("the drive ignores flushes"), "{summary}");
         } else {
-            assert_eq!(flushed, 0, "{d}");
+            assert_eq!((flushed, fsynced), (0, 0.0), "{d}");
             assert!(!summary.contains("ignores flushes"), "{summary}");
         }
+        // No verify report the job did not ask for.
+        assert!(
+            doc["verdict"]["verify_mismatches"].is_null(),
+            "{}",
+            doc["verdict"]
+        );
         assert_nothing_left(work.path(), &[]);
     }
+}
+
+#[test]
+fn a_jobs_files_are_judged_block_by_block_after_a_cut() {
+    if !ready_to_emulate(
+        "a_jobs_files_are_judged_block_by_block_after_a_cut",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    // Two jobs on ext4 over a used disk: one clone overwriting its laid-out file at random
+    // (judged against its samples), one writing two files of its own (judged by each
+    // block's header). The files are laid out sealed, so nothing the run did not rewrite
+    // reads as stale, and no block of any file is another's.
+    let work = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let jobs = "[global]\nbs=16k\nsize=8m\ndirect=1\nruntime=30s\ntime_based\n[over]\nrw=randwrite\noverwrite=1\n[two]\nrw=write\nnrfiles=2\nfsync=4\n";
+    let file = results.path().join("cut.fio");
+    std::fs::write(&file, jobs).unwrap();
+    let a = iotrial(work.path())
+        .args(["run"])
+        .arg(format!("fio:{}", file.display()))
+        .args(["--json", "--out"])
+        .arg(results.path())
+        .args(["--target", DISK, "--fs", "ext4", "--set", "powercut=2s"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let d = &doc["durability"];
+    assert_eq!(d["mount_ok"], true, "{d}");
+    let names: Vec<&str> = d["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["over.0", "two.0:two.0.0", "two.0:two.0.1"],
+        "a region per file, named by its file where the stream has several: {d}"
+    );
+    let b = &d["blocks"];
+    // 8 MiB laid out and overwritten, 4 MiB per file of the other: 4 KiB intervals.
+    let over = &d["streams"][0]["blocks"];
+    let counted = |b: &Value| -> u64 {
+        [
+            "intact",
+            "lost_older",
+            "lost_zeros",
+            "torn",
+            "foreign",
+            "stale",
+            "unwritten",
+        ]
+        .iter()
+        .map(|k| b[*k].as_u64().unwrap())
+        .sum()
+    };
+    assert_eq!(counted(over), 2048, "{over}");
+    assert!(over["intact"].as_u64().unwrap() > 0, "{over}");
+    assert_eq!(b["foreign"], 0, "{d}");
+    assert_eq!(b["stale"], 0, "{d}");
+    assert!(d["scan_errors"].is_null(), "{d}");
+    assert_nothing_left(work.path(), &[]);
 }

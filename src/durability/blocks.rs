@@ -90,23 +90,29 @@ pub fn judge_region(
     let mut fsync: Option<(u64, u64)> = None;
     for s in ops.iter().filter(|s| s.errno == 0 && s.done_ns() <= cut_ns) {
         match s.op {
-            Op::Write if s.offset >= r.base => {
-                let block = (s.offset - r.base) / io;
+            Op::Write if s.offset >= r.base && s.bytes > 0 => {
                 let k = issues.partition_point(|&t| t < s.issue_ns);
                 let sealed_after = if k >= depth { issues[k - depth] } else { 0 };
-                let e = expected.entry(block).or_insert(Expected {
-                    issue: 0,
-                    sealed_after: 0,
-                });
-                if s.issue_ns >= e.issue {
-                    *e = Expected {
-                        issue: s.issue_ns,
-                        sealed_after,
-                    };
+                // Every block the write covers (one, for writes of the block's size).
+                let (first, last) = (
+                    (s.offset - r.base) / io,
+                    (s.offset + s.bytes - 1 - r.base) / io,
+                );
+                for block in first..=last {
+                    let e = expected.entry(block).or_insert(Expected {
+                        issue: 0,
+                        sealed_after: 0,
+                    });
+                    if s.issue_ns >= e.issue {
+                        *e = Expected {
+                            issue: s.issue_ns,
+                            sealed_after,
+                        };
+                    }
                 }
                 written_end = written_end.max(s.offset + s.bytes - r.base);
             }
-            Op::Fsync if fsync.is_none_or(|f| s.issue_ns > f.0) => {
+            Op::Fsync | Op::Fdatasync if fsync.is_none_or(|f| s.issue_ns > f.0) => {
                 fsync = Some((s.issue_ns, s.done_ns()));
             }
             _ => {}
@@ -239,6 +245,8 @@ mod tests {
             file_len: None,
             error: None,
             missing: false,
+            file: None,
+            by_samples: true,
         }
     }
 

@@ -148,11 +148,13 @@ pub fn judge(
     for r in &rec.scan.regions {
         let s = &plan.streams[r.stream];
         let mut ops = Vec::new();
-        samples.each(r.stream, &mut |x| {
-            if x.phase < until {
-                ops.push(*x);
-            }
-        })?;
+        if r.by_samples {
+            samples.each(r.stream, &mut |x| {
+                if x.phase < until {
+                    ops.push(*x);
+                }
+            })?;
+        }
         let depth = s.io.depth.max(1) as usize;
         let loss = blocks::judge_region(r, &ops, cut_ns, scale, depth);
         if let (Some(e), false) = (&r.error, r.missing) {
@@ -162,11 +164,15 @@ pub fn judge(
         d.bytes_lost += loss.bytes_lost;
         d.metadata_lost += u64::from(loss.file_missing) + u64::from(loss.file_short_bytes > 0);
         d.streams.push(StreamLoss {
-            name: s.name.clone(),
+            name: match &r.file {
+                Some(f) => format!("{}:{f}", s.name),
+                None => s.name.clone(),
+            },
             role: s.role.clone(),
             ..loss
         });
     }
+    d.scan_errors.extend(rec.scan.unjudged.iter().cloned());
     if !rec.scan.trees.is_empty() {
         let mut t = TreeLoss::default();
         for ts in &rec.scan.trees {

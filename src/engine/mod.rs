@@ -34,12 +34,13 @@ pub use blockgen::{Io, IoGen, Next, PrepareCtx};
 pub use plan::{
     Action, CutWhen, IdleLimits, InFlight, Phase, Plan, PlanError, PowerCut, Step, Stop,
 };
+pub use prepare::FillSeal;
 pub use protocol::Protocol;
 pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
 pub use sample::{Op, Sample, StreamSamples};
 pub use set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
-pub use source::{Make, OpSource, Source, SourceCtx};
+pub use source::{Make, OpSource, Source, SourceCtx, WrittenFile};
 
 use std::path::PathBuf;
 

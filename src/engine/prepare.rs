@@ -7,6 +7,7 @@
 
 use super::buffer::AlignedBuf;
 use super::{open_target, EngineError, Op, Pattern, Placement, StreamPlan};
+use crate::verify::Checksum;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -86,6 +87,38 @@ pub fn fill_random(
     direct: bool,
     stop: &AtomicBool,
 ) -> Result<(), EngineError> {
+    fill(path, (start, len), direct, stop, None)
+}
+
+/// How a fill seals what it writes: fio's crc32c header every `interval` bytes, written by
+/// stream `thread` with `seed` at time 0 (before anything the run writes), each naming its
+/// offset in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FillSeal {
+    pub interval: u32,
+    pub thread: u16,
+    pub seed: u64,
+}
+
+/// Writes pseudo-random data over `len` bytes of `path` from `start`, sealed as `seal` says
+/// (`start` and the chunks are multiples of its interval), then syncs it.
+pub fn fill_sealed(
+    path: &Path,
+    (start, len): (u64, u64),
+    direct: bool,
+    stop: &AtomicBool,
+    seal: FillSeal,
+) -> Result<(), EngineError> {
+    fill(path, (start, len), direct, stop, Some(seal))
+}
+
+fn fill(
+    path: &Path,
+    (start, len): (u64, u64),
+    direct: bool,
+    stop: &AtomicBool,
+    seal: Option<FillSeal>,
+) -> Result<(), EngineError> {
     const CHUNK: u64 = 4 << 20;
     let err = |e| failed("prepare", path, e);
     let mut f = open_target(path, Op::Write, direct).map_err(err)?;
@@ -99,6 +132,16 @@ pub fn fill_random(
         seed += 1;
         buf.fill_random(seed);
         let n = CHUNK.min(len - off) as usize;
+        if let Some(k) = seal {
+            let base = crate::verify::BlockHeader {
+                rand_seed: k.seed,
+                offset: start + off,
+                thread: k.thread,
+                ..Default::default()
+            };
+            let piece = &mut buf.as_mut_slice()[..n];
+            crate::verify::seal_block(piece, k.interval as usize, &base, Checksum::Crc32c);
+        }
         f.write_all_at(&buf.as_slice()[..n], start + off)
             .map_err(err)?;
         off += n as u64;

@@ -61,12 +61,41 @@ pub type MakeGen = dyn Fn(&SourceCtx) -> std::io::Result<Box<dyn IoGen>> + Send 
 pub type MakeSource =
     dyn Fn(&SourceCtx) -> std::io::Result<Box<dyn OpSource>> + Send + Sync + 'static;
 
+/// One file (or raw region) a generated stream writes sealed blocks to, as a scan after a
+/// power cut reads it back ([`crate::stack::powercut::scan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    pub path: std::path::PathBuf,
+    /// Where the stream's I/O starts in `path` (headers carry offsets in `path`).
+    pub base: u64,
+    /// Bytes of `path` from `base` the stream's I/O reaches.
+    pub len: u64,
+    /// Bytes judged as one block: the write size when every write has it (a write cut short
+    /// is then torn), else `interval`.
+    pub block: u64,
+    /// Bytes each header covers.
+    pub interval: u64,
+    /// The stream's samples say which writes reached this file (its only file): each block is
+    /// judged against the last write acknowledged there. Otherwise by its header alone.
+    pub by_samples: bool,
+    /// Other streams write it too (a shared file): any writer's header for the right place is
+    /// the file's own data.
+    pub shared: bool,
+}
+
+/// What a generated stream's writes go to once placed, for the scan after a power cut; an
+/// error when its blocks carry no header (nothing can be judged).
+pub type WrittenFiles =
+    dyn Fn(&Placement) -> Result<Vec<WrittenFile>, String> + Send + Sync + 'static;
+
 /// How to make a stream's source: cloned with the plan, compared by its description.
 #[derive(Clone)]
 pub struct Source {
     /// What the source does, in a few words (`mkdir 100000 directories, fan-out 4`).
     pub describe: String,
     pub make: Make,
+    /// For a block generator whose writes carry headers: the files they go to.
+    pub written: Option<Arc<WrittenFiles>>,
 }
 
 /// What a source makes: operations one at a time, or block I/O at a queue depth.
@@ -85,6 +114,7 @@ impl Source {
         Source {
             describe: describe.into(),
             make: Make::Ops(Arc::new(make)),
+            written: None,
         }
     }
 
@@ -96,7 +126,17 @@ impl Source {
         Source {
             describe: describe.into(),
             make: Make::Block(Arc::new(make)),
+            written: None,
         }
+    }
+
+    /// This source, its writes going to the files `written` names once placed.
+    pub fn writing(
+        mut self,
+        written: impl Fn(&Placement) -> Result<Vec<WrittenFile>, String> + Send + Sync + 'static,
+    ) -> Source {
+        self.written = Some(Arc::new(written));
+        self
     }
 
     /// Whether it generates block I/O.

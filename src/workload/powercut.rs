@@ -62,6 +62,13 @@ pub fn parse(text: &str) -> Result<Option<CutSpec>, String> {
     Ok(Some(CutSpec::At(at)))
 }
 
+/// Whether `params` ask for a power cut (a workload seals what it writes for the scan after
+/// it). A value `powercut` does not take counts as asked: [`apply`] refuses it.
+pub fn asked(params: &Params) -> bool {
+    let text = params.given_text("powercut").unwrap_or_default();
+    !matches!(parse(&text), Ok(None))
+}
+
 /// The plan of workload `w` with `params` for repeat `repeat` (1 for the first): its own
 /// phases, and the power cut its parameters ask for.
 pub fn plan_of(w: &dyn Workload, params: &Params, repeat: usize) -> Result<Plan, ParamError> {

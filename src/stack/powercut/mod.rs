@@ -171,7 +171,7 @@ pub fn recover(
     switch.revive(true).map_err(power)?;
     let t = Instant::now();
     let scan = match &mount {
-        Some(m) if !m.ok => scan::nothing(plan, "the filesystem did not mount"),
+        Some(m) if !m.ok => scan::nothing(plan, &built.placements, "the filesystem did not mount"),
         _ => scan::scan(plan, &built.placements, built.direct_ok, ctx.stop),
     };
     measured["scan_wall_s"] = json!(t.elapsed().as_secs_f64());

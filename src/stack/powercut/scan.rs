@@ -5,7 +5,7 @@
 //! from the samples, later ([`crate::durability`]): the scan only says what is there.
 
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::{Op, Placement, Plan, Seal};
+use crate::engine::{Op, Placement, Plan, Seal, WrittenFile};
 use crate::verify::{inspect, Mismatch};
 use serde::Serialize;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -68,6 +68,11 @@ pub struct RegionScan {
     /// Why it could not be read (a file gone: `missing`).
     pub error: Option<String>,
     pub missing: bool,
+    /// The file's name, for a stream that writes several (a job's).
+    pub file: Option<String>,
+    /// The stream's samples say which writes went here: each block is judged against the
+    /// last write acknowledged at it. Otherwise by its header alone.
+    pub by_samples: bool,
 }
 
 /// One stream doing file operations: what its directory held after the cut.
@@ -91,13 +96,17 @@ pub struct TreeScan {
 pub struct Scan {
     pub regions: Vec<RegionScan>,
     pub trees: Vec<TreeScan>,
+    /// Streams whose writes could not be judged, and why.
+    pub unjudged: Vec<String>,
 }
 
-/// What a stream's blocks carry: its index as `thread`, its seed.
+/// What a stream's blocks carry: its index as `thread`, its seed; `any`: a file several
+/// streams write, where any writer's header for the place is the file's own data.
 #[derive(Debug, Clone, Copy)]
 struct Writer {
     thread: u16,
     seed: u64,
+    any: bool,
 }
 
 /// Tells what `interval` (at `offset` in its target) holds for `w`.
@@ -108,7 +117,8 @@ fn part_of(interval: &[u8], offset: u64, w: Writer) -> Part {
             if crate::emu::stale::is_stale(h.thread, h.rand_seed) {
                 return Part::Stale;
             }
-            if h.thread == w.thread && h.rand_seed == w.seed && h.offset == offset {
+            let writer = w.any || (h.thread == w.thread && h.rand_seed == w.seed);
+            if writer && h.offset == offset {
                 Part::Own {
                     time_ns: u64::from(h.time_sec) * 1_000_000_000 + u64::from(h.time_nsec),
                     numberio: h.numberio,
@@ -152,9 +162,26 @@ pub fn scan(plan: &Plan, placements: &[Placement], direct: bool, stop: &AtomicBo
         let w = Writer {
             thread: i as u16,
             seed: crate::engine::stream_seed(plan.seed, i),
+            any: false,
         };
-        if s.source.is_some() {
-            out.trees.push(scan_tree(i, &p.path, w));
+        if let Some(src) = &s.source {
+            match (&src.written, src.is_block()) {
+                (Some(written), _) => match written(p) {
+                    Ok(files) => {
+                        for f in files {
+                            let w = Writer { any: f.shared, ..w };
+                            out.regions.push(scan_file(i, &f, direct, stop, w));
+                        }
+                    }
+                    Err(why) => out.unjudged.push(format!("{}: {why}", s.name)),
+                },
+                // A generator whose writes the workload does not describe.
+                (None, true) => out.unjudged.push(format!(
+                    "{}: its writes carry no header the scan can judge",
+                    s.name
+                )),
+                (None, false) => out.trees.push(scan_tree(i, &p.path, w)),
+            }
             continue;
         }
         if !writes_blocks(s) {
@@ -173,10 +200,25 @@ pub fn scan(plan: &Plan, placements: &[Placement], direct: bool, stop: &AtomicBo
 /// What a stack whose filesystem did not mount holds of the plan's data: nothing. Every
 /// region a block stream writes is missing (`why`), every file-operation stream's directory
 /// empty.
-pub fn nothing(plan: &Plan, why: &str) -> Scan {
+pub fn nothing(plan: &Plan, placements: &[Placement], why: &str) -> Scan {
     let mut out = Scan::default();
-    for (i, s) in plan.streams.iter().enumerate() {
-        if s.source.is_some() {
+    for ((i, s), p) in plan.streams.iter().enumerate().zip(placements) {
+        if let Some(written) = s.source.as_ref().and_then(|src| src.written.as_ref()) {
+            for f in written(p).unwrap_or_default() {
+                out.regions.push(RegionScan {
+                    stream: i,
+                    io_size: f.block,
+                    interval: f.interval,
+                    base: 0,
+                    blocks: Vec::new(),
+                    file_len: None,
+                    error: Some(why.to_string()),
+                    missing: true,
+                    file: file_name(&f.path),
+                    by_samples: f.by_samples,
+                });
+            }
+        } else if s.source.is_some() {
             out.trees.push(TreeScan {
                 stream: i,
                 ..TreeScan::default()
@@ -191,10 +233,38 @@ pub fn nothing(plan: &Plan, why: &str) -> Scan {
                 file_len: None,
                 error: Some(why.to_string()),
                 missing: true,
+                file: None,
+                by_samples: true,
             });
         }
     }
     out
+}
+
+/// The name a region of several files goes by: its file's.
+fn file_name(path: &Path) -> Option<String> {
+    path.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// Scans file `f` of a generated stream (stream `stream`) as a region of blocks.
+fn scan_file(
+    stream: usize,
+    f: &WrittenFile,
+    direct: bool,
+    stop: &AtomicBool,
+    w: Writer,
+) -> RegionScan {
+    let place = Placement {
+        path: f.path.clone(),
+        offset: f.base,
+        len: f.len,
+    };
+    let mut r = scan_region(stream, f.block, f.interval, &place, direct, stop, w);
+    r.file = (!f.by_samples || f.shared)
+        .then(|| file_name(&f.path))
+        .flatten();
+    r.by_samples = f.by_samples;
+    r
 }
 
 fn scan_region(
@@ -215,6 +285,8 @@ fn scan_region(
         file_len: None,
         error: None,
         missing: false,
+        file: None,
+        by_samples: true,
     };
     let open = |direct: bool| {
         let mut o = std::fs::OpenOptions::new();
@@ -331,6 +403,7 @@ mod tests {
         Writer {
             thread: 3,
             seed: 77,
+            any: false,
         }
     }
 

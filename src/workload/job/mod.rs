@@ -6,6 +6,7 @@
 //! text is read by [`jobfile`], its options by [`options`] into a [`JobSpec`] per job.
 
 pub mod analysis;
+pub mod cut;
 pub mod figures;
 pub mod gen;
 pub mod jobfile;
@@ -49,7 +50,11 @@ impl Workload for Job {
     }
 
     fn plan(&self, p: &Params) -> Result<Plan, ParamError> {
-        plan::plan(&jobs(p)?)
+        let mut jobs = jobs(p)?;
+        if crate::workload::powercut::asked(p) {
+            jobs.iter_mut().for_each(cut::ready);
+        }
+        plan::plan(&jobs)
     }
 
     fn resolve(&self, overrides: &[(String, String)]) -> Result<Params, ParamError> {

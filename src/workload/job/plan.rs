@@ -115,6 +115,8 @@ struct Shared {
     owner: usize,
     size: u64,
     fill: bool,
+    /// Clones naming them.
+    users: usize,
 }
 
 /// The jobs of each stonewall segment, in order: a `stonewall` job (but the first) starts one.
@@ -246,6 +248,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 });
                 e.size = e.size.max(place::extent(j, k, 0, j.zones.size));
                 e.fill |= j.rw.reads() || j.overwrite;
+                e.users += 1;
             }
             index += 1;
         }
@@ -265,6 +268,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
         for k in 0..j.numjobs {
             let i = streams.len();
             let names = place::names(j, k);
+            let users = shared.get(&names).map_or(1, |s| s.users);
             let (owner, files) = match shared.get(&names) {
                 Some(s) => (
                     (s.owner != i).then_some(s.owner),
@@ -329,9 +333,16 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                     )?))
                 })
             } else {
-                Source::block(describe, move |ctx| {
+                let (job, files) = (spec.clone(), clone.files.clone());
+                let source = Source::block(describe, move |ctx| {
                     Ok(Box::new(JobGen::new(clone.clone(), ctx)?))
-                })
+                });
+                match j.cut {
+                    true => source.writing(move |placement| {
+                        super::cut::written(&job, k, &files, users > 1, placement)
+                    }),
+                    false => source,
+                }
             };
             streams.push(StreamPlan {
                 name: format!("{role}.{k}"),

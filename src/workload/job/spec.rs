@@ -210,6 +210,9 @@ pub struct VerifySpec {
     pub backlog: u64,
     /// End the job at the first mismatch (`verify_fatal`).
     pub fatal: bool,
+    /// Set by iotrial, not by the job: its writes are sealed for the scan after a power cut
+    /// ([`super::cut`]), and no verify report is made.
+    pub implied: bool,
 }
 
 /// fio's log files a job asks for (`write_lat_log`, `write_bw_log`, `write_iops_log`), each by
@@ -550,6 +553,8 @@ pub struct JobSpec {
     pub wait_for: Option<String>,
     /// fio's `verify`: `None` for none.
     pub verify: Option<VerifySpec>,
+    /// A power cut is planned: the files the job lays out are sealed too ([`super::cut`]).
+    pub cut: bool,
     /// fio's log files.
     pub logs: LogSpec,
     /// fio's json+ reports the job's reporting group as one (`group_reporting`).
@@ -678,6 +683,7 @@ impl JobSpec {
             new_group: false,
             wait_for: None,
             verify: None,
+            cut: false,
             ratemin: PerDir::all(0),
             rate_iops_min: PerDir::all(0),
             rate_cycle: 1.0,

@@ -105,6 +105,9 @@ enum Ending {
 /// One clone of a job, running.
 pub struct JobGen {
     c: Arc<Clone>,
+    /// The stream's index in the plan and its seed: what its sealed blocks name.
+    index: usize,
+    stream_seed: u64,
     files: Vec<JobFile>,
     cursors: Vec<FileCursor>,
     /// Files done for this pass (every direction it uses).
@@ -254,7 +257,9 @@ impl JobGen {
             };
             let regions: Vec<(u64, u64)> =
                 files.iter().map(|f| (f.base + f.start, f.len)).collect();
-            verify::Verifier::new(v, interval, &regions, ctx.index as u16, seed)
+            // The header's seed is the stream's, as every workload's blocks carry it: the scan
+            // after a power cut knows its writer by it.
+            verify::Verifier::new(v, interval, &regions, ctx.index as u16, ctx.seed)
         });
         let checks_reads = j.verify.as_ref().is_some_and(|v| v.check) && !j.rw.writes();
         let file_bytes: u64 = files.iter().map(|f| f.len).sum();
@@ -270,6 +275,8 @@ impl JobGen {
             .any(|&d| *j.prio.cmd_pct.get(d) > 0 || !j.prio.cmd_bssplit.get(d).is_empty());
         Ok(JobGen {
             per_io_prio,
+            index: ctx.index,
+            stream_seed: ctx.seed,
             done: vec![false; files.len()],
             files,
             cursors,
@@ -761,8 +768,9 @@ impl IoGen for JobGen {
         // create_on_open: the files are made when the run opens them; the null engine's are
         // never made (fio's diskless engine).
         if self.c.files.owner && !j.create_on_open && j.ioengine != Engine::Null {
+            let seal = super::cut::fill_seal(&j, self.index, self.stream_seed);
             for f in &self.files {
-                place::lay_out(&j, f, self.c.files.fill, ctx)?;
+                place::lay_out(&j, f, self.c.files.fill, seal, ctx)?;
             }
         }
         if j.pre_read {
@@ -1075,7 +1083,7 @@ impl IoGen for JobGen {
 
     fn report(&mut self) -> Option<serde_json::Value> {
         let mut r = serde_json::Map::new();
-        if let Some(v) = &self.verifier {
+        if let Some(v) = self.verifier.as_ref().filter(|v| !v.spec.implied) {
             let names: Vec<String> = self
                 .files
                 .iter()

@@ -8,7 +8,7 @@
 
 use super::super::spec::{Amount, Fallocate, JobSpec, SyncMode};
 use crate::engine::rng::SplitMix64;
-use crate::engine::{Placement, PrepareCtx};
+use crate::engine::{FillSeal, Placement, PrepareCtx};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -162,11 +162,18 @@ pub fn files(
         .collect())
 }
 
-/// fio's layout of `f` before the job starts.
-pub fn lay_out(j: &JobSpec, f: &JobFile, fill: bool, ctx: &PrepareCtx) -> std::io::Result<()> {
+/// fio's layout of `f` before the job starts; what it fills is sealed as `seal` says (a power
+/// cut is planned).
+pub fn lay_out(
+    j: &JobSpec,
+    f: &JobFile,
+    fill: bool,
+    seal: Option<FillSeal>,
+    ctx: &PrepareCtx,
+) -> std::io::Result<()> {
     if f.raw {
         if fill {
-            fill_whole(&f.path, f.base, f.size, ctx.stop)?;
+            fill_whole(&f.path, (f.base, f.size), seal, ctx.stop)?;
         }
         return Ok(());
     }
@@ -183,7 +190,7 @@ pub fn lay_out(j: &JobSpec, f: &JobFile, fill: bool, ctx: &PrepareCtx) -> std::i
         file.set_len(f.size)?;
         drop(file);
         // Written whole and synced (fio's `create_fsync`, on by default).
-        fill_whole(&f.path, 0, f.size, ctx.stop)?;
+        fill_whole(&f.path, (0, f.size), seal, ctx.stop)?;
     }
     Ok(())
 }
@@ -208,9 +215,18 @@ fn allocate(file: &std::fs::File, how: Fallocate, size: u64) -> std::io::Result<
 }
 
 /// Writes `len` bytes of pseudo-random data at `start` of `path` (buffered, as fio lays files
-/// out) and syncs it.
-fn fill_whole(path: &Path, start: u64, len: u64, stop: &AtomicBool) -> std::io::Result<()> {
-    crate::engine::prepare::fill_random(path, start, len, false, stop).map_err(|e| match e {
+/// out), sealed as `seal` says, and syncs it.
+fn fill_whole(
+    path: &Path,
+    (start, len): (u64, u64),
+    seal: Option<FillSeal>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let filled = match seal {
+        Some(k) => crate::engine::prepare::fill_sealed(path, (start, len), false, stop, k),
+        None => crate::engine::prepare::fill_random(path, start, len, false, stop),
+    };
+    filled.map_err(|e| match e {
         crate::engine::EngineError::Source { source, .. } => source,
         crate::engine::EngineError::Interrupted => {
             std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")

@@ -246,6 +246,7 @@ mod tests {
             check: true,
             backlog: 0,
             fatal: false,
+            implied: false,
         }
     }
 

@@ -18,6 +18,7 @@ fn verify_of(j: &mut JobSpec) -> &mut VerifySpec {
         check: true,
         backlog: 0,
         fatal: false,
+        implied: false,
     })
 }
 
