@@ -331,15 +331,26 @@ fn offsets_by_stream(samples: &Path) -> Vec<(String, Vec<u64>)> {
 }
 
 /// The first `n` offsets stream `index` of a dvr plan seeded with `seed` issues over its
-/// `region` bytes in `io`-byte I/Os: the stream's generator draws a slot per I/O.
-fn seeded_offsets(seed: &str, index: usize, region: u64, io: u64, n: usize) -> Vec<u64> {
+/// `region` bytes in `io`-byte I/Os: the stream's generator draws a slot per I/O. `then`: as
+/// versions before hashed stream seeds (CHANGELOG) drew them, the fixture's among them: the
+/// plan's seed xored with the index times SplitMix64's step, which gave streams one
+/// sequence, some draws apart.
+fn seeded_offsets(
+    seed: &str,
+    index: usize,
+    (region, io, n): (u64, u64, usize),
+    then: bool,
+) -> Vec<u64> {
     use iotrial::workload::{dvr::Dvr, Workload};
     let params = Dvr
         .resolve(&[("seed".to_string(), seed.to_string())])
         .unwrap();
     let plan = Dvr.plan(&params).unwrap();
-    let mut rng =
-        iotrial::engine::rng::SplitMix64::new(iotrial::engine::stream_seed(plan.seed, index));
+    let stream_seed = match then {
+        true => plan.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        false => iotrial::engine::stream_seed(plan.seed, index),
+    };
+    let mut rng = iotrial::engine::rng::SplitMix64::new(stream_seed);
     (0..n).map(|_| rng.below(region / io) * io).collect()
 }
 
@@ -349,7 +360,7 @@ fn found_at(window: &[u64], sequence: &[u64]) -> Option<usize> {
 }
 
 #[test]
-fn the_same_seed_issues_the_offsets_it_issued_before_phases() {
+fn the_same_seed_issues_the_offsets_its_stream_seeds_draw() {
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let doc = run_small(target.path(), out.path(), &["--set", "seed=11"]);
@@ -362,9 +373,14 @@ fn the_same_seed_issues_the_offsets_it_issued_before_phases() {
         // Sampling begins once every stream has completed an I/O, so each run skips as many
         // of a stream's first offsets as it issued before the slowest stream's first I/O
         // ended (a few, or hundreds on a loaded machine). Both runs' samples are runs of the
-        // sequence the seed draws, the old one near its start.
-        let sequence = seeded_offsets("11", index, 4 << 20, 64 << 10, 20_000);
-        let old = found_at(b, &sequence);
+        // sequence the seed draws (the old one of the sequence its version drew), the old
+        // one near its start.
+        let sizes = (4 << 20, 64 << 10, 20_000);
+        let (sequence, then_sequence) = (
+            seeded_offsets("11", index, sizes, false),
+            seeded_offsets("11", index, sizes, true),
+        );
+        let old = found_at(b, &then_sequence);
         assert!(
             old.is_some_and(|k| k < 50),
             "{name}: the fixture's {b:?} is not near the start of the seed's sequence"
