@@ -10,7 +10,9 @@
 //! With `FIO_EXAMPLES` naming the examples/ directory of fio's repository, six of fio's own
 //! files follow, compared per reporting group ([`fio_groups`]).
 //! Results: bench/README.md. `FIO_FILES_ROUNDS` (3) changes the rounds; `FIO_FILES_OWN=0`
-//! leaves out iotrial's own examples.
+//! leaves out iotrial's own examples; `FIO_FILES_IMAGE_DIR` puts the image elsewhere than
+//! `/var/tmp` (`/dev/shm`: in memory, so the virtual machine's disk, whose speed changes from
+//! one round to the next, is out of the comparison and what the tools cost is left).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -53,7 +55,8 @@ fn main() {
         .unwrap_or(3);
     // The image as iotrial's own `image:` target makes it: a sparse file on the machine's disk
     // under a loop device doing direct I/O, so reads reach the disk, not the page cache.
-    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = std::env::var("FIO_FILES_IMAGE_DIR").unwrap_or_else(|_| "/var/tmp".into());
+    let images = tempfile::tempdir_in(&dir).unwrap();
     let image = images.path().join("fio-files.img");
     std::fs::File::create(&image)
         .unwrap()
@@ -65,7 +68,7 @@ fn main() {
     let mnt = Mounted::mount(&lo.path(), &work.path().join("mnt"), "ext4").expect("mount");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     println!(
-        "ext4 on {} (4 GiB image on the disk, loop direct I/O), {rounds} rounds per file and tool",
+        "ext4 on {} (4 GiB image in {dir}, loop direct I/O), {rounds} rounds per file and tool",
         lo.path()
     );
     println!("| job file | fio IOPS | iotrial IOPS | ratio of medians | median of round ratios | per round |");
