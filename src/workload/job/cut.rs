@@ -125,21 +125,6 @@ pub fn written(
         .collect())
 }
 
-/// How the layout of a file seals it under a cut: headers every `interval`, written as stream
-/// `thread` with `seed`.
-pub fn fill_seal(j: &JobSpec, thread: usize, seed: u64) -> Option<crate::engine::FillSeal> {
-    let v = j.verify.as_ref().filter(|_| j.cut)?;
-    let interval = match v.interval {
-        0 => j.bs.write.min(),
-        n => n,
-    };
-    Some(crate::engine::FillSeal {
-        interval: u32::try_from(interval).ok()?,
-        thread: thread as u16,
-        seed,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::spec::{Rw, RwKind};

@@ -768,7 +768,7 @@ impl IoGen for JobGen {
         // create_on_open: the files are made when the run opens them; the null engine's are
         // never made (fio's diskless engine).
         if self.c.files.owner && !j.create_on_open && j.ioengine != Engine::Null {
-            let seal = super::cut::fill_seal(&j, self.index, self.stream_seed);
+            let seal = place::fill_seal(&j, self.index, self.stream_seed);
             for f in &self.files {
                 place::lay_out(&j, f, self.c.files.fill, seal, ctx)?;
             }

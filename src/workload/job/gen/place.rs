@@ -162,6 +162,22 @@ pub fn files(
         .collect())
 }
 
+/// How the layout of a file seals it when a power cut is planned (the job's verify, its own
+/// or the one [`super::super::cut`] implies): headers every interval, written as stream
+/// `thread` with `seed`; `None` without a cut.
+pub fn fill_seal(j: &JobSpec, thread: usize, seed: u64) -> Option<FillSeal> {
+    let v = j.verify.as_ref().filter(|_| j.cut)?;
+    let interval = match v.interval {
+        0 => j.bs.write.min(),
+        n => n,
+    };
+    Some(FillSeal {
+        interval: u32::try_from(interval).ok()?,
+        thread: thread as u16,
+        seed,
+    })
+}
+
 /// fio's layout of `f` before the job starts; what it fills is sealed as `seal` says (a power
 /// cut is planned).
 pub fn lay_out(
