@@ -11,7 +11,7 @@
 //! header alone.
 
 use super::gen::place::{self, FilePlan};
-use super::spec::{BlockSizes, JobSpec, VerifySpec};
+use super::spec::{BlockSizes, Engine, JobSpec, VerifySpec};
 use crate::engine::{Placement, WrittenFile};
 use crate::verify::Checksum;
 
@@ -84,16 +84,17 @@ pub fn ready(j: &mut JobSpec) {
 }
 
 /// The files clone `clone` of `j` writes sealed blocks to on `placement`, for the scan after
-/// the cut; `owner`: the clone lays them out (only the owner scans a shared file), `shared`:
-/// other clones write them too.
+/// the cut; `scans`: the clone is the one that reads them back (a file several clones use is
+/// read once, by the first that writes it), `shared`: other clones use them too.
 pub fn written(
     j: &JobSpec,
     clone: u64,
     files: &FilePlan,
-    shared: bool,
+    (scans, shared): (bool, bool),
     placement: &Placement,
 ) -> Result<Vec<WrittenFile>, String> {
-    if !j.rw.writes() || !files.owner {
+    // The null engine moves no data and makes no file.
+    if !j.rw.writes() || !scans || j.ioengine == Engine::Null {
         return Ok(Vec::new());
     }
     let Some(v) = &j.verify else {
@@ -177,5 +178,63 @@ mod tests {
         r.rw.kind = RwKind::Read;
         ready(&mut r);
         assert!(r.cut && r.verify.is_none());
+    }
+
+    fn plan(names: &[&str]) -> FilePlan {
+        FilePlan {
+            owner: true,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            sizes: Vec::new(),
+            fill: false,
+        }
+    }
+
+    #[test]
+    fn the_scan_reads_a_clones_files_judging_an_only_unshared_one_by_samples() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Placement {
+            path: dir.path().to_path_buf(),
+            offset: 0,
+            len: 1 << 20,
+        };
+        let mut j = job(BlockSizes::Fixed(16384));
+        j.size = super::super::spec::Amount::Bytes(1 << 20);
+        ready(&mut j);
+        let one = written(&j, 0, &plan(&["a"]), (true, false), &place).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].path, dir.path().join("a"));
+        assert_eq!((one[0].block, one[0].interval), (16384, 4096));
+        assert!(one[0].by_samples && !one[0].shared);
+        let two = written(&j, 0, &plan(&["a", "b"]), (true, false), &place).unwrap();
+        assert!(two.iter().all(|f| !f.by_samples && !f.shared), "{two:?}");
+        let shared = written(&j, 0, &plan(&["a"]), (true, true), &place).unwrap();
+        assert!(!shared[0].by_samples && shared[0].shared);
+        // Another clone reads a shared file back; the null engine makes none.
+        assert!(written(&j, 0, &plan(&["a"]), (false, true), &place)
+            .unwrap()
+            .is_empty());
+        j.ioengine = Engine::Null;
+        assert!(written(&j, 0, &plan(&["a"]), (true, false), &place)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_job_no_header_fits_is_named_with_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Placement {
+            path: dir.path().to_path_buf(),
+            offset: 0,
+            len: 1 << 20,
+        };
+        let mut j = job(BlockSizes::Range {
+            min: 512,
+            max: 65536,
+        });
+        j.bs_unaligned = true;
+        ready(&mut j);
+        assert!(j.verify.is_none());
+        let e = written(&j, 0, &plan(&["a"]), (true, false), &place).unwrap_err();
+        assert!(e.contains("cannot carry fio's verify header"), "{e}");
     }
 }

@@ -117,6 +117,8 @@ struct Shared {
     fill: bool,
     /// Clones naming them.
     users: usize,
+    /// The first clone that writes them: the one whose scan reads them after a power cut.
+    scanner: Option<usize>,
 }
 
 /// The jobs of each stonewall segment, in order: a `stonewall` job (but the first) starts one.
@@ -249,6 +251,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 e.size = e.size.max(place::extent(j, k, 0, j.zones.size));
                 e.fill |= j.rw.reads() || j.overwrite;
                 e.users += 1;
+                if j.rw.writes() && e.scanner.is_none() {
+                    e.scanner = Some(index);
+                }
             }
             index += 1;
         }
@@ -268,7 +273,9 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
         for k in 0..j.numjobs {
             let i = streams.len();
             let names = place::names(j, k);
-            let users = shared.get(&names).map_or(1, |s| s.users);
+            let (users, scans) = shared
+                .get(&names)
+                .map_or((1, true), |s| (s.users, s.scanner == Some(i)));
             let (owner, files) = match shared.get(&names) {
                 Some(s) => (
                     (s.owner != i).then_some(s.owner),
@@ -339,7 +346,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 });
                 match j.cut {
                     true => source.writing(move |placement| {
-                        super::cut::written(&job, k, &files, users > 1, placement)
+                        super::cut::written(&job, k, &files, (scans, users > 1), placement)
                     }),
                     false => source,
                 }

@@ -639,3 +639,34 @@ fn steady_state_and_latency_targets_end_a_job() {
     let why = out.streams[0].stopped.clone().unwrap();
     assert!(why.contains("latency target"), "{why}");
 }
+
+#[test]
+fn under_a_cut_a_shared_file_is_read_back_by_the_first_job_that_writes_it() {
+    let text = "[global]\nfilename=shared\nsize=1m\n[reader]\nrw=randread\n[writer]\nrw=randwrite\n[other]\nrw=write\n";
+    let plan = Job
+        .plan(&params(&[("groups", text), ("powercut", "1s")]))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let place = crate::engine::Placement {
+        path: dir.path().to_path_buf(),
+        offset: 0,
+        len: 1 << 20,
+    };
+    let written: Vec<Vec<crate::engine::WrittenFile>> = plan
+        .streams
+        .iter()
+        .map(|s| (s.source.as_ref().unwrap().written.as_ref().unwrap())(&place).unwrap())
+        .collect();
+    assert!(
+        written[0].is_empty(),
+        "the reader lays it out, reads nothing back"
+    );
+    assert_eq!(written[1].len(), 1);
+    let f = &written[1][0];
+    assert_eq!(f.path, dir.path().join("shared"));
+    assert!(f.shared && !f.by_samples, "{f:?}");
+    assert!(written[2].is_empty(), "read back once");
+    // Without a cut nothing is sealed or described.
+    let plain = Job.plan(&params(&[("groups", text)])).unwrap();
+    assert!(plain.streams[1].source.as_ref().unwrap().written.is_none());
+}
