@@ -9,6 +9,10 @@ use serde_json::{json, Value as Json};
 
 use super::model::ReqKind;
 
+/// A reply this late (5 ms) is counted apart (`late_over_5ms`): more than a figure of
+/// record allows.
+pub const LATE_NOTED_NS: u64 = 5_000_000;
+
 /// Lock-free counters updated once per request.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -24,6 +28,8 @@ pub struct Counters {
     in_flight_max: AtomicU64,
     late_ns_sum: AtomicU64,
     late_ns_max: AtomicU64,
+    /// Replies late by more than [`LATE_NOTED_NS`]: one stall or many.
+    late_over: AtomicU64,
     replies: AtomicU64,
     /// Service time each request was given (its due time minus its arrival, real ns after the
     /// time scale), summed by kind: read, write, flush, discard.
@@ -88,6 +94,9 @@ impl Counters {
         self.replies.fetch_add(1, Relaxed);
         self.late_ns_sum.fetch_add(late_ns, Relaxed);
         self.late_ns_max.fetch_max(late_ns, Relaxed);
+        if late_ns > LATE_NOTED_NS {
+            self.late_over.fetch_add(1, Relaxed);
+        }
         if failed {
             self.errors.fetch_add(1, Relaxed);
         }
@@ -137,6 +146,7 @@ impl Counters {
                 "discard": by_kind(3),
             },
             "late_us_max": g(&self.late_ns_max) as f64 / 1e3,
+            "late_over_5ms": g(&self.late_over),
             "late_inline_us_mean": mean_us(g(&self.late_by[0][0]), g(&self.late_by[0][2])),
             "late_inline_us_max": g(&self.late_by[0][1]) as f64 / 1e3,
             "replies_inline": g(&self.late_by[0][2]),
@@ -196,7 +206,7 @@ mod tests {
         c.serviced(ReqKind::Read, 3_000);
         c.arrive(ReqKind::Write, 8192);
         c.serviced(ReqKind::Write, 1_000);
-        c.replied(10, false);
+        c.replied(6_000_010, false);
         c.arrive(ReqKind::Flush, 0);
         c.replied(30, true);
         c.replied(20, false);
@@ -208,7 +218,8 @@ mod tests {
         assert_eq!(j["requests"]["flush"], 1);
         assert_eq!(j["service_us_mean"]["read"], 3.0);
         assert_eq!(j["service_us_mean"]["all"], 4.0 / 3.0);
-        assert_eq!(j["late_us_mean"], 20.0 / 1e3);
+        assert!((j["late_us_mean"].as_f64().unwrap() - 2000.02).abs() < 1e-6);
+        assert_eq!(j["late_over_5ms"], 1, "the one reply over 5 ms");
         assert_eq!(c.in_flight(), 0);
     }
 
