@@ -5,7 +5,9 @@
 //! stack's emulated devices go in a tmpfs of their total capacity, mounted in the stack's
 //! work directory (in the ledger, unmounted on release), when that capacity is at most three
 //! quarters of the memory the host has available; otherwise they stay on disk and a warning
-//! says so.
+//! says so. A tmpfs takes memory only as its images fill, so the room the other runs' image
+//! tmpfs can still grow into ([`promised`]) is not available, however free it is now: two
+//! studies started together would otherwise both fit and then exhaust the host's memory.
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +48,29 @@ pub fn mem_available(meminfo: &str) -> Option<u64> {
         .map(|kb| kb * 1024)
 }
 
+/// Mount points of the image tmpfs mounted by iotrial runs, from a /proc/mounts text.
+pub fn image_mounts(mounts: &str) -> Vec<PathBuf> {
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (source, target, fstype) = (f.next()?, f.next()?, f.next()?);
+            (source == "iotrial-images" && fstype == "tmpfs")
+                .then(|| PathBuf::from(target.replace("\\040", " ")))
+        })
+        .collect()
+}
+
+/// Bytes the image tmpfs mounted by other runs may still take: each one's free room.
+pub fn promised() -> u64 {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    image_mounts(&mounts)
+        .iter()
+        .filter_map(|m| rustix::fs::statvfs(m).ok())
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+        .sum()
+}
+
 /// Chooses where the images of emulated devices of `capacity` bytes in all go, mounting a
 /// tmpfs under `work` when they fit in memory. `capacity` 0 (no emulated device): `work`.
 pub fn place(
@@ -67,9 +92,19 @@ pub fn place(
         .as_deref()
         .and_then(mem_available)
         .unwrap_or(0);
+    let promised = promised();
+    let available = available.saturating_sub(promised);
     if !fits(capacity, available) {
+        let others = if promised > 0 {
+            format!(
+                ", once the {} the image tmpfs of other runs may still fill are taken out",
+                gib(promised)
+            )
+        } else {
+            String::new()
+        };
         return Ok(on_disk(Some(format!(
-            "the emulated devices' images ({}) do not fit in memory ({} available): they are on the host's disk in {}, whose reads and write-back can make the device servers' replies late",
+            "the emulated devices' images ({}) do not fit in memory ({} available{others}): they are on the host's disk in {}, whose reads and write-back can make the device servers' replies late",
             gib(capacity),
             gib(available),
             work.display()
@@ -126,6 +161,22 @@ mod tests {
         let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   23000000 kB\n";
         assert_eq!(mem_available(text), Some(23_000_000 * 1024));
         assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn finds_the_image_tmpfs_of_other_runs_only() {
+        let text = "tmpfs /dev/shm tmpfs rw 0 0\n\
+            iotrial-images /tmp/iotrial-stack-7-0/images tmpfs rw,size=16777216k 0 0\n\
+            iotrial-emu /tmp/iotrial-stack-7-0/emu0 fuse.iotrial rw 0 0\n\
+            iotrial-images /tmp/a\\040b/images tmpfs rw 0 0\n\
+            iotrial-images /mnt/x ext4 rw 0 0\n";
+        assert_eq!(
+            image_mounts(text),
+            vec![
+                PathBuf::from("/tmp/iotrial-stack-7-0/images"),
+                PathBuf::from("/tmp/a b/images")
+            ]
+        );
     }
 
     #[test]
