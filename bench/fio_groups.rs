@@ -3,8 +3,11 @@
 //! same way for both tools (the runtime and sizes of [`EXAMPLES`] appended to every job
 //! section, so they win over the file's own, and the file's `directory=` dropped), run by fio
 //! and by `iotrial run fio:FILE` in fresh directories of one filesystem, alternating which goes
-//! first. Each reporting group's IOPS and MB/s (fio's jobs of one `groupid` summed; iotrial's
-//! `verdict.run_groups`) are compared as medians over the rounds. `FIO_FILES_ONLY` (file
+//! first. Each reporting group's IOPS and MB/s are compared as medians over the rounds: fio's
+//! as its "Run status group" line gives them (the I/Os and bytes of the group's jobs over the
+//! longest job's runtime, per direction; a sum of the jobs' own rates would count a job that
+//! ended early at its own faster rate), iotrial's `verdict.run_groups` (the group's I/Os over
+//! the time from its first issue to its last completion). `FIO_FILES_ONLY` (file
 //! names, comma-separated) runs only those.
 
 use crate::common::figures::median;
@@ -72,29 +75,33 @@ pub fn fio(file: &Path, dir: &Path) -> Vec<Group> {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
-    let mut groups: Vec<(u64, Group)> = Vec::new();
+    // Per group and direction: I/Os, bytes and the longest job's runtime (ms).
+    let mut groups: Vec<(u64, [(f64, f64, f64); 3])> = Vec::new();
     for j in doc["jobs"].as_array().unwrap() {
         let id = j["groupid"].as_u64().unwrap_or(0);
-        let (mut iops, mut bytes) = (0.0, 0.0);
-        for d in ["read", "write", "trim"] {
-            iops += j[d]["iops"].as_f64().unwrap_or(0.0);
-            bytes += j[d]["bw_bytes"].as_f64().unwrap_or(0.0);
-        }
-        match groups.iter_mut().find(|g| g.0 == id) {
-            Some(g) => {
-                g.1.iops += iops;
-                g.1.mb_s += bytes / 1e6;
+        let at = match groups.iter().position(|g| g.0 == id) {
+            Some(i) => i,
+            None => {
+                groups.push((id, [(0.0, 0.0, 0.0); 3]));
+                groups.len() - 1
             }
-            None => groups.push((
-                id,
-                Group {
-                    iops,
-                    mb_s: bytes / 1e6,
-                },
-            )),
+        };
+        for (k, d) in ["read", "write", "trim"].iter().enumerate() {
+            let g = &mut groups[at].1[k];
+            g.0 += j[d]["total_ios"].as_f64().unwrap_or(0.0);
+            g.1 += j[d]["io_bytes"].as_f64().unwrap_or(0.0);
+            g.2 = g.2.max(j[d]["runtime"].as_f64().unwrap_or(0.0));
         }
     }
-    groups.into_iter().map(|g| g.1).collect()
+    // fio's "Run status group" line: each direction's bytes over its longest job's runtime.
+    let per_s = |n: f64, ms: f64| if ms > 0.0 { n * 1e3 / ms } else { 0.0 };
+    groups
+        .into_iter()
+        .map(|(_, d)| Group {
+            iops: d.iter().map(|x| per_s(x.0, x.2)).sum(),
+            mb_s: d.iter().map(|x| per_s(x.1, x.2)).sum::<f64>() / 1e6,
+        })
+        .collect()
 }
 
 /// iotrial's figures of `file` run on `dir:DIR`, per reporting group, and each group's jobs.
