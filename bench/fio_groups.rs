@@ -33,6 +33,10 @@ pub struct Group {
     pub mb_s: f64,
 }
 
+/// One direction of a reporting group in fio's json: I/Os, bytes and the longest job's
+/// runtime (ms).
+type Direction = (f64, f64, f64);
+
 /// `text` with `sets` at the end of every job section and without `directory=` lines.
 fn shorten(text: &str, sets: &[&str]) -> String {
     let mut out = String::new();
@@ -75,8 +79,7 @@ pub fn fio(file: &Path, dir: &Path) -> Vec<Group> {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("fio's json");
-    // Per group and direction: I/Os, bytes and the longest job's runtime (ms).
-    let mut groups: Vec<(u64, [(f64, f64, f64); 3])> = Vec::new();
+    let mut groups: Vec<(u64, [Direction; 3])> = Vec::new();
     for j in doc["jobs"].as_array().unwrap() {
         let id = j["groupid"].as_u64().unwrap_or(0);
         let at = match groups.iter().position(|g| g.0 == id) {
