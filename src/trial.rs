@@ -1,5 +1,5 @@
 //! One trial: one workload on one target, once. Builds the stack, starts the monitors, walks the
-//! workload's phases on it ([`phases`]) with a progress display and one [`Timeline`] for
+//! workload's phases on it (`phases`) with a progress display and one [`Timeline`] for
 //! everything it records, analyses the samples and writes the trial's files. A trial whose
 //! stack runs in a guest ([`crate::vm`]) is handed to the guest whole.
 
@@ -80,7 +80,7 @@ pub struct TrialOutput {
     /// Files the trial brought back besides its samples (a guest's monitor series), by their
     /// path in the trial's directory.
     pub files: Vec<(PathBuf, Vec<u8>)>,
-    /// The monitors' series (`monitor/*.csv`), until [`write`] moves them.
+    /// The monitors' series (`monitor/*.csv`), until `write` moves them.
     pub monitor_files: Option<monitor::Files>,
 }
 

@@ -2,7 +2,7 @@
 //! server's clock), the [`Circuit`] that cuts the devices of one stack together (at a
 //! CLOCK_MONOTONIC instant, or as the N-th write reaches any of them) and what a cut does to a
 //! write the device is executing ([`InFlight`]), or to a write split over several drives whose
-//! parts fare differently ([`split_loss`]). Once a device's power is off, every request
+//! parts fare differently (`split_loss`). Once a device's power is off, every request
 //! that arrives fails with EIO without reaching its model, and every reply that was due later
 //! fails too: the model keeps the state it had at the cut, which [`super::journal`] then
 //! asks it about.

@@ -4,7 +4,7 @@
 //! commands at once, so a read waiting for the media does not hold back the writes behind it,
 //! which go to the write-back buffer. This disk's media serves reads and the buffer's destages
 //! in the order they came (`queue_order=fifo`): a read waits behind the writes buffered before
-//! it ([`Disk::admit`]); with `queue_order=rpo` the `hdd` model is [`super::queued`]'s disk,
+//! it (`Disk::admit`); with `queue_order=rpo` the `hdd` model is [`super::queued`]'s disk,
 //! which reorders its queue. The disk is generic over a [`Translation`] from logical to
 //! physical placement, so the `smr` model reuses all of it with its own translation layer.
 

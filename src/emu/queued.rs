@@ -10,7 +10,7 @@
 //! [`super::model`]), and the server asks it again when its current media operation ends.
 //!
 //! The rest is [`super::hdd`]'s drive: its mechanics (seek curve, rotation, zones), its read
-//! buffer ([`ReadCache`]: segments, read-ahead, look-behind), a write-back buffer of
+//! buffer (`ReadCache`: segments, read-ahead, look-behind), a write-back buffer of
 //! `write_buffer` bytes that acknowledges a write at once while it has room, and a queue of
 //! `queue_depth` commands (beyond it the host waits). A cache flush is not a queued command:
 //! it waits for the queue to drain, then for every buffered write, and nothing else enters the

@@ -3,7 +3,7 @@
 //! per interval: per-device iostat -x figures ([`diskstats`]), the CPU of every thread on the
 //! host ([`threads`]), dirty and writeback memory ([`memory`]); and, with root, block requests
 //! traced through tracefs and classified as journal, metadata or data ([`trace`]); without the
-//! trace, an emulated device's own request log classified the same way ([`devlog`]). Every row
+//! trace, an emulated device's own request log classified the same way (`devlog`). Every row
 //! carries its time from the trial's [`Timeline`] origin and the phase it fell in. Besides the
 //! interval clock, the counters are read at every phase boundary ([`Running::boundary`]), so
 //! no interval straddles two phases and each phase's totals are exact; a row at a boundary
@@ -328,7 +328,7 @@ fn register_tid(tids: &std::sync::Mutex<Vec<u32>>) {
 impl Running {
     /// A phase boundary: every periodic monitor reads its counters now, the interval since its
     /// last reading belonging to `closes` (the phase that just ended, or the time before the
-    /// first phase). Returns once they have (or after [`BOUNDARY_PATIENCE`] if their thread
+    /// first phase). Returns once they have (or after `BOUNDARY_PATIENCE` if their thread
     /// is stuck), so the next phase's I/O never counts in the reading.
     pub fn boundary(&self, closes: Span) {
         let Some(tx) = &self.stop else { return };

@@ -3,7 +3,7 @@
 //! sequential write MB/s — each printed beside the device model's analytic expectation when
 //! the device is emulated. Every phase is a one-stream run of the engine on the raw device.
 //! A model whose random reads are too quick for the emulator's own cost per request to vanish
-//! in them has them measured on a second, slower-scaled device ([`fine`]).
+//! in them has them measured on a second, slower-scaled device (`fine`).
 
 mod fine;
 

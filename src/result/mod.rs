@@ -2,7 +2,7 @@
 //! ([`TrialResult`], documented in docs/result-format.md), samples.csv and timeseries.csv
 //! ([`csv`]), and a finished trial as found in a results directory ([`found`]). Everything that
 //! reads result.json (the study table, the report, `iotrial compare`, `iotrial analyze`) reads
-//! it through [`read`]; the trial writes it through [`write`].
+//! it through [`read`]; the trial writes it through [`fn@write`].
 
 pub mod csv;
 pub mod emulated;

@@ -53,7 +53,7 @@ pub fn worked_s(built: &Built, ledger: &Ledger) -> Result<Option<f64>, StackErro
 }
 
 /// Model nanoseconds the stack's emulated device has had a request in service so far (see
-/// [`crate::emu::replies::Outstanding`]); `None` unless the stack has exactly one emulated device
+/// `emu::replies::Outstanding`); `None` unless the stack has exactly one emulated device
 /// (the union over several devices cannot be had from their totals) or its server cannot say.
 pub fn outstanding_ns(built: &Built, ledger: &Ledger) -> Option<u64> {
     match devices(built, ledger).1[..] {

@@ -1,6 +1,6 @@
 //! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
-//! checked ([`file`]), expanded into an ordered list of trials with `--quick`, `--only` and
-//! `--device` applied ([`expand`]), each trial named the same on every machine ([`identity`]),
+//! checked ([`mod@file`]), expanded into an ordered list of trials with `--quick`, `--only` and
+//! `--device` applied ([`mod@expand`]), each trial named the same on every machine ([`identity`]),
 //! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]), tracked in the
 //! results directory's manifest so a study can be resumed ([`manifest`], [`results`]), and
 //! summarised in a comparison table ([`table`]). Results directories of one study's parts are

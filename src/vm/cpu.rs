@@ -1,6 +1,6 @@
 //! What a guest costs the host's CPU: the user + system time of every thread of its QEMU
 //! process (vCPU threads `CPU n/KVM` or `CPU n/TCG`, the main loop, the I/O worker threads),
-//! read from /proc/<pid>/task/*/stat at two moments, as percent of one host core, by group.
+//! read from `/proc/<pid>/task/*/stat` at two moments, as percent of one host core, by group.
 
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;

@@ -73,7 +73,7 @@ fn hardware_virtualization() -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kernel {
     pub image: PathBuf,
-    /// The /lib/modules/<release> directory of the same kernel.
+    /// The `/lib/modules/<release>` directory of the same kernel.
     pub modules: PathBuf,
     pub release: String,
 }

@@ -43,7 +43,7 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// Indexes every `*.ko` under `dir` (a /lib/modules/<release> directory).
+    /// Indexes every `*.ko` under `dir` (a `/lib/modules/<release>` directory).
     pub fn read(dir: &Path) -> std::io::Result<Tree> {
         let mut t = Tree::default();
         let mut stack = vec![dir.to_path_buf()];

@@ -10,7 +10,7 @@
 //! The stream's schedule is the clock, never the I/O's completion: a slow device shows as a
 //! fuller (or emptier) buffer and a later issue against the time the I/O was wanted (each
 //! sample's `lag_ns`), never as a slower application. The same [`model`] runs live in the
-//! stream's thread ([`run`], which decides when to issue) and again over the samples afterwards
+//! stream's thread (`run`, which decides when to issue) and again over the samples afterwards
 //! (the analysis), so every figure of a buffer can be derived from samples.csv.
 
 pub mod model;

@@ -1,6 +1,6 @@
 //! One fio job, typed: what a job section of a fio job file (its `[global]` options above it,
 //! then its own) asks for, in fio's terms and units (bytes, seconds, percentages). The option
-//! table ([`super::options`]) fills it; the plan ([`super::plan`]) turns it into streams.
+//! table ([`super::options`]) fills it; the plan (`super::plan`) turns it into streams.
 
 /// fio's data directions, in fio's order (read, write, trim).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -241,7 +241,7 @@ impl Summary {
 macro_rules! realtime_fields {
     ($verdict:ty) => {
         impl $verdict {
-            /// The real-time part, as [`Summary`] holds it.
+            /// The real-time part, as `Summary` holds it.
             pub fn summary(&self) -> $crate::workload::realtime::Summary {
                 $crate::workload::realtime::Summary {
                     record_buffer_peak_pct: self.record_buffer_peak_pct,

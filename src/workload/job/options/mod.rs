@@ -1,7 +1,7 @@
 //! fio's options as iotrial reads them: every option it honours sets a field of a
-//! [`JobSpec`] ([`core`] and the tables after it), options that only change how fio reports
+//! [`JobSpec`] (`core` and the tables after it), options that only change how fio reports
 //! or names its target are accepted with a note ([`NOTED`]), and options iotrial knows but
-//! cannot honour are refused saying why ([`refused`]). [`apply`] reads one `key=value` into a
+//! cannot honour are refused saying why (`refused`). [`apply`] reads one `key=value` into a
 //! job; [`engines`] says which `ioengine`s run and why the others do not.
 
 /// An [`Opt`] whose setter is one statement: `opt!(["size"], |j, a| j.size = a.amount()?)`.
