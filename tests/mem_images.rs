@@ -7,17 +7,8 @@ use common::*;
 use iotrial::stack::actions::Actions;
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::memimage;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// Unmounts the tmpfs when the test ends, passed or failed.
-struct Mounted(PathBuf);
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
 
 fn mount_images(dir: &Path, size: &str) -> Mounted {
     let ok = Command::new("mount")
@@ -28,7 +19,7 @@ fn mount_images(dir: &Path, size: &str) -> Mounted {
         .unwrap()
         .success();
     assert!(ok, "mount tmpfs at {}", dir.display());
-    Mounted(dir.to_path_buf())
+    Mounted::adopt(dir)
 }
 
 #[test]
@@ -61,7 +52,7 @@ fn another_runs_image_tmpfs_keeps_its_room_from_this_run() {
         why.contains("image tmpfs of other runs may still fill"),
         "{why}"
     );
-    drop(m);
+    m.unmount().unwrap();
     // Other tests' image tmpfs may be mounted meanwhile, none anywhere near 4 TiB.
     assert!(memimage::promised() < 4 << 40, "{}", memimage::promised());
 }

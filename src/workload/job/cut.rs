@@ -180,6 +180,15 @@ mod tests {
         assert!(r.cut && r.verify.is_none());
     }
 
+    /// A job's 1 MiB placement in `dir`.
+    fn placed(dir: &std::path::Path) -> Placement {
+        Placement {
+            path: dir.to_path_buf(),
+            offset: 0,
+            len: 1 << 20,
+        }
+    }
+
     fn plan(names: &[&str]) -> FilePlan {
         FilePlan {
             owner: true,
@@ -192,11 +201,7 @@ mod tests {
     #[test]
     fn the_scan_reads_a_clones_files_judging_an_only_unshared_one_by_samples() {
         let dir = tempfile::tempdir().unwrap();
-        let place = Placement {
-            path: dir.path().to_path_buf(),
-            offset: 0,
-            len: 1 << 20,
-        };
+        let place = placed(dir.path());
         let mut j = job(BlockSizes::Fixed(16384));
         j.size = super::super::spec::Amount::Bytes(1 << 20);
         ready(&mut j);
@@ -222,11 +227,7 @@ mod tests {
     #[test]
     fn a_job_no_header_fits_is_named_with_why() {
         let dir = tempfile::tempdir().unwrap();
-        let place = Placement {
-            path: dir.path().to_path_buf(),
-            offset: 0,
-            len: 1 << 20,
-        };
+        let place = placed(dir.path());
         let mut j = job(BlockSizes::Range {
             min: 512,
             max: 65536,
