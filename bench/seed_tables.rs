@@ -5,10 +5,16 @@
 //! ratio, the flushes the drive received and their service time, journal and metadata bytes
 //! from the block trace, the device server's lateness). docs/seeds.md quotes its output.
 //!
-//! `cargo bench --bench seed_tables` runs `iotrial study dvr` (root; about 95 minutes at
-//! scale 1) and prints the table; `SEED_TABLES_FROM=DIR` prints it from an existing results
-//! directory of the study instead; `SEED_TABLES_QUICK=1` runs `--quick` (a few minutes, 64
-//! samples per stream: the ranks are then noisier than the full study's).
+//! First it checks the twin's calibration: the raw-partition row (no filesystem) beside the
+//! seed's four device-level figures (record window ~200 ms, reads ~400 ms on average and ~750
+//! ms at worst, playback/record time 2.0), each to be within 10%; the bench fails when one is
+//! not. The full study's raw row is the check; a `--quick` run's is printed but not held to it.
+//!
+//! `cargo bench --bench seed_tables` runs `iotrial study dvr` (root; about an hour at scale 1)
+//! and prints the tables; `SEED_TABLES_FROM=DIR` prints them from an existing results
+//! directory of the study instead; `SEED_TABLES_RAW=1` runs the raw-partition stack alone
+//! (about 12 minutes: the calibration check only); `SEED_TABLES_QUICK=1` runs `--quick` (a few
+//! minutes, 64 samples per stream: the ranks are then noisier than the full study's).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -41,7 +47,45 @@ fn main() {
             None => return,
         },
     };
+    let calibrated = print_calibration(&dir);
     print_table(&dir);
+    if !calibrated && std::env::var_os("SEED_TABLES_QUICK").is_none() {
+        eprintln!("seed_tables: the twin's raw row is not within 10% of the seed's");
+        std::process::exit(1);
+    }
+}
+
+/// The raw row beside the seed's device-level figures; whether all four are within 10%.
+fn print_calibration(dir: &Path) -> bool {
+    let Some(doc) = result(dir, "raw-partitions") else {
+        println!("calibration: the raw-partitions trial did not run");
+        return false;
+    };
+    let (_, window) = over(&doc, "record", |s| s["window_peak_ms"].as_f64());
+    let (read_mean, _) = over(&doc, "playback", |s| s["lat_ms"]["mean"].as_f64());
+    let (_, read_worst) = over(&doc, "playback", |s| s["lat_ms"]["max"].as_f64());
+    let (_, played) = over(&doc, "playback", |s| s["elapsed_s"].as_f64());
+    let (_, recorded) = over(&doc, "record", |s| s["elapsed_s"].as_f64());
+    let rows = [
+        ("record window (peak 5 s average), ms", 200.0, window),
+        ("read mean, ms", 400.0, read_mean),
+        ("read worst, ms", 750.0, read_worst),
+        ("playback time / record time", 2.0, played / recorded),
+    ];
+    println!("| raw row (the twin's calibration) | seed 000 | twin | twin / seed |");
+    println!("|---|---|---|---|");
+    let mut all = true;
+    for (figure, seed, twin) in rows {
+        let ok = (twin / seed - 1.0).abs() <= 0.10;
+        all &= ok;
+        let mark = if ok { "" } else { " (outside 10%)" };
+        println!(
+            "| {figure} | {seed} | {twin:.2} | {:.2}{mark} |",
+            twin / seed
+        );
+    }
+    println!();
+    all
 }
 
 /// Runs the built-in study; its results directory, or None (printed why) when it cannot run.
@@ -59,6 +103,9 @@ fn run_study() -> Option<PathBuf> {
     cmd.args(["study", "dvr", "--out"]).arg(&out);
     if std::env::var_os("SEED_TABLES_QUICK").is_some() {
         cmd.arg("--quick");
+    }
+    if std::env::var_os("SEED_TABLES_RAW").is_some() {
+        cmd.args(["--only", "raw-partitions"]);
     }
     let status = cmd.status().expect("run iotrial");
     assert!(status.success(), "iotrial study dvr failed");
