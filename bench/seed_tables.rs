@@ -3,7 +3,7 @@
 //! their ratio, and the rank agreement over the six (Spearman's rho); then, per stack, the
 //! figures that explain a difference (write and read access times, the playback/record time
 //! ratio, the flushes the drive received and their service time, journal and metadata bytes
-//! from the block trace, the device server's lateness). docs/seeds.md quotes its output.
+//! from the block trace, the device server's lateness, the host's worst second of steal). docs/seeds.md quotes its output.
 //!
 //! First it checks the twin's calibration: the raw-partition row (no filesystem) beside the
 //! seed's four device-level figures (record window ~200 ms, reads ~400 ms on average and ~750
@@ -13,7 +13,7 @@
 //! `cargo bench --bench seed_tables` runs `iotrial study dvr` (root; about an hour at scale 1)
 //! and prints the tables; `SEED_TABLES_FROM=DIR` prints them from an existing results
 //! directory of the study instead; `SEED_TABLES_RAW=1` runs the raw-partition stack alone
-//! (about 12 minutes: the calibration check only); `SEED_TABLES_QUICK=1` runs `--quick` (a few
+//! (about 14 minutes: the calibration check only); `SEED_TABLES_QUICK=1` runs `--quick` (a few
 //! minutes, 64 samples per stream: the ranks are then noisier than the full study's).
 
 #[path = "../tests/common/mod.rs"]
@@ -211,8 +211,8 @@ fn print_table(dir: &Path) {
             spearman(&seed, &ours)
         );
     }
-    println!("\n| stack | window peak ms | write mean / max ms | read mean / max ms | pre-roll s | playback/record time | flushes (mean ms) | journal MiB | metadata MiB | late mean µs / max ms |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("\n| stack | window peak ms | write mean / max ms | read mean / max ms | pre-roll s | playback/record time | flushes (mean ms) | journal MiB | metadata MiB | late mean µs / max ms | host steal, worst second ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (label, doc) in &causes {
         let (_, win) = over(doc, "record", |s| s["window_peak_ms"].as_f64());
         let (wmean, _) = over(doc, "record", |s| s["lat_ms"]["mean"].as_f64());
@@ -229,10 +229,15 @@ fn print_table(dir: &Path) {
             / 1e3;
         let late = emu["server"]["late_us_mean"].as_f64().unwrap_or(0.0);
         let late_max = emu["server"]["late_us_max"].as_f64().unwrap_or(0.0) / 1e3;
+        let host = &doc["monitor"]["threads"]["host"];
+        let steal = match host["steal_ms_per_s_peak"].as_f64() {
+            Some(ms) => format!("{ms:.0} of {}", host["cpus"].as_u64().unwrap_or(1) * 1000),
+            None => "not recorded".into(),
+        };
         let (journal, _) = class(doc, "journal");
         let (meta, _) = class(doc, "metadata");
         println!(
-            "| {label} | {win:.0} | {wmean:.0} / {wmax:.0} | {rmean:.0} / {rmax:.0} | {:.2} | {:.2} | {flushes} ({flush_ms:.0}) | {journal:.1} | {meta:.1} | {late:.0} / {late_max:.1} |",
+            "| {label} | {win:.0} | {wmean:.0} / {wmax:.0} | {rmean:.0} / {rmax:.0} | {:.2} | {:.2} | {flushes} ({flush_ms:.0}) | {journal:.1} | {meta:.1} | {late:.0} / {late_max:.1} | {steal} |",
             doc["verdict"]["playback_preroll_s"].as_f64().unwrap_or(0.0),
             pt / rt
         );

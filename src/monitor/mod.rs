@@ -1,20 +1,21 @@
-//! Monitors: what watches a trial from outside its workload. They start before the first
-//! phase and stop after the last, sampling in their own thread (never in the I/O path) once
-//! per interval: per-device iostat -x figures ([`diskstats`]), the CPU of every thread on the
-//! host ([`threads`]), dirty and writeback memory ([`memory`]); and, with root, block requests
-//! traced through tracefs and classified as journal, metadata or data ([`trace`]); without the
-//! trace, an emulated device's own request log classified the same way (`devlog`). Every row
-//! carries its time from the trial's [`Timeline`] origin and the phase it fell in. Besides the
-//! interval clock, the counters are read at every phase boundary ([`Running::boundary`]), so
-//! no interval straddles two phases and each phase's totals are exact; a row at a boundary
-//! carries the phase it closes. They know the stack's devices and the timeline, never the
-//! workload. A monitor that fails is a warning, never a failed trial.
+//! Monitors: what watches a trial from outside its workload. They start before the first phase and
+//! stop after the last, sampling in their own thread (never in the I/O path) once per interval:
+//! per-device iostat -x figures ([`diskstats`]), the CPU of every thread on the host ([`threads`])
+//! and of the host as a whole, steal included ([`hostcpu`]), dirty and writeback memory
+//! ([`memory`]); and, with root, block requests traced through tracefs and classified as journal,
+//! metadata or data ([`trace`]); without the trace, an emulated device's own request log classified
+//! the same way (`devlog`). Every row carries its time from the trial's [`Timeline`] origin and the
+//! phase it fell in. Besides the interval clock, the counters are read at every phase boundary
+//! ([`Running::boundary`]), so no interval straddles two phases and each phase's totals are exact;
+//! a row at a boundary carries the phase it closes. They know the stack's devices and the timeline,
+//! never the workload. A monitor that fails is a warning, never a failed trial.
 
 mod blockreq;
 pub mod capture;
 mod devlog;
 pub mod diskstats;
 mod fsmap;
+pub mod hostcpu;
 mod iostat;
 pub mod memory;
 mod reader;
@@ -225,6 +226,8 @@ impl Periodic {
             warnings.extend(w);
         }
         summary.threads = self.threads.map(threads::Threads::finish);
+        let host = summary.threads.as_ref().and_then(|t| t.host.as_ref());
+        warnings.extend(host.and_then(hostcpu::steal_warning));
         summary.memory = self.memory.map(memory::Memory::finish);
         warnings
     }

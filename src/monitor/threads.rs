@@ -5,8 +5,10 @@
 //! (`kworker/u4:2` -> `kworker`, `jbd2/loop3-8` -> `jbd2`), kernel threads flagged, and
 //! iotrial's own threads told apart: the trial's main thread, its engine (stream) threads,
 //! its monitor threads, and the run's device server process. Rows go to
-//! `monitor/threads.csv`; result.json gets the top groups and the kernel total.
+//! `monitor/threads.csv`; result.json gets the top groups and the kernel total. The host's CPU
+//! as a whole, steal included, goes beside them ([`super::hostcpu`], `monitor/cpu.csv`).
 
+use super::hostcpu::HostCpu;
 use super::series::{field, CsvFile, PerPhase};
 use crate::result::monitor::{GroupCpu, OwnCpu, PhaseCpu, ThreadSummary};
 use crate::timeline::Span;
@@ -119,6 +121,8 @@ pub struct Threads {
     process_ns: (u64, u64),
     /// Own CPU not yet accounted to a thread (ns; negative: accounted ahead).
     exited_carry: i64,
+    /// The host's CPU as a whole; `None` if /proc/stat could not be read.
+    host: Option<HostCpu>,
 }
 
 /// One thread's CPU in an interval, as threads.csv has it.
@@ -182,6 +186,7 @@ impl Threads {
             phases: PerPhase::default(),
             process_ns: (0, 0),
             exited_carry: 0,
+            host: HostCpu::start(dir, t_s).ok(),
         };
         t.scan();
         Ok(t)
@@ -255,6 +260,9 @@ impl Threads {
     pub fn sample(&mut self, t_s: f64, span: &Span) -> std::io::Result<()> {
         let dt = t_s - self.last_t;
         self.last_t = t_s;
+        if let Some(Err(_)) = self.host.as_mut().map(|h| h.sample(t_s, span)) {
+            self.host = None;
+        }
         let used = self.scan();
         if dt <= 0.0 {
             return Ok(());
@@ -404,6 +412,7 @@ impl Threads {
                     own_cpu_pct_mean: mean(s.own_ns, s.seconds),
                 })
                 .collect(),
+            host: self.host.map(HostCpu::finish),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The monitors' figures a workload kind may add to the comparison of stacks, as optional
-//! columns after its verdict's (dvr adds the device's mean await and the kernel threads'
-//! CPU). Each is read from a trial's result.json `monitor`, so the report needs nothing else.
+//! columns after its verdict's (dvr adds the device's mean await, the kernel threads' CPU and
+//! the host's worst second of steal). Each is read from a trial's result.json `monitor`, so
+//! the report needs nothing else.
 
 use super::figure::{Better, FigureSpec};
 use crate::result::monitor::MonitorSummary;
@@ -36,6 +37,20 @@ pub const KERNEL_CPU: MonitorColumn = MonitorColumn {
     value: |m| m.threads.as_ref().map(|t| t.kernel_cpu_pct_mean),
 };
 
+/// The host's worst second of steal (the hypervisor holding its CPUs), summed over the CPUs.
+pub const HOST_STEAL_PEAK: MonitorColumn = MonitorColumn {
+    spec: FigureSpec {
+        key: "monitor.threads.host.steal_ms_per_s_peak",
+        label: "host steal, worst second",
+        unit: "ms",
+        better: Better::Lower,
+    },
+    value: |m| {
+        let t = m.threads.as_ref()?;
+        t.host.map(|h| h.steal_ms_per_s_peak)
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +67,12 @@ mod tests {
             kernel_cpu_pct_mean: 12.5,
             ..Default::default()
         });
+        assert_eq!((HOST_STEAL_PEAK.value)(&m), None);
+        m.threads.as_mut().unwrap().host = Some(crate::result::monitor::HostCpuSummary {
+            steal_ms_per_s_peak: 360.0,
+            ..Default::default()
+        });
+        assert_eq!((HOST_STEAL_PEAK.value)(&m), Some(360.0));
         m.devices.push(DeviceSummary {
             device: "vda".into(),
             role: "backing".into(),

@@ -138,6 +138,27 @@ pub struct ThreadSummary {
     pub groups: Vec<GroupCpu>,
     /// Kernel and own CPU per phase, in phase order.
     pub phases: Vec<PhaseCpu>,
+    /// The host's CPU as a whole (/proc/stat), steal included; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostCpuSummary>,
+}
+
+/// The host's CPU as a whole over the monitored time, in ms per second of wall time summed
+/// over its CPUs (so `cpus` x 1000 is every CPU at once).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCpuSummary {
+    pub cpus: u32,
+    /// User, system and interrupt time.
+    pub busy_ms_per_s_mean: f64,
+    pub iowait_ms_per_s_mean: f64,
+    /// Time the hypervisor gave this virtual machine's CPUs to others.
+    pub steal_ms_per_s_mean: f64,
+    /// The interval with the most steal, and the time it ended (s from the trial's origin).
+    pub steal_ms_per_s_peak: f64,
+    pub steal_peak_at_s: f64,
+    /// Intervals with more than 100 ms of steal per second.
+    pub steal_intervals_over_100ms: u64,
 }
 
 impl ThreadSummary {

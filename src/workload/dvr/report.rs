@@ -412,7 +412,11 @@ impl KindReport for DvrReport {
     }
 
     fn monitor_columns(&self) -> &'static [MonitorColumn] {
-        &[monitor::DEVICE_AWAIT, monitor::KERNEL_CPU]
+        &[
+            monitor::DEVICE_AWAIT,
+            monitor::KERNEL_CPU,
+            monitor::HOST_STEAL_PEAK,
+        ]
     }
 
     fn column_groups(&self) -> &'static [&'static [&'static str]] {

@@ -301,6 +301,7 @@ fn monitored(streaming: f64, sync: f64) -> crate::result::monitor::MonitorSummar
                 phase(super::PHASE, streaming),
                 phase(super::SYNC_PHASE, sync),
             ],
+            host: None,
         }),
         ..Default::default()
     }
