@@ -45,6 +45,10 @@
 //! - Not in the seed, the figures of 7200 rpm desktop drives of about 2010: 8.5 ms average
 //!   and 17 ms full-stroke seeks, a 32 MiB buffer, a 300 MB/s SATA-2 link.
 //! - Nothing is fitted: seed 001 measures streaming only, which the zone rates set.
+//! - The seed's capacity, 2 TB (a sparse image holds only what is written): a minute of
+//!   streaming then stays on the outer zones as on the seed's drives. At 16 GiB, which the
+//!   logical capacity maps onto the whole stroke, the same minute spans a third of the stroke
+//!   and the drives streamed 96 MB/s, not 110-115.
 //! - It also stands for seed 003's "SATA disk" (Cacti's update in 32-45 s with jfs and
 //!   deadline), a 7200 rpm SATA drive of the same years of which the seed gives nothing else.
 //!
@@ -151,7 +155,7 @@ pub static DRIVES: &[Preset] = &[
         summary:
             "2 TB 7200 rpm SATA-2 drive of seed 001: 115 MB/s outer, 60 MB/s inner, 32 MiB buffer",
         values: &[
-            ("size", "16GiB"),
+            ("size", "2TB"),
             ("rpm", "7200"),
             ("avg_seek", "8.5ms"),
             ("full_stroke", "17ms"),
