@@ -157,12 +157,15 @@ fn a_small_streaming_study_skips_md_and_zfs_by_name_and_relates_to_raw() {
         .as_f64()
         .or(v["total_mb_s"].as_f64())
         .unwrap();
-    let near = |x: &Value, want: f64| (x.as_f64().unwrap() / want - 1.0).abs() < 1e-12;
-    // A RAID10 of the raw stack's drives can use half of what they stream.
-    assert!(
-        near(&btrfs["params"]["raw_mb_s"], raw_level * 0.5),
-        "{btrfs}"
-    );
+    // A RAID10 of the raw stack's drives can use half of what they stream, or two drives'
+    // worth of the best one when that is more, which no interval of the raw trial's diskstats
+    // can be below.
+    let peak = figures::peak_device_write_mb_s(&root.join("trials/raw/stream/r1"), &raw);
+    let within = |x: &Value, share: f64, drives: f64| {
+        let (got, total) = (x.as_f64().unwrap(), raw_level * share);
+        got >= total * (1.0 - 1e-12) && got <= total.max(drives * peak) * (1.0 + 1e-12)
+    };
+    assert!(within(&btrfs["params"]["raw_mb_s"], 0.5, 2.0), "{btrfs}");
     assert!(btrfs["verdict"]["raw_fraction"].as_f64().is_some());
     let w = btrfs["warnings"].as_array().unwrap();
     assert!(
@@ -171,7 +174,7 @@ fn a_small_streaming_study_skips_md_and_zfs_by_name_and_relates_to_raw() {
         "{w:?}"
     );
     let xfs = read_json(&root.join("trials/xfs-1drive-ssdlog/stream/r1/result.json"));
-    assert!(near(&xfs["params"]["raw_mb_s"], raw_level / 4.0), "{xfs}");
+    assert!(within(&xfs["params"]["raw_mb_s"], 0.25, 1.0), "{xfs}");
     assert!(xfs["stack"]["mkfs"]["command"]
         .as_str()
         .unwrap()

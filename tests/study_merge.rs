@@ -429,9 +429,11 @@ fs = "ext4"
         .or(v["total_mb_s"].as_f64())
         .unwrap();
     let raw_mb_s = ext4["params"]["raw_mb_s"].as_f64().unwrap();
+    // The raw level over the same one device, or its device's best settled rate when more.
+    let peak = figures::peak_device_write_mb_s(&merged.join("trials/raw/stream/r1"), &raw);
     assert!(
-        (raw_mb_s - raw_level).abs() < 1e-9 * raw_level,
-        "{raw_mb_s} vs {raw_level}"
+        raw_mb_s >= raw_level * (1.0 - 1e-9) && raw_mb_s <= raw_level.max(peak) * (1.0 + 1e-9),
+        "{raw_mb_s} vs {raw_level} (device peak {peak})"
     );
     let e = &ext4["verdict"];
     let level = e["settled_mb_s"]

@@ -189,7 +189,7 @@ impl VerdictTable {
         let mut v = vec![if r.baseline {
             format!("{} (baseline)", r.stack)
         } else if !r.impossible.is_empty() {
-            format!("{} (impossible ⚠)", r.stack)
+            format!("{} (above raw ⚠)", r.stack)
         } else if r.hardware.is_some() {
             format!("{} (other hardware ⚠)", r.stack)
         } else {
@@ -278,7 +278,7 @@ impl VerdictTable {
         let mut impossible = String::new();
         for r in self.rows.iter().filter(|r| !r.impossible.is_empty()) {
             impossible.push_str(&format!(
-                " ⚠ {} is not ranked, its figures are impossible: {}.",
+                " ⚠ {} is not ranked, its figures are above what its drives took raw: {}.",
                 r.stack,
                 r.impossible.join("; ")
             ));
@@ -490,7 +490,7 @@ mod tests {
         assert!(!t.is_best_stack(1) && !t.is_best(1, 1));
         let rows = t.rows_text(Medium::Terminal);
         assert_eq!(rows.rows[0][0], "★ btrfs");
-        assert_eq!(rows.rows[1][0], "md-guest (impossible ⚠)");
+        assert_eq!(rows.rows[1][0], "md-guest (above raw ⚠)");
         let note = t.method_note(Medium::Terminal);
         assert!(
             note.contains("md-guest is not ranked") && note.contains("1.55 of raw"),

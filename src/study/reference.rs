@@ -5,8 +5,10 @@
 
 use super::manifest::{Manifest, Status};
 use super::{Study, Trial};
+use crate::result::monitor::MonitorSummary;
 use crate::stack::LayoutKind;
-use crate::workload::Reference;
+use crate::workload::{Reference, WriteInterval};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The reference for trial `t` of `study` (resolved), when the raw stack's trial of the same
@@ -26,13 +28,68 @@ pub fn for_trial(study: &Study, manifest: &Manifest, root: &Path, t: &Trial) -> 
             .iter()
             .find(|rec| rec.id == id && rec.status == Status::Done)
     })?;
-    let doc = crate::result::read(&root.join(&done.path).join("result.json")).ok()?;
+    let dir = root.join(&done.path);
+    let doc = crate::result::read(&dir.join("result.json")).ok()?;
+    let phase_starts = doc
+        .phases
+        .iter()
+        .map(|p| (p.name.clone(), p.sampling_start_s.unwrap_or(p.start_s)))
+        .collect();
     Some(Reference {
         stack: raw.name.clone(),
+        device_writes: device_writes(&dir.join("monitor/diskstats.csv"), &doc.monitor),
+        phase_starts,
         kind: doc.kind,
         verdict: doc.verdict,
         share: t.stack.data_devices() / raw.data_devices(),
+        data_devices: t.stack.data_devices(),
     })
+}
+
+/// The write intervals of each data device in a trial's diskstats series (`path`); empty
+/// when it is missing or unreadable, so the reference falls back to the stack's total.
+fn device_writes(path: &Path, m: &MonitorSummary) -> BTreeMap<String, Vec<WriteInterval>> {
+    let mut out: BTreeMap<String, Vec<WriteInterval>> = m
+        .devices
+        .iter()
+        .filter(|d| d.role == "data")
+        .map(|d| (d.device.clone(), Vec::new()))
+        .collect();
+    let Ok(mut rd) = csv::Reader::from_path(path) else {
+        return BTreeMap::new();
+    };
+    let Ok(head) = rd.headers().cloned() else {
+        return BTreeMap::new();
+    };
+    let col = |name: &str| head.iter().position(|h| h == name);
+    let (Some(t), Some(ph), Some(dev), Some(w)) =
+        (col("t_s"), col("phase"), col("device"), col("wkB_s"))
+    else {
+        return BTreeMap::new();
+    };
+    let mut last: BTreeMap<String, f64> = BTreeMap::new();
+    for row in rd.records().map_while(Result::ok) {
+        let (Some(rows), Ok(end_s), Ok(kb_s)) = (
+            out.get_mut(&row[dev]),
+            row[t].parse::<f64>(),
+            row[w].parse::<f64>(),
+        ) else {
+            continue;
+        };
+        let Some(prev) = last.insert(row[dev].to_string(), end_s) else {
+            continue;
+        };
+        let seconds = end_s - prev;
+        if seconds > 0.0 {
+            rows.push(WriteInterval {
+                phase: Some(row[ph].to_string()).filter(|p| !p.is_empty()),
+                end_s,
+                seconds,
+                mb: kb_s * 1024.0 * seconds / 1e6,
+            });
+        }
+    }
+    out
 }
 
 /// How [`note`] begins.
@@ -41,12 +98,97 @@ pub const NOTE_START: &str = "raw figures are relative to stack ";
 /// What a trial's warnings say of the reference it was judged against.
 pub fn note(r: &Reference, stack_devices: f64) -> String {
     let t = |x: f64| crate::units::trim_float((x * 1000.0).round() / 1000.0);
-    format!(
+    let mut s = format!(
         "{NOTE_START}{}, scaled by {}: this stack's data can use {} devices' worth of write bandwidth, {}'s {}",
         r.stack,
         t(r.share),
         t(stack_devices),
         r.stack,
         t(stack_devices / r.share)
-    )
+    );
+    if !r.device_writes.is_empty() {
+        s.push_str(&format!(
+            "; or, when that is more, the most one of {}'s drives took once its writers had settled, times {}",
+            r.stack,
+            t(stack_devices)
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::monitor::{DeviceSummary, IostatFigures};
+
+    fn device(name: &str, role: &str) -> DeviceSummary {
+        DeviceSummary {
+            device: name.into(),
+            role: role.into(),
+            seconds: 60.0,
+            means: IostatFigures::default(),
+            await_ms: 0.0,
+            await_ms_peak: 0.0,
+            aqu_sz_peak: 0.0,
+            util_pct_peak: 0.0,
+            totals: Default::default(),
+            phases: Vec::new(),
+        }
+    }
+
+    fn reference(dir: &Path, csv: &str) -> Reference {
+        let path = dir.join("diskstats.csv");
+        std::fs::write(&path, csv).unwrap();
+        let m = MonitorSummary {
+            devices: vec![
+                device("loop0", "data"),
+                device("loop1", "data"),
+                device("vda", "backing"),
+            ],
+            ..Default::default()
+        };
+        Reference {
+            stack: "raw".into(),
+            kind: "stream".into(),
+            verdict: serde_json::Value::Null,
+            share: 0.5,
+            device_writes: device_writes(&path, &m),
+            phase_starts: [("stream".to_string(), 1.0)].into(),
+            data_devices: 3.0,
+        }
+    }
+
+    #[test]
+    fn a_drive_is_bounded_by_the_best_data_device_once_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        // 100,000 kB/s is 102.4 MB/s. loop1 ramps up for two seconds, then takes 120,000 kB/s;
+        // the backing disk (vda) and the sync phase do not count.
+        let head = "t_s,phase,device,r_s,w_s,d_s,f_s,rkB_s,wkB_s,rrqm_s\n";
+        let mut csv = head.to_string();
+        for (t, phase, a, b, v) in [
+            (1.0, "prepare", 0.0, 0.0, 0.0),
+            (2.0, "stream", 100_000.0, 10_000.0, 900_000.0),
+            (3.0, "stream", 100_000.0, 50_000.0, 900_000.0),
+            (4.0, "stream", 100_000.0, 120_000.0, 900_000.0),
+            (5.0, "stream", 100_000.0, 120_000.0, 900_000.0),
+            (5.5, "sync", 900_000.0, 900_000.0, 900_000.0),
+        ] {
+            csv.push_str(&format!("{t},{phase},loop0,0,0,0,0,0,{a},0\n"));
+            csv.push_str(&format!("{t},{phase},loop1,0,0,0,0,0,{b},0\n"));
+            csv.push_str(&format!("{t},{phase},vda,0,0,0,0,0,{v},0\n"));
+        }
+        let r = reference(dir.path(), &csv);
+        let all = r.best_device_mb_s("stream", 0.0).unwrap();
+        assert!((all - 102.4).abs() < 1e-9, "{all}");
+        let settled = r.best_device_mb_s("stream", 2.0).unwrap();
+        assert!((settled - 122.88).abs() < 1e-9, "{settled}");
+        // Less than a second of intervals, an unknown phase or no series: no bound.
+        assert_eq!(r.best_device_mb_s("stream", 3.5), None);
+        assert_eq!(r.best_device_mb_s("fill", 0.0), None);
+        let none = reference(dir.path(), "not,a,series\n");
+        assert!(none.device_writes.is_empty());
+        assert!(!note(&r, 3.0).is_empty());
+        assert!(note(&r, 3.0).contains("settled, times 3"));
+        assert!(!note(&none, 3.0).contains("settled"));
+    }
 }

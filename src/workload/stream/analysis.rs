@@ -227,7 +227,7 @@ pub fn analyze(
         }
     } else {
         verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
-        verdict.impossible = impossible(&verdict);
+        verdict.impossible = impossible(&verdict, shown);
         if let Some(why) = &verdict.impossible {
             warnings.push(format!("{why}; the stack is not ranked"));
         }
@@ -264,9 +264,16 @@ fn total(
     }
 }
 
-/// Why the verdict cannot be what the drives did: a sustained figure above the raw
-/// capability of the stack's share of the drives (raw_fraction above 1).
-fn impossible(v: &Verdict) -> Option<String> {
+/// How a cause of [`impossible`] begins when the figure is above the raw rate by less than
+/// its own precision.
+pub const AT_RAW: &str = "at the drives' raw rate: ";
+
+/// Why the verdict cannot be ranked as what the drives did: a sustained figure above the raw
+/// capability of the stack's share of the drives (raw_fraction above 1). `shown` is the
+/// interval series the figure is the mean of: when the excess is within two standard errors
+/// of that mean, the figure is the drives' raw rate, not measurably above it, and the cause
+/// says so; either way the stack is not ranked.
+fn impossible(v: &Verdict, shown: &[f64]) -> Option<String> {
     let (f, raw, level) = (v.raw_fraction?, v.raw_mb_s?, v.sustained()?);
     if f <= 1.0 {
         return None;
@@ -280,6 +287,22 @@ fn impossible(v: &Verdict) -> Option<String> {
         .total_mb_s
         .map(|t| format!(" (with the final sync counted: {} MB/s)", num(t)))
         .unwrap_or_default();
+    let n = shown.len() as f64;
+    let precision = if n >= 2.0 && level > 0.0 {
+        2.0 * stats::stddev(shown) / n.sqrt() / level
+    } else {
+        0.0
+    };
+    if f - 1.0 <= precision {
+        return Some(format!(
+            "{AT_RAW}{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}, within the {}% precision of its own mean (two standard errors over {} intervals): not measurably above the drives, and not ranked above stacks measured below them",
+            num(level),
+            num(f),
+            num(raw),
+            num(precision * 100.0),
+            n
+        ));
+    }
     Some(format!(
         "{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}: above what the drives can physically do, so the page cache, not the drives, absorbed the writers",
         num(level),
@@ -350,8 +373,14 @@ impl Outcome for StreamOutcome {
         if let Some(f) = v.raw_fraction {
             parts.push(format!("{} of raw", num(f)));
         }
-        if v.impossible.is_some() {
-            parts.push("IMPOSSIBLE (above the drives' raw capability; not ranked)".into());
+        match v.impossible.as_deref() {
+            Some(w) if w.starts_with(AT_RAW) => {
+                parts.push("AT RAW (not measurably above the drives' raw rate; not ranked)".into())
+            }
+            Some(_) => {
+                parts.push("IMPOSSIBLE (above the drives' raw capability; not ranked)".into())
+            }
+            None => {}
         }
         if let Some(b) = v.burstiness {
             parts.push(format!("burstiness {}", num(b)));

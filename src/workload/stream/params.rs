@@ -17,7 +17,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("file_size", Kind::Size, "0", "bytes of file or raw region per stream; 0: an equal share of the target's free space (a writer that reaches it starts over at offset 0)"),
     ParamSpec::new("settle_window", Kind::Duration, "10s", "window of the steady-state rule"),
     ParamSpec::new("settle_tolerance", Kind::Float, "10", "the aggregate has settled once the least-squares trend over a window changes it by at most this much of the window's mean").in_unit("%"),
-    ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, what that stack sustained times this stack's share of its drives' bandwidth").in_unit("MB/s"),
+    ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, what that stack sustained times this stack's share of its drives' bandwidth, or the most one of its drives took while streaming times this stack's data drives when that is more").in_unit("MB/s"),
     ParamSpec::new("seed", Kind::Count, "1", "seed of the streams' write buffers"),
     ParamSpec::new("pacing", Kind::Choice(realtime::PACINGS), "max", "max: every stream moves its next I/O as soon as the last one is done (seed 001's dd); realtime: writers write what a camera makes at `bitrate` through a `buffer`, readers read what a player plays after a `preroll`, for `duration`"),
     ParamSpec::new("bitrate", Kind::Float, "100", "realtime: each stream's mean bitrate (100: a 4K camera recording XAVC S at its highest setting)").in_unit("Mbit/s"),

@@ -194,6 +194,26 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     );
     assert!(out.warnings.iter().any(|w| w.contains("not ranked")));
     assert!(out.verdict_line().contains("IMPOSSIBLE"));
+    // A figure above raw by less than two standard errors of its own mean is the drives' raw
+    // rate: still not ranked, but not called impossible.
+    let wavy: Vec<u64> = (0..24).map(|k| if k % 2 == 0 { 48 } else { 52 }).collect();
+    let set = SampleSet::in_memory(vec![writer("writer0", 0.0, &wavy)], phases(0.0, 24.0, 25.0));
+    let at = |raw: &str| {
+        let q = params(&[("writers", "1"), ("raw_mb_s", raw)]);
+        analyze(&q, &set, &Seen::default(), None).unwrap()
+    };
+    let near = at("49.5");
+    let why = near.verdict.impossible.clone().unwrap();
+    assert!(why.starts_with(super::analysis::AT_RAW), "{why}");
+    assert!(
+        near.verdict_line().contains("AT RAW"),
+        "{}",
+        near.verdict_line()
+    );
+    let far = at("45");
+    let why = far.verdict.impossible.clone().unwrap();
+    assert!(why.contains("page cache, not the drives"), "{why}");
+    assert!(far.verdict_line().contains("IMPOSSIBLE"));
     // A study's raw stack settled at 660 MB/s; a RAID10 over the same drives can use half.
     let reference = Reference {
         stack: "raw".into(),
@@ -202,9 +222,48 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
             "total_mb_s": 600.0, "sync_s": 1.0, "burstiness": 0.1, "stream_fairness_jain": 1.0,
             "raw_mb_s": null, "raw_fraction": null, "intervals": 60}),
         share: 0.5,
+        device_writes: Default::default(),
+        phase_starts: [(PHASE.to_string(), 0.0)].into(),
+        data_devices: 3.0,
     };
     let q = Stream.refer(&params(&[]), &reference).unwrap();
     assert_eq!(q.f64("raw_mb_s"), 330.0);
+    // Eight writers on six drives: a drive with one writer took 115 MB/s once the writers had
+    // settled (the reference settled after 3 s), more than a sixth of the total, so the
+    // RAID10's three drives' worth is 345 MB/s, not half of the total.
+    let rows = |mb_s: f64| -> Vec<crate::workload::WriteInterval> {
+        (1..=10)
+            .map(|t| crate::workload::WriteInterval {
+                phase: Some(PHASE.into()),
+                end_s: t as f64,
+                seconds: 1.0,
+                mb: if t <= 3 { 1.0 } else { mb_s },
+            })
+            .collect()
+    };
+    let uneven = Reference {
+        device_writes: [
+            ("loop0".to_string(), rows(100.0)),
+            ("loop2".to_string(), rows(115.0)),
+        ]
+        .into(),
+        ..reference.clone()
+    };
+    let q = Stream.refer(&params(&[]), &uneven).unwrap();
+    assert!(
+        (q.f64("raw_mb_s") - 345.0).abs() < 1e-9,
+        "{}",
+        q.f64("raw_mb_s")
+    );
+    // A slower best drive never lowers the share of the total.
+    let slow = Reference {
+        device_writes: [("loop0".to_string(), rows(90.0))].into(),
+        ..reference.clone()
+    };
+    assert_eq!(
+        Stream.refer(&params(&[]), &slow).unwrap().f64("raw_mb_s"),
+        330.0
+    );
     assert!(
         Stream.refer(&p, &reference).is_none(),
         "an explicit raw_mb_s stays"
