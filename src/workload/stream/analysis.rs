@@ -264,7 +264,7 @@ fn total(
     }
 }
 
-/// How a cause of [`impossible`] begins when the figure is above the raw rate by less than
+/// How a cause of `impossible` begins when the figure is above the raw rate by less than
 /// its own precision.
 pub const AT_RAW: &str = "at the drives' raw rate: ";
 
