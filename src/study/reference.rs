@@ -1,7 +1,9 @@
 //! A study's raw baseline: the first stack that writes its drives raw (a `regions` or
 //! `partitions` layout). A trial of another stack may be judged against that stack's finished
 //! trial of the same workload (stream's `raw_fraction`), scaled by how much of the raw stack's
-//! write bandwidth its own data can use: a RAID10 over the same six drives, three drives' worth.
+//! write bandwidth its own data can use: a RAID10 over the same six drives, three drives' worth;
+//! the reference also carries each data device's diskstats series, so a workload can bound a
+//! stack by the raw stack's best drive times its own data drives.
 
 use super::manifest::{Manifest, Status};
 use super::{Study, Trial};
