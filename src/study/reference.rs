@@ -91,6 +91,7 @@ fn device_writes(path: &Path, m: &MonitorSummary) -> BTreeMap<String, Vec<WriteI
             });
         }
     }
+    out.retain(|_, rows| !rows.is_empty());
     out
 }
 
