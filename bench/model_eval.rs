@@ -9,7 +9,7 @@ use std::time::Instant;
 const REQUESTS: usize = 1 << 20;
 
 /// A request stream: random 4 KiB reads, random 4 KiB writes, a 70/30 random mix with a flush
-/// every 64 requests, or sequential 1 MiB reads.
+/// every 64 requests, sequential 1 MiB reads, or 2 GiB discards over the whole device.
 fn requests(pattern: &str, capacity: u64) -> Vec<Request> {
     let mut r = SplitMix64::new(42);
     let blocks = capacity / 4096;
@@ -30,6 +30,13 @@ fn requests(pattern: &str, capacity: u64) -> Vec<Request> {
                 },
                 "mixed" if r.below(10) < 3 => random(ReqKind::Write, &mut r),
                 "mixed" => random(ReqKind::Read, &mut r),
+                // mkfs discarding the whole device, 2 GiB per request as the loop driver
+                // splits it.
+                "discard" => Request {
+                    kind: ReqKind::Discard,
+                    offset: (i as u64 * (2 << 30)) % (capacity / (2 << 30) * (2 << 30)).max(1),
+                    len: (2u64 << 30).min(capacity),
+                },
                 _ => Request {
                     kind: ReqKind::Read,
                     offset: (i as u64 * (1 << 20)) % capacity,
@@ -53,9 +60,11 @@ fn main() {
         "smr,cache=256MiB",
         "flash",
         "hdd,fail_prob=0.001,fail_range=1GiB-2GiB",
+        "array,drive=sfa-38tb",
+        "array,drive=sfa-72tb",
     ] {
         let spec = ModelSpec::parse(text).expect("built-in spec");
-        for pattern in ["randread", "randwrite", "mixed", "seqread"] {
+        for pattern in ["randread", "randwrite", "mixed", "seqread", "discard"] {
             let reqs = requests(pattern, spec.settings.capacity);
             let mut model = spec.build().expect("built-in spec");
             let start = Instant::now();
@@ -69,5 +78,23 @@ fn main() {
             let label = format!("{text} / {pattern}");
             println!("{label:<48} {:>8} {ns:>12.1}", reqs.len());
         }
+        // A writeback burst: random 4 KiB writes from a host keeping 32 in flight (a
+        // filesystem's sync through the loop driver), each issued as the oldest completes,
+        // through `submit` as the server issues them; the worst request too, since one slow
+        // evaluation is one late reply.
+        let reqs = requests("randwrite", spec.settings.capacity);
+        let mut model = spec.build().expect("built-in spec");
+        let mut inflight = [0u64; 32];
+        let (mut worst, start) = (0u128, Instant::now());
+        for (i, &req) in reqs.iter().enumerate() {
+            let slot = i % inflight.len();
+            let one = Instant::now();
+            let r = model.submit(inflight[slot], i as u64, black_box(req));
+            worst = worst.max(one.elapsed().as_nanos());
+            inflight[slot] = r.map_or(inflight[slot], |r| r.done_ns) + 1_000;
+        }
+        let ns = start.elapsed().as_nanos() as f64 / reqs.len() as f64;
+        let label = format!("{text} / writeburst (worst {:.1} us)", worst as f64 / 1e3);
+        println!("{label:<48} {:>8} {ns:>12.1}", reqs.len());
     }
 }

@@ -181,6 +181,51 @@ impl Array {
         out
     }
 
+    /// The pieces of `[o, end)` on each disk, chunk by chunk, with the parts of a request
+    /// starting at `start` each carries (`(from, len)`, one per chunk), in the order of their
+    /// first chunk. A write's: its parts say what a power cut takes back.
+    fn runs_by_chunk(&self, mut o: u64, end: u64, start: u64) -> Vec<Run> {
+        let mut runs: Vec<Run> = Vec::new();
+        while o < end {
+            let (d, at) = self.place(o);
+            let len = (self.chunk - o % self.chunk).min(end - o);
+            let part = (o - start, len);
+            match runs.iter_mut().find(|r| r.0 == d && r.1 + r.2 == at) {
+                Some(r) => {
+                    r.2 += len;
+                    r.3.push(part);
+                }
+                None => runs.push((d, at, len, vec![part])),
+            }
+            o += len;
+        }
+        runs
+    }
+
+    /// The pieces of `[o, end)` on each disk, without parts, in the order of their first
+    /// chunk: consecutive rows of stripes lie end to end on a disk, so each disk's piece runs
+    /// from its first chunk in the range to its last, found in one step per disk however long
+    /// the range (a discard of a whole 72 TB volume at mkfs is 2 GB per request, 16,384
+    /// chunks, which the chunk walk took 300 µs to cut up).
+    fn runs(&self, o: u64, end: u64) -> Vec<Run> {
+        if o >= end {
+            return Vec::new();
+        }
+        let n = self.disks.len() as u64;
+        let (first, last) = (o / self.chunk, (end - 1) / self.chunk);
+        (0..n.min(last - first + 1))
+            .map(|i| {
+                let k = first + i;
+                let k_last = last - (last - k) % n;
+                let from = o.max(k * self.chunk);
+                let to = end.min((k_last + 1) * self.chunk);
+                let (d, at) = self.place(from);
+                let (_, at_last) = self.place(to - 1);
+                (d, at, at_last + 1 - at, Vec::new())
+            })
+            .collect()
+    }
+
     /// The disk and its offset that hold array offset `o`.
     fn place(&self, o: u64) -> (usize, u64) {
         let n = self.disks.len() as u64;
@@ -217,23 +262,14 @@ impl DeviceModel for Array {
         match req.kind {
             ReqKind::Read | ReqKind::Write | ReqKind::Discard => {
                 let end = (req.offset + req.len).min(self.capacity);
-                let mut o = req.offset.min(end);
-                // Each disk gets its pieces of the request, contiguous on it, as one request,
-                // with the parts of the request (from its start) each carries.
-                let mut runs: Vec<Run> = Vec::new();
-                while o < end {
-                    let (d, at) = self.place(o);
-                    let len = (self.chunk - o % self.chunk).min(end - o);
-                    let part = (o - req.offset, len);
-                    match runs.iter_mut().find(|r| r.0 == d && r.1 + r.2 == at) {
-                        Some(r) => {
-                            r.2 += len;
-                            r.3.push(part);
-                        }
-                        None => runs.push((d, at, len, vec![part])),
-                    }
-                    o += len;
-                }
+                let o = req.offset.min(end);
+                // Each disk gets its pieces of the request, contiguous on it, as one request;
+                // a write's with the parts of it (from its start) each carries.
+                let runs = if req.kind == ReqKind::Write {
+                    self.runs_by_chunk(o, end, req.offset)
+                } else {
+                    self.runs(o, end)
+                };
                 for (d, at, len, parts) in runs {
                     let piece = self.pieces;
                     self.pieces += 1;

@@ -211,3 +211,50 @@ fn pieces_no_disk_holds_any_more_are_forgotten_as_requests_come() {
     }
     assert!(a.held.len() <= PRUNE_FIRST + 1, "{}", a.held.len());
 }
+
+#[test]
+fn a_range_cut_per_disk_at_once_matches_the_chunk_walk() {
+    // Any range, on arrays of one to seven disks: the same piece on each disk, in the same
+    // order, as walking it chunk by chunk.
+    let mut rng = crate::engine::rng::SplitMix64::new(7);
+    for drives in 1..8 {
+        let a = array(drives, 0.0);
+        for _ in 0..300 {
+            let o = rng.below(a.capacity());
+            let len = match rng.below(3) {
+                0 => rng.below(64 << 10) + 1,
+                1 => rng.below(4 << 20) + 1,
+                _ => rng.below((a.capacity() - o).min(1 << 30)) + 1,
+            };
+            let end = (o + len).min(a.capacity());
+            let walked: Vec<(usize, u64, u64)> = a
+                .runs_by_chunk(o, end, o)
+                .into_iter()
+                .map(|r| (r.0, r.1, r.2))
+                .collect();
+            let cut: Vec<(usize, u64, u64)> = a
+                .runs(o, end)
+                .into_iter()
+                .map(|r| (r.0, r.1, r.2))
+                .collect();
+            assert_eq!(cut, walked, "{drives} disks, [{o}, {end})");
+        }
+    }
+    assert!(array(4, 0.0).runs(5, 5).is_empty());
+}
+
+#[test]
+fn a_whole_volume_discard_is_one_piece_per_disk() {
+    let mut a = array(36, 0.0);
+    let all = a.capacity();
+    let r = a.service(
+        0,
+        Request {
+            kind: ReqKind::Discard,
+            offset: 0,
+            len: all,
+        },
+    );
+    assert_eq!(r.errno, 0);
+    assert_eq!(a.pieces, 36);
+}
