@@ -56,6 +56,7 @@ impl Workload for Phased {
             seed: 1,
             dirty_limit: None,
             checker_args: Vec::new(),
+            stores_at_most: None,
         })
     }
     fn analyze(

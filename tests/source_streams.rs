@@ -165,6 +165,7 @@ impl Workload for TreeWork {
             seed: 7,
             dirty_limit: None,
             checker_args: Vec::new(),
+            stores_at_most: None,
         })
     }
     fn analyze(

@@ -23,6 +23,10 @@ pub struct Plan {
     pub dirty_limit: Option<u64>,
     /// Extra arguments of the filesystem's checker in `fsck` phases (`-o ag_stride=8`).
     pub checker_args: Vec<String>,
+    /// The most bytes the workload writes (its data and its own per-file metadata), where it
+    /// can tell: emulated devices keep their images in memory when these, with what mkfs
+    /// writes, fit ([`crate::stack::memimage`]); `None`: as much as the devices hold.
+    pub stores_at_most: Option<u64>,
 }
 
 /// One step of a plan.
@@ -277,6 +281,7 @@ impl Plan {
             seed,
             dirty_limit: None,
             checker_args: Vec::new(),
+            stores_at_most: None,
         }
     }
 

@@ -2,12 +2,15 @@
 //! server reads and writes its sparse backing image while replies are due; an image on the
 //! host's disk makes a reply wait whenever the host has written its pages back and dropped
 //! them (a read then goes to the disk) or throttles the server's writes. So the images of a
-//! stack's emulated devices go in a tmpfs of their total capacity, mounted in the stack's
-//! work directory (in the ledger, unmounted on release), when that capacity is at most three
-//! quarters of the memory the host has available; otherwise they stay on disk and a warning
-//! says so. A tmpfs takes memory only as its images fill, so the room the other runs' image
-//! tmpfs can still grow into ([`promised`]) is not available, however free it is now: two
-//! studies started together would otherwise both fit and then exhaust the host's memory.
+//! stack's emulated devices go in a tmpfs, mounted in the stack's work directory (in the
+//! ledger, unmounted on release), when what they will hold is at most three quarters of the
+//! memory the host has available; otherwise they stay on disk and a warning says so. The
+//! images are sparse, so what they hold is not their capacity where the workload can tell
+//! how much it writes ([`stored_at_most`]): a 72 TB array twin filled with a million 4 KiB
+//! files holds a few GB. A tmpfs takes memory only as its images fill, so the room the other
+//! runs' image tmpfs can still grow into ([`promised`]) is not available, however free it is
+//! now: two studies started together would otherwise both fit and then exhaust the host's
+//! memory.
 
 use std::path::{Path, PathBuf};
 
@@ -25,12 +28,35 @@ pub struct Placement {
     pub in_memory: bool,
     /// Why the images are on disk, when they are.
     pub warning: Option<String>,
+    /// The most bytes the images hold (their capacity, or [`stored_at_most`]).
+    pub stored: u64,
 }
 
 /// Whether images of `capacity` bytes fit in memory with `available` bytes available: at
 /// most three quarters of it, so the page cache and the workload keep the rest.
 pub fn fits(capacity: u64, available: u64) -> bool {
     capacity > 0 && capacity <= available / 4 * 3
+}
+
+/// The most a filesystem's mkfs writes on devices of `capacity` bytes: its journal or log
+/// (ext4's is 1 GiB at most, xfs's 2 GiB, zeroed) with room to spare, and its per-group
+/// headers, a share of the capacity (mkfs.ext4 wrote 1.6 and 2.2 GB on sparse 38 and 72 TB
+/// images, mkfs.xfs 2.0 GB on both; e2fsprogs 1.47, xfsprogs 6.1).
+pub fn mkfs_allowance(capacity: u64) -> u64 {
+    (4u64 << 30).saturating_add(capacity / 16384).min(capacity)
+}
+
+/// The most the images of `capacity` bytes hold for a workload that writes at most
+/// `workload` bytes, each up to `copies` times (a mirror writes every byte on each of its
+/// devices): what mkfs writes and the workload's bytes, never more than the capacity.
+/// `None` (a workload that cannot tell, a duration or a device-wide pattern): the capacity.
+pub fn stored_at_most(capacity: u64, workload: Option<u64>, copies: u64) -> u64 {
+    match workload {
+        None => capacity,
+        Some(w) => mkfs_allowance(capacity)
+            .saturating_add(w.saturating_mul(copies.max(1)))
+            .min(capacity),
+    }
 }
 
 /// Bytes in GiB, one decimal.
@@ -71,10 +97,11 @@ pub fn promised() -> u64 {
         .sum()
 }
 
-/// Chooses where the images of emulated devices of `capacity` bytes in all go, mounting a
-/// tmpfs under `work` when they fit in memory. `capacity` 0 (no emulated device): `work`.
+/// Chooses where the images of emulated devices that hold `stored` bytes at most (their
+/// capacity, or [`stored_at_most`]) go, mounting a tmpfs of that size under `work` when they
+/// fit in memory. `stored` 0 (no emulated device): `work`.
 pub fn place(
-    capacity: u64,
+    stored: u64,
     work: &Path,
     ledger: &mut Ledger,
     actions: &mut Actions,
@@ -83,8 +110,9 @@ pub fn place(
         dir: work.to_path_buf(),
         in_memory: false,
         warning,
+        stored,
     };
-    if capacity == 0 {
+    if stored == 0 {
         return Ok(on_disk(None));
     }
     let available = std::fs::read_to_string("/proc/meminfo")
@@ -94,7 +122,7 @@ pub fn place(
         .unwrap_or(0);
     let promised = promised();
     let available = available.saturating_sub(promised);
-    if !fits(capacity, available) {
+    if !fits(stored, available) {
         let others = if promised > 0 {
             format!(
                 ", once the {} the image tmpfs of other runs may still fill are taken out",
@@ -104,8 +132,8 @@ pub fn place(
             String::new()
         };
         return Ok(on_disk(Some(format!(
-            "the emulated devices' images ({}) do not fit in memory ({} available{others}): they are on the host's disk in {}, whose reads and write-back can make the device servers' replies late",
-            gib(capacity),
+            "the emulated devices' images (up to {}) do not fit in memory ({} available{others}): they are on the host's disk in {}, whose reads and write-back can make the device servers' replies late",
+            gib(stored),
             gib(available),
             work.display()
         ))));
@@ -130,7 +158,7 @@ pub fn place(
         "-o".into(),
         format!(
             "size={},mode=0700",
-            capacity.div_ceil(4096) * 4096 + (1 << 20)
+            stored.div_ceil(4096) * 4096 + (1 << 20)
         ),
         "iotrial-images".into(),
         dir.display().to_string(),
@@ -140,6 +168,7 @@ pub fn place(
         dir,
         in_memory: true,
         warning: None,
+        stored,
     })
 }
 
@@ -154,6 +183,25 @@ mod tests {
         assert!(!fits(17 * gib, 22 * gib));
         assert!(!fits(gib, 0), "unknown memory: on disk");
         assert!(!fits(0, 22 * gib), "nothing to place");
+    }
+
+    #[test]
+    fn sparse_images_hold_what_mkfs_and_the_workload_write() {
+        let (gib, tb) = (1u64 << 30, 1_000_000_000_000u64);
+        // A 72 TB array filled with 1 M files of 4 KiB (and a block of metadata each).
+        let fill = 1_000_000 * 8192;
+        let held = stored_at_most(72 * tb, Some(fill), 1);
+        assert_eq!(held, 4 * gib + 72 * tb / 16384 + fill);
+        assert!(fits(held, 22 * gib), "{held}");
+        // A mirror writes each byte on every device.
+        assert_eq!(
+            stored_at_most(72 * tb, Some(gib), 2),
+            4 * gib + 72 * tb / 16384 + 2 * gib
+        );
+        // Never more than the capacity; a workload that cannot tell holds all of it.
+        assert_eq!(stored_at_most(2 * gib, Some(8 * gib), 1), 2 * gib);
+        assert_eq!(stored_at_most(72 * tb, None, 1), 72 * tb);
+        assert_eq!(mkfs_allowance(gib), gib);
     }
 
     #[test]

@@ -340,6 +340,7 @@ impl Builder<'_> {
                 "disk"
             };
             as_built["emulated_images"] = json!(place);
+            as_built["emulated_images_at_most"] = json!(devs.images.stored);
         }
         let mut warnings = notices;
         warnings.extend(devs.images.warning.clone());
@@ -420,7 +421,10 @@ impl Builder<'_> {
                 _ => None,
             })
             .sum();
-        let images = memimage::place(emulated, work, self.ledger, self.actions)?;
+        // Every data device may hold a copy of what the workload writes (a mirror).
+        let copies = devices.len() as u64;
+        let stored = memimage::stored_at_most(emulated, self.plan.stores_at_most, copies);
+        let images = memimage::place(stored, work, self.ledger, self.actions)?;
         let mut data = Vec::new();
         for (i, d) in devices.iter().enumerate() {
             data.push(self.attach(d, i, work, &images.dir, partscan)?);

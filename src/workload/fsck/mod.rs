@@ -120,6 +120,21 @@ fn streams(p: &Params, sync: SyncPolicy) -> Vec<StreamPlan> {
         .collect()
 }
 
+/// Allowance per file and per directory for what the filesystem writes about it (an inode,
+/// a directory entry, a directory block): a 4 KiB block, more than ext4's 256-byte and xfs's
+/// 512-byte inodes with their entries take.
+const META_PER_NODE: u64 = 4096;
+
+/// The most bytes the fill writes: every file's data in whole 4 KiB blocks, and a block of
+/// metadata per file and per directory.
+pub fn stores_at_most(p: &Params) -> u64 {
+    let data = p.u64("file_size").div_ceil(4096) * 4096;
+    let dirs = p.u64("threads").saturating_mul(p.u64("dirs"));
+    p.u64("files")
+        .saturating_mul(data + META_PER_NODE)
+        .saturating_add(dirs.saturating_mul(META_PER_NODE))
+}
+
 /// The checker's extra arguments: `checker_args` split on spaces.
 pub fn checker_args(p: &Params) -> Vec<String> {
     p.text("checker_args")
@@ -164,6 +179,7 @@ impl Workload for Fsck {
         ];
         Ok(Plan {
             checker_args: checker_args(p),
+            stores_at_most: Some(stores_at_most(p)),
             ..Plan::new(streams, phases, false, p.u64("seed"))
         })
     }

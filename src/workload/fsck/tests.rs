@@ -60,3 +60,19 @@ fn impossible_parameters_name_their_key() {
         .unwrap_err();
     assert!(e.to_string().contains("none, fsync, end"), "{e}");
 }
+
+#[test]
+fn the_plan_bounds_what_the_fill_stores() {
+    let p = params(&[
+        ("files", "1000"),
+        ("threads", "2"),
+        ("dirs", "5"),
+        ("file_size", "5000"),
+    ])
+    .unwrap();
+    // 1000 files of two 4 KiB blocks and a metadata block, 10 directories of one block.
+    let want = 1000 * (8192 + 4096) + 10 * 4096;
+    assert_eq!(Fsck.plan(&p).unwrap().stores_at_most, Some(want));
+    let empty = params(&[("files", "10"), ("file_size", "0")]).unwrap();
+    assert_eq!(stores_at_most(&empty), 10 * 4096 + 20 * 4096);
+}

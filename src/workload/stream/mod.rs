@@ -125,6 +125,17 @@ fn streams(p: &Params) -> Result<Vec<StreamPlan>, ParamError> {
     writers.chain(readers).collect()
 }
 
+/// The most bytes the writers write, when they stop at a byte count and nothing is read (a
+/// reader's file is filled first, its size the stack's to choose): each writer's bytes and
+/// one I/O more (a stream stops after whole I/Os). `None` for a duration.
+fn stores_at_most(p: &Params) -> Option<u64> {
+    let bytes = p.u64("bytes");
+    (bytes > 0 && p.u64("readers") == 0).then(|| {
+        p.u64("writers")
+            .saturating_mul(bytes.saturating_add(p.u64("io_size")))
+    })
+}
+
 impl Workload for Stream {
     fn name(&self) -> &'static str {
         "stream"
@@ -166,6 +177,7 @@ impl Workload for Stream {
             seed: p.u64("seed"),
             dirty_limit: (dirty > 0).then_some(dirty),
             checker_args: Vec::new(),
+            stores_at_most: stores_at_most(p),
         })
     }
 

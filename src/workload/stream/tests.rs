@@ -94,6 +94,22 @@ fn the_plan_streams_then_syncs() {
         ("reader0", Op::Read)
     );
     assert_eq!(plan.streams[8].pattern, Pattern::Sequential);
+    assert_eq!(
+        plan.stores_at_most, None,
+        "a reader's file is the stack's to size"
+    );
+}
+
+#[test]
+fn writers_stopping_at_a_byte_count_bound_what_they_store() {
+    let p = params(&[("bytes", "64MiB"), ("writers", "6"), ("io_size", "1MiB")]);
+    let plan = Stream.plan(&p).unwrap();
+    assert_eq!(plan.stores_at_most, Some(6 * (65 << 20)));
+    assert_eq!(
+        Stream.plan(&params(&[])).unwrap().stores_at_most,
+        None,
+        "a duration"
+    );
 }
 
 #[test]
