@@ -1,7 +1,8 @@
 //! Runs `iotrial run fsck` for real on an emulated disk (root): ext4 and xfs are filled,
 //! synced, unmounted, checked by their own checker read-only and mounted again; the checker's
 //! run and figures are in result.json with exactly the documented keys, its output is kept,
-//! and nothing is left behind.
+//! and nothing is left behind. A 4 TiB disk filled with a few files keeps its sparse image in
+//! memory: what the fill writes, not the capacity, decides.
 
 mod common;
 
@@ -10,10 +11,14 @@ use serde_json::Value;
 use std::path::Path;
 
 fn run_fsck(fs: &str, out: &Path) -> Value {
+    run_fsck_on(fs, "emu:hdd,size=2GiB,scale=100", out)
+}
+
+fn run_fsck_on(fs: &str, target: &str, out: &Path) -> Value {
     let work = tempfile::tempdir().unwrap();
     let a = iotrial(work.path())
         .args(["run", "fsck", "--json", "--fs", fs, "--target"])
-        .arg("emu:hdd,size=2GiB,scale=100")
+        .arg(target)
         .arg("--out")
         .arg(out)
         .args([
@@ -113,6 +118,40 @@ fn fsck_fills_checks_and_mounts_again_on_ext4_and_xfs() {
             undocumented.is_empty() && missing.is_empty(),
             "{undocumented:?} {missing:?}"
         );
+    }
+    assert!(mounts_under(&std::env::temp_dir().join("iotrial-stack-")).is_empty());
+    assert!(loops_under(&std::env::temp_dir().join("iotrial-stack-")).is_empty());
+}
+
+#[test]
+fn a_large_sparse_disk_holding_a_small_fill_keeps_its_image_in_memory() {
+    if !ready_to_emulate(
+        "a_large_sparse_disk_holding_a_small_fill_keeps_its_image_in_memory",
+        &["mkfs.ext4", "e2fsck"],
+    ) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let doc = run_fsck_on("ext4", "emu:hdd,size=4TiB,scale=100", out.path());
+    assert_eq!(doc["verdict"]["fsck_exit"], 0, "{}", doc["verdict"]);
+    // mkfs's allowance (4 GiB and a 16384th of the capacity), then 300 files of one 4 KiB
+    // block and a metadata block each, and 2 threads' 3 directories of a block each.
+    let tib = 1u64 << 40;
+    let bound = (4u64 << 30) + 4 * tib / 16384 + 300 * 8192 + 6 * 4096;
+    let st = &doc["stack"];
+    assert_eq!(st["emulated_images_at_most"], bound, "{st}");
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let available = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap()
+        * 1024;
+    // Well clear of the three-quarter line either way (other runs' tmpfs may take some).
+    if available / 4 * 3 > 2 * bound {
+        assert_eq!(st["emulated_images"], "memory", "{st}");
+    } else if available / 4 * 3 < bound {
+        assert_eq!(st["emulated_images"], "disk", "{st}");
     }
     assert!(mounts_under(&std::env::temp_dir().join("iotrial-stack-")).is_empty());
     assert!(loops_under(&std::env::temp_dir().join("iotrial-stack-")).is_empty());

@@ -34,7 +34,7 @@ fn another_runs_image_tmpfs_keeps_its_room_from_this_run() {
     let work = tempfile::tempdir().unwrap();
     let mut ledger = Ledger::detached();
     let mut actions = Actions::new(true);
-    let alone = memimage::place(1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
+    let alone = memimage::place(1 << 30, 1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
     if !alone.in_memory {
         skip(
             "another_runs_image_tmpfs_keeps_its_room_from_this_run",
@@ -45,7 +45,7 @@ fn another_runs_image_tmpfs_keeps_its_room_from_this_run() {
     // A limit, not memory taken: an empty tmpfs of 4 TiB claims nothing yet.
     let m = mount_images(other.path(), "4T");
     assert!(memimage::promised() >= 4 << 40, "{}", memimage::promised());
-    let p = memimage::place(1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
+    let p = memimage::place(1 << 30, 1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
     assert!(!p.in_memory, "{p:?}");
     let why = p.warning.unwrap();
     assert!(

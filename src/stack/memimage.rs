@@ -59,6 +59,19 @@ pub fn stored_at_most(capacity: u64, workload: Option<u64>, copies: u64) -> u64 
     }
 }
 
+/// The size of the tmpfs for images of `capacity` bytes that hold `stored` at most, with
+/// `available` bytes of memory available: their capacity when that is the bound; when the bound
+/// is a workload's estimate, the whole three quarters of the memory (never above the
+/// capacity), so a filesystem that writes more than estimated (a copy-on-write one rewriting
+/// its trees) fills the room there is before it runs out.
+pub fn room(capacity: u64, stored: u64, available: u64) -> u64 {
+    if stored >= capacity {
+        capacity
+    } else {
+        (available / 4 * 3).max(stored).min(capacity)
+    }
+}
+
 /// Bytes in GiB, one decimal.
 fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
@@ -97,10 +110,11 @@ pub fn promised() -> u64 {
         .sum()
 }
 
-/// Chooses where the images of emulated devices that hold `stored` bytes at most (their
-/// capacity, or [`stored_at_most`]) go, mounting a tmpfs of that size under `work` when they
-/// fit in memory. `stored` 0 (no emulated device): `work`.
+/// Chooses where the images of emulated devices of `capacity` bytes that hold `stored` bytes
+/// at most (their capacity, or [`stored_at_most`]) go, mounting a tmpfs of [`room`]'s size
+/// under `work` when they fit in memory. `stored` 0 (no emulated device): `work`.
 pub fn place(
+    capacity: u64,
     stored: u64,
     work: &Path,
     ledger: &mut Ledger,
@@ -158,7 +172,7 @@ pub fn place(
         "-o".into(),
         format!(
             "size={},mode=0700",
-            stored.div_ceil(4096) * 4096 + (1 << 20)
+            room(capacity, stored, available).div_ceil(4096) * 4096 + (1 << 20)
         ),
         "iotrial-images".into(),
         dir.display().to_string(),
@@ -205,6 +219,16 @@ mod tests {
     }
 
     #[test]
+    fn the_tmpfs_leaves_an_estimate_the_room_there_is() {
+        let gib = 1u64 << 30;
+        // The capacity is a hard bound: exactly that.
+        assert_eq!(room(2 * gib, 2 * gib, 20 * gib), 2 * gib);
+        // An estimate gets three quarters of the available memory, within the capacity.
+        assert_eq!(room(1000 * gib, 5 * gib, 20 * gib), 15 * gib);
+        assert_eq!(room(10 * gib, 5 * gib, 20 * gib), 10 * gib);
+    }
+
+    #[test]
     fn reads_mem_available_in_bytes() {
         let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   23000000 kB\n";
         assert_eq!(mem_available(text), Some(23_000_000 * 1024));
@@ -232,16 +256,21 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         let mut ledger = Ledger::detached();
         let mut actions = Actions::new(true);
-        let p = place(1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
+        let p = place(1 << 30, 1 << 30, work.path(), &mut ledger, &mut actions).unwrap();
         if p.in_memory {
             assert_eq!(p.dir, work.path().join("images"));
             let line = actions.log.join("\n");
-            assert!(line.contains("mount -t tmpfs -o size="), "{line}");
+            // The capacity is the bound: the tmpfs is that, and a MiB.
+            let size = (1u64 << 30) + (1 << 20);
+            assert!(
+                line.contains(&format!("mount -t tmpfs -o size={size},")),
+                "{line}"
+            );
         } else {
             // A host with under 1.4 GiB available keeps even this image on disk.
             assert!(p.warning.unwrap().contains("do not fit in memory"));
         }
-        let none = place(0, work.path(), &mut ledger, &mut actions).unwrap();
+        let none = place(0, 0, work.path(), &mut ledger, &mut actions).unwrap();
         assert_eq!(none.dir, work.path());
         assert!(none.warning.is_none());
     }

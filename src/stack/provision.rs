@@ -424,7 +424,7 @@ impl Builder<'_> {
         // Every data device may hold a copy of what the workload writes (a mirror).
         let copies = devices.len() as u64;
         let stored = memimage::stored_at_most(emulated, self.plan.stores_at_most, copies);
-        let images = memimage::place(stored, work, self.ledger, self.actions)?;
+        let images = memimage::place(emulated, stored, work, self.ledger, self.actions)?;
         let mut data = Vec::new();
         for (i, d) in devices.iter().enumerate() {
             data.push(self.attach(d, i, work, &images.dir, partscan)?);
