@@ -118,7 +118,9 @@ fn cut(
 ) -> (CutReport, Vec<(u64, String, u64, u64)>) {
     circuit.cut(iotrial::emu::mono_now_ns());
     let report = server.cut(f, 1).unwrap();
-    server.stop_log(&dir.join("log.csv")).unwrap();
+    server
+        .stop_log(&dir.join("log.csv"), &dir.join("lateness.csv"))
+        .unwrap();
     server.stop().unwrap();
     assert!(fuse_mounts_at(&dir.join("fuse")).unwrap().is_empty());
     (report, logged(&dir.join("log.csv")))

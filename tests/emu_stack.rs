@@ -101,17 +101,20 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
             html.contains("emulated hdd (time scale 20): replies late by"),
             "report.html shows the device's reply lateness"
         );
-        // Ten streams queue at one spindle: a 64 KiB random I/O takes milliseconds of model time.
-        let rec = doc["streams"]
+        // Ten streams queue at one spindle: a 64 KiB random read takes milliseconds of model
+        // time. (Not the record streams: the drive acknowledges their writes from its write
+        // buffer while it has room, so their mean depends on how fast this host fills it, from
+        // under 2 ms to 70 ms here; the reads always wait for the media.)
+        let play = doc["streams"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|s| s["role"] == "record")
+            .find(|s| s["role"] == "playback")
             .unwrap();
-        let mean = rec["lat_ms"]["mean"].as_f64().unwrap();
+        let mean = play["lat_ms"]["mean"].as_f64().unwrap();
         assert!(
             mean > 5.0,
-            "{fs}: mean record access {mean} ms is not a disk's"
+            "{fs}: mean playback access {mean} ms is not a disk's"
         );
         assert!(
             doc["warnings"].to_string().contains("time scale 20")

@@ -419,6 +419,36 @@ fn an_emulated_devices_own_request_log_agrees_with_the_trace_request_for_request
     )
     .unwrap();
     assert_eq!(log.lines().count() as u64, n("server_requests") + 1);
+    // The replies' lateness second by second, from the device's start: every request logged
+    // was replied to in one of the series' seconds, and none the server did not count.
+    let device = c["device"].as_str().unwrap();
+    let series = std::fs::read_to_string(dir.join(format!("lateness-{device}.csv"))).unwrap();
+    let rows: Vec<Vec<f64>> = series
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    let replied: f64 = rows.iter().map(|r| r[1]).sum();
+    let server = &doc["stack"]["emulated"][0]["server"];
+    let received: u64 = ["read", "write", "flush", "discard"]
+        .iter()
+        .map(|k| server["requests"][k].as_u64().unwrap())
+        .sum();
+    assert!(replied as u64 >= n("server_requests"), "{series}");
+    assert!(replied as u64 <= received, "{series}");
+    let worst = rows.iter().map(|r| r[4]).fold(0.0, f64::max);
+    assert!(worst <= server["late_us_max"].as_f64().unwrap() + 0.1);
+    // The summary splits the series at the monitors' start: provisioning before, the phases
+    // after, every reply in one or the other.
+    let late = &doc["monitor"]["late_seconds"][0];
+    let m = |k: &str| late[k].as_u64().unwrap();
+    assert_eq!(late["device"], device);
+    assert_eq!(m("replies") + m("before_replies"), replied as u64, "{late}");
+    let start = doc["monitor"]["start_s"].as_f64().unwrap();
+    let monitored: Vec<&Vec<f64>> = rows.iter().filter(|r| r[0] + 1.0 > start).collect();
+    assert_eq!(m("seconds") as usize, monitored.len());
+    let over = monitored.iter().filter(|r| r[5] > 0.0).count() as u64;
+    assert_eq!(m("seconds_over_5ms"), over);
     let (undocumented, _) = keys::compare_keys(&doc, |_| false);
     assert!(undocumented.is_empty(), "not documented: {undocumented:?}");
     assert_cleaned_up(work.path(), &[]);

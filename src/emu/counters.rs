@@ -7,11 +7,8 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value as Json};
 
+use super::lateseries::{LateSeries, LATE_NOTED_NS};
 use super::model::ReqKind;
-
-/// A reply this late (5 ms) is counted apart (`late_over_5ms`): more than a figure of
-/// record allows.
-pub const LATE_NOTED_NS: u64 = 5_000_000;
 
 /// Lock-free counters updated once per request.
 #[derive(Debug, Default)]
@@ -41,6 +38,8 @@ pub struct Counters {
     late_by: [[AtomicU64; 3]; 2],
     /// How long writing a reply to the kernel took: sum ns, max ns.
     send_ns: [AtomicU64; 2],
+    /// The same lateness second by second, while the request log runs.
+    pub series: LateSeries,
 }
 
 fn kind_index(kind: ReqKind) -> usize {
@@ -74,12 +73,16 @@ impl Counters {
         self.service_ns_sum[kind_index(kind)].fetch_add(service_ns, Relaxed);
     }
 
-    /// Lateness of a reply sent by the timer thread (`timer`) or the request thread.
-    pub fn late_path(&self, timer: bool, late_ns: u64) {
+    /// Lateness of a reply due at `due_ns` sent by the timer thread (`timer`) or the request
+    /// thread.
+    pub fn late_path(&self, timer: bool, due_ns: u64, late_ns: u64) {
         let c = &self.late_by[usize::from(timer)];
         c[0].fetch_add(late_ns, Relaxed);
         c[1].fetch_max(late_ns, Relaxed);
         c[2].fetch_add(1, Relaxed);
+        if !timer {
+            self.series.inline(due_ns);
+        }
     }
 
     /// Writing one reply took `ns`.
@@ -88,8 +91,10 @@ impl Counters {
         self.send_ns[1].fetch_max(ns, Relaxed);
     }
 
-    /// A reply went out `late_ns` after its due time; `failed` if it carried an error.
-    pub fn replied(&self, late_ns: u64, failed: bool) {
+    /// A reply went out `late_ns` after its due time `due_ns`; `failed` if it carried an
+    /// error.
+    pub fn replied(&self, due_ns: u64, late_ns: u64, failed: bool) {
+        self.series.replied(due_ns, late_ns);
         self.in_flight.fetch_sub(1, Relaxed);
         self.replies.fetch_add(1, Relaxed);
         self.late_ns_sum.fetch_add(late_ns, Relaxed);
@@ -111,7 +116,8 @@ impl Counters {
     /// kind of request (real µs: multiply by the time scale for the model's); `late_us_*` how
     /// long after its due time a reply went out, split by who sent it (`late_inline_*`: the
     /// request thread, already late when the request had been handled; `late_timer_*`: the
-    /// timer thread); `send_us_*` how long writing a reply to the kernel took.
+    /// timer thread); `send_us_*` how long writing a reply to the kernel took;
+    /// `late_series_beyond` the replies due after the last second the per-second series keeps.
     pub fn to_json(&self) -> Json {
         let g = |a: &AtomicU64| a.load(Relaxed);
         let replies = g(&self.replies);
@@ -156,6 +162,7 @@ impl Counters {
             "send_us_mean": mean_us(g(&self.send_ns[0]), replies),
             "send_us_max": g(&self.send_ns[1]) as f64 / 1e3,
             "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
+            "late_series_beyond": self.series.beyond(),
         })
     }
 }
@@ -206,10 +213,10 @@ mod tests {
         c.serviced(ReqKind::Read, 3_000);
         c.arrive(ReqKind::Write, 8192);
         c.serviced(ReqKind::Write, 1_000);
-        c.replied(6_000_010, false);
+        c.replied(0, 6_000_010, false);
         c.arrive(ReqKind::Flush, 0);
-        c.replied(30, true);
-        c.replied(20, false);
+        c.replied(0, 30, true);
+        c.replied(0, 20, false);
         let j = c.to_json();
         assert_eq!(j["in_flight_max"], 2);
         assert_eq!(j["bytes_read"], 4096);

@@ -57,7 +57,7 @@ impl Sender {
         };
         let err = (errno != 0).then(|| Errno::from_i32(errno));
         // Counted before the reply goes out: whoever the reply wakes sees it counted.
-        self.counters.replied(late, errno != 0);
+        self.counters.replied(due_ns, late, errno != 0);
         match (p, err) {
             (Pending::Data { reply, buf, len }, None) => {
                 reply.data(&buf[..len]);
@@ -89,7 +89,7 @@ impl Out {
     pub fn finish(&self, due_ns: u64, p: Pending, errno: i32, timer: bool) {
         let now = self.sender.clock.now_ns();
         if due_ns <= now {
-            self.sender.counters.late_path(timer, now - due_ns);
+            self.sender.counters.late_path(timer, due_ns, now - due_ns);
             self.sender.send(due_ns, p, errno);
         } else {
             self.timer.push(due_ns, Due::Reply(p, errno));

@@ -87,6 +87,12 @@ impl RequestLog {
         self.len += 1;
     }
 
+    /// CLOCK_MONOTONIC ns of the server clock's zero, and of the origin the log's times count
+    /// from.
+    pub fn clocks(&self) -> (u64, u64) {
+        (self.clock_mono_ns, self.origin_mono_ns)
+    }
+
     /// Requests kept.
     pub fn len(&self) -> usize {
         self.len

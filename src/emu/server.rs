@@ -125,9 +125,11 @@ impl EmuServer {
         let (tick_model, timer_sender) = (Arc::clone(&model), sender.clone());
         let timer = TimerQueue::start(clock, move |due, item, pusher| match item {
             Due::Reply(p, errno) => {
-                timer_sender
-                    .counters
-                    .late_path(true, timer_sender.clock.now_ns().saturating_sub(due));
+                timer_sender.counters.late_path(
+                    true,
+                    due,
+                    timer_sender.clock.now_ns().saturating_sub(due),
+                );
                 timer_sender.send(due, p, errno)
             }
             Due::Tick => {
@@ -254,9 +256,10 @@ impl EmuServer {
         self.model.lock().unwrap_or_else(|e| e.into_inner()).log = Some(log);
     }
 
-    /// Stops logging and writes the log to `path` as CSV (`t_s,op,offset,bytes,service_us`);
+    /// Stops logging and writes the log to `path` as CSV (`t_s,op,offset,bytes,service_us`)
+    /// and the replies' lateness second by second, from the device's start, to `lateness`;
     /// returns the requests written and those the full log dropped.
-    pub fn stop_log(&self, path: &Path) -> Result<(u64, u64), EmuError> {
+    pub fn stop_log(&self, path: &Path, lateness: &Path) -> Result<(u64, u64), EmuError> {
         let log = self
             .model
             .lock()
@@ -270,6 +273,14 @@ impl EmuServer {
             path: path.to_path_buf(),
             source,
         })?;
+        let (clock_mono_ns, origin_mono_ns) = log.clocks();
+        self.counters
+            .series
+            .write_csv(lateness, self.clock.now_ns(), clock_mono_ns, origin_mono_ns)
+            .map_err(|source| EmuError::Log {
+                path: lateness.to_path_buf(),
+                source,
+            })?;
         Ok((log.len() as u64, log.dropped()))
     }
 

@@ -4,8 +4,9 @@
 //! and of the host as a whole, steal included ([`hostcpu`]), dirty and writeback memory
 //! ([`memory`]); and, with root, block requests traced through tracefs and classified as journal,
 //! metadata or data ([`trace`]); without the trace, an emulated device's own request log classified
-//! the same way (`devlog`). Every row carries its time from the trial's [`Timeline`] origin and the
-//! phase it fell in. Besides the interval clock, the counters are read at every phase boundary
+//! the same way (`devlog`). With either, an emulated device's replies' lateness second by second
+//! is set beside the host's steal and memory stall ([`stalls`]). Every row carries its time from
+//! the trial's [`Timeline`] origin and the phase it fell in. Besides the interval clock, the counters are read at every phase boundary
 //! ([`Running::boundary`]), so no interval straddles two phases and each phase's totals are exact;
 //! a row at a boundary carries the phase it closes. They know the stack's devices and the timeline,
 //! never the workload. A monitor that fails is a warning, never a failed trial.
@@ -22,6 +23,7 @@ mod reader;
 mod ringbuf;
 mod series;
 pub mod settings;
+pub mod stalls;
 pub mod threads;
 pub mod trace;
 mod tracefs;
@@ -366,11 +368,32 @@ impl Running {
         if let Some(d) = self.device_logs.take() {
             warnings.extend(d.stop(&self.timeline, &self.dir, ledger, &mut summary));
         }
+        summary.late_seconds = late_seconds(&self.dir, self.start_s);
         if let Err(e) = write_phases(&self.dir.join("phases.csv"), &self.timeline) {
             warnings.push(format!("monitors: phases.csv: {e}"));
         }
         Recorded { summary, warnings }
     }
+}
+
+/// Every emulated device's late seconds (`lateness-<device>.csv` in `dir`) beside the host's
+/// series, in the devices' name order; those before `start_s` (the monitors' start) apart.
+fn late_seconds(dir: &Path, start_s: f64) -> Vec<crate::result::monitor::LateSeconds> {
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let device = name.strip_prefix("lateness-")?.strip_suffix(".csv")?;
+            Some((device.to_string(), path))
+        })
+        .collect();
+    found.sort();
+    found
+        .iter()
+        .map(|(device, path)| stalls::summarize(device, path, dir, start_s))
+        .collect()
 }
 
 /// Writes the timeline's phases: `phase,kind,start_s,end_s`.

@@ -251,7 +251,8 @@ pub(super) fn stop_logs(
         };
         let end = timeline.now_s();
         let path = dir.join(format!("requests-{}.csv", d.name));
-        match server.stop_log(&path) {
+        let lateness = dir.join(format!("lateness-{}.csv", d.name));
+        match server.stop_log(&path, &lateness) {
             Ok((_, 0)) => out.push((d.name.clone(), (*start, end), path)),
             Ok((n, dropped)) => warnings.push(format!(
                 "monitor trace: {}: the device server's request log kept {n} requests and dropped {dropped}; not checked against the trace",

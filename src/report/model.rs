@@ -11,6 +11,7 @@ use crate::present::num;
 use crate::present::verdict::{StackFigures, VerdictTable};
 use crate::present::{KindLookup, KindReport, MonitorColumn, VerdictFigures};
 use crate::result::emulated::EmulatedDevice;
+use crate::result::monitor::LateSeconds;
 use crate::result::{ResultError, StackTrials, Trial};
 use serde_json::Value as Json;
 
@@ -182,6 +183,14 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
                 devices: EmulatedDevice::all_in(&s.trials[0].result.stack)
                     .iter()
                     .map(EmulatedDevice::describe)
+                    .chain(
+                        s.trials[0]
+                            .result
+                            .monitor
+                            .late_seconds
+                            .iter()
+                            .filter_map(LateSeconds::describe),
+                    )
                     .collect(),
                 facts: flatten(&s.trials[0].result.stack),
                 warnings: warnings(&s.trials),

@@ -29,6 +29,108 @@ pub struct MonitorSummary {
     pub io_classes: Vec<IoClassRow>,
     /// What the block trace covered and how it classified; `None` without the trace.
     pub trace: Option<TraceSummary>,
+    /// Per emulated device whose request log ran: its seconds with a reply more than 5 ms
+    /// late, beside the host's steal and memory stall in the same seconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub late_seconds: Vec<LateSeconds>,
+}
+
+/// One emulated device's replies second by second (`monitor/lateness-<device>.csv`): over
+/// the monitored time, how late they went out, the seconds with a reply more than 5 ms late and
+/// what the host's monitors saw in them; and the same figures for the device's replies before
+/// the monitors started (provisioning: mkfs, the layout), which no phase's figure includes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LateSeconds {
+    pub device: String,
+    /// Seconds of the series in the monitored time.
+    pub seconds: u64,
+    /// Replies due in them, how late on average and at most (µs).
+    pub replies: u64,
+    pub late_us_mean: f64,
+    pub late_us_max: f64,
+    /// Replies more than 5 ms late, and the seconds they fell in.
+    pub replies_over_5ms: u64,
+    pub seconds_over_5ms: u64,
+    /// Of those seconds, those whose host CPU intervals had steal.
+    pub with_steal: u64,
+    /// Of those seconds, those whose host CPUs spent at least half their time in the kernel
+    /// (system and interrupt time).
+    pub with_kernel_busy: u64,
+    /// Of those seconds, those in which some task stalled on memory for more than 1 ms per
+    /// second.
+    pub with_memory_stall: u64,
+    /// Of those seconds, those with none of these, where the CPU series covers them.
+    pub with_none: u64,
+    /// The second with the latest reply (its start, s from the origin), that reply's lateness,
+    /// and the host's steal (ms per second), share of its CPUs in the kernel and memory stall
+    /// (ms per second) then; absent without the series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_at_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_late_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_steal_ms_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_kernel_share: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_memory_stall_ms_per_s: Option<f64>,
+    /// The replies before the monitors started: how many, the latest (µs), those over 5 ms.
+    pub before_replies: u64,
+    pub before_late_us_max: f64,
+    pub before_replies_over_5ms: u64,
+}
+
+impl LateSeconds {
+    /// One line for the reader: the seconds with a reply over 5 ms late and what the host's
+    /// series showed in them, and the late replies before the monitors started; `None` when
+    /// there were none.
+    pub fn describe(&self) -> Option<String> {
+        let before = (self.before_replies_over_5ms > 0).then(|| {
+            format!(
+                "{}: {} replies over 5 ms late before the monitors started (provisioning), {:.1} ms at most",
+                self.device,
+                self.before_replies_over_5ms,
+                self.before_late_us_max / 1e3
+            )
+        });
+        if self.seconds_over_5ms == 0 {
+            return before;
+        }
+        let mut line = format!(
+            "{}: {} of {} monitored s had a reply over 5 ms late ({} with steal, {} with the CPUs busy in the kernel, {} with a memory stall, {} with none of these)",
+            self.device,
+            self.seconds_over_5ms,
+            self.seconds,
+            self.with_steal,
+            self.with_kernel_busy,
+            self.with_memory_stall,
+            self.with_none
+        );
+        if let (Some(at), Some(us)) = (self.worst_at_s, self.worst_late_us) {
+            line.push_str(&format!("; the worst, {:.1} ms, at {at:.0} s", us / 1e3));
+            let mut then = Vec::new();
+            if let Some(st) = self.worst_steal_ms_per_s {
+                then.push(format!("steal {st:.0} ms/s"));
+            }
+            if let Some(k) = self.worst_kernel_share {
+                then.push(format!("kernel {:.0}% of the CPUs", k * 100.0));
+            }
+            if let Some(ms) = self.worst_memory_stall_ms_per_s {
+                then.push(format!("memory stall {ms:.1} ms/s"));
+            }
+            if !then.is_empty() {
+                line.push_str(&format!(" ({})", then.join(", ")));
+            }
+        }
+        if let Some(b) = before {
+            line.push_str(&format!(
+                "; {}",
+                b.split_once(": ").map_or(&b[..], |(_, r)| r)
+            ));
+        }
+        Some(line)
+    }
 }
 
 impl MonitorSummary {
@@ -220,6 +322,13 @@ pub struct MemorySummary {
     pub writeback_kB_mean: f64,
     pub writeback_kB_peak: f64,
     pub free_kB_min: f64,
+    /// ms some task was stalled waiting for memory over the monitored time (pressure stall
+    /// information; absent where the kernel has none, and in results from before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<f64>,
+    /// The most of it in one interval, ms per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms_per_s_peak: Option<f64>,
 }
 
 /// Traced block requests of one class and direction during one phase.

@@ -220,11 +220,12 @@ impl DeviceServer for RemoteDevice {
             .map_err(|e| e.to_string())
     }
 
-    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String> {
+    fn stop_log(&self, path: &Path, lateness: &Path) -> Result<(u64, u64), String> {
         let reply = lock(&self.process)
             .call(&Command::LogStop {
                 mountpoint: self.mountpoint.clone(),
                 path: path.to_path_buf(),
+                lateness: lateness.to_path_buf(),
             })
             .and_then(Reply::into_result)
             .map_err(|e| e.to_string())?;

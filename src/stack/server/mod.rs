@@ -26,9 +26,9 @@ pub trait DeviceServer: Send {
     /// Starts the device's request log, times in seconds from the CLOCK_MONOTONIC instant
     /// `origin_mono_ns`.
     fn start_log(&self, origin_mono_ns: u64) -> Result<(), String>;
-    /// Stops the request log and writes it to `path` as CSV; (requests written, requests
-    /// dropped because the log was full).
-    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String>;
+    /// Stops the request log and writes it to `path` as CSV, and the replies' lateness second
+    /// by second to `lateness`; (requests written, requests dropped because the log was full).
+    fn stop_log(&self, path: &Path, lateness: &Path) -> Result<(u64, u64), String>;
     /// Whether the model has background work pending, doing what is due by now; with
     /// `fast_forward_ns` above 0, first moving the model's clock over that work, by at most that
     /// much model time, when no request is in service ([`EmuServer::background`]).
@@ -83,8 +83,8 @@ impl DeviceServer for EmuServer {
         Ok(())
     }
 
-    fn stop_log(&self, path: &Path) -> Result<(u64, u64), String> {
-        EmuServer::stop_log(self, path).map_err(|e| e.to_string())
+    fn stop_log(&self, path: &Path, lateness: &Path) -> Result<(u64, u64), String> {
+        EmuServer::stop_log(self, path, lateness).map_err(|e| e.to_string())
     }
 
     fn background(&self, fast_forward_ns: u64) -> Result<BackgroundReply, String> {

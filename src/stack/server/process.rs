@@ -119,10 +119,10 @@ impl Devices {
         }
     }
 
-    fn log_stop(&self, mountpoint: &Path, path: &Path) -> Reply {
+    fn log_stop(&self, mountpoint: &Path, path: &Path, lateness: &Path) -> Reply {
         match self
             .position(mountpoint)
-            .map(|i| self.0[i].server.stop_log(path))
+            .map(|i| self.0[i].server.stop_log(path, lateness))
         {
             Some(Ok(counts)) => Reply {
                 logged: Some(counts),
@@ -236,7 +236,11 @@ impl Devices {
                 mountpoint,
                 origin_mono_ns,
             } => self.log_start(&mountpoint, origin_mono_ns),
-            Command::LogStop { mountpoint, path } => self.log_stop(&mountpoint, &path),
+            Command::LogStop {
+                mountpoint,
+                path,
+                lateness,
+            } => self.log_stop(&mountpoint, &path, &lateness),
             Command::Stop { mountpoint } => match self.stop(&mountpoint) {
                 Some(Ok(())) => Reply::default(),
                 Some(Err(e)) => Reply::failed(e),

@@ -40,8 +40,13 @@ pub enum Command {
         mountpoint: PathBuf,
         origin_mono_ns: u64,
     },
-    /// Stop logging and write the log as CSV to `path`.
-    LogStop { mountpoint: PathBuf, path: PathBuf },
+    /// Stop logging and write the log as CSV to `path`, the replies' lateness per second to
+    /// `lateness`.
+    LogStop {
+        mountpoint: PathBuf,
+        path: PathBuf,
+        lateness: PathBuf,
+    },
     /// Put the devices at `mountpoints` on one circuit that cuts their power at the
     /// CLOCK_MONOTONIC instant `at_mono_ns` or as the `after_writes`-th write reaches any of
     /// them.
