@@ -47,22 +47,20 @@ impl Default for LateSeries {
 
 impl LateSeries {
     fn second(&self, due_ns: u64) -> Option<&Second> {
-        let s = self.seconds.get((due_ns / 1_000_000_000) as usize);
-        if s.is_none() {
-            self.beyond.fetch_add(1, Relaxed);
-        }
-        s
+        self.seconds.get((due_ns / 1_000_000_000) as usize)
     }
 
     /// A reply due at `due_ns` (server clock) went out `late_ns` after it.
     pub fn replied(&self, due_ns: u64, late_ns: u64) {
-        if let Some(s) = self.second(due_ns) {
-            s.replies.fetch_add(1, Relaxed);
-            s.late_ns_sum.fetch_add(late_ns, Relaxed);
-            s.late_ns_max.fetch_max(late_ns, Relaxed);
-            if late_ns > LATE_NOTED_NS {
-                s.over.fetch_add(1, Relaxed);
-            }
+        let Some(s) = self.second(due_ns) else {
+            self.beyond.fetch_add(1, Relaxed);
+            return;
+        };
+        s.replies.fetch_add(1, Relaxed);
+        s.late_ns_sum.fetch_add(late_ns, Relaxed);
+        s.late_ns_max.fetch_max(late_ns, Relaxed);
+        if late_ns > LATE_NOTED_NS {
+            s.over.fetch_add(1, Relaxed);
         }
     }
 

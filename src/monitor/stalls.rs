@@ -25,9 +25,9 @@ pub const KERNEL_BUSY_SHARE: f64 = 0.5;
 /// One row of a monitor series: the time it ended (s from the origin) and its figure.
 type Row = (f64, f64);
 
-/// The rows of a monitor CSV (`t_s` first) with `figure` of its `columns`, skipping rows
-/// without them.
-fn series(path: &Path, columns: &[&str], figure: impl Fn(&[f64]) -> f64) -> Vec<Row> {
+/// The rows of a monitor CSV (`t_s` first): each row's time and its `columns`, skipping rows
+/// without them (a file or a column missing reads as no rows).
+fn rows(path: &Path, columns: &[&str]) -> Vec<(f64, Vec<f64>)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -47,8 +47,16 @@ fn series(path: &Path, columns: &[&str], figure: impl Fn(&[f64]) -> f64) -> Vec<
                 .iter()
                 .map(|&i| f.get(i)?.parse().ok())
                 .collect::<Option<Vec<f64>>>()?;
-            Some((f.first()?.parse().ok()?, figure(&v)))
+            Some((f.first()?.parse().ok()?, v))
         })
+        .collect()
+}
+
+/// The rows of a monitor CSV with `figure` of its `columns`.
+fn series(path: &Path, columns: &[&str], figure: impl Fn(&[f64]) -> f64) -> Vec<Row> {
+    rows(path, columns)
+        .into_iter()
+        .map(|(t, v)| (t, figure(&v)))
         .collect()
 }
 
@@ -80,20 +88,15 @@ struct LateRow {
 }
 
 fn late_rows(path: &Path) -> Vec<LateRow> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            Some(LateRow {
-                t: f.first()?.parse().ok()?,
-                replies: f.get(1)?.parse().ok()?,
-                mean_us: f.get(3)?.parse().ok()?,
-                max_us: f.get(4)?.parse().ok()?,
-                over: f.get(5)?.parse().ok()?,
-            })
+    let columns = ["replies", "late_us_mean", "late_us_max", "over_5ms"];
+    rows(path, &columns)
+        .into_iter()
+        .map(|(t, v)| LateRow {
+            t,
+            replies: v[0] as u64,
+            mean_us: v[1],
+            max_us: v[2],
+            over: v[3] as u64,
         })
         .collect()
 }

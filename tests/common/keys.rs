@@ -81,13 +81,15 @@ pub fn cut_only(key: &str) -> bool {
 }
 
 /// Keys a document has only in some runs: an emulated device's late seconds (only with an
-/// emulated device, their worst second only when a reply was more than 5 ms late), and the
-/// memory stall (only where the kernel keeps pressure stall information).
+/// emulated device; their worst second only when a reply was more than 5 ms late, and the
+/// host's figures in it only where a monitor's series covers that second), and the memory
+/// stall (only where the kernel keeps pressure stall information).
 pub fn absent_here(doc: &Value, key: &str) -> bool {
     let late = doc["monitor"]["late_seconds"].as_array();
-    let any_late = late.is_some_and(|l| l.iter().any(|d| d.get("worst_at_s").is_some()));
+    let any = |k: &str| late.is_some_and(|l| l.iter().any(|d| d.get(k).is_some()));
+    let worst = key.strip_prefix("monitor.late_seconds[].");
     (key.starts_with("monitor.late_seconds") && late.is_none())
-        || (key.starts_with("monitor.late_seconds[].worst_") && !any_late)
+        || worst.is_some_and(|k| k.starts_with("worst_") && !any(k))
         || (key.starts_with("monitor.memory.stall_ms")
             && !std::path::Path::new("/proc/pressure/memory").exists())
 }
