@@ -436,6 +436,11 @@ fn an_emulated_devices_own_request_log_agrees_with_the_trace_request_for_request
         .sum();
     assert!(replied as u64 >= n("server_requests"), "{series}");
     assert!(replied as u64 <= received, "{series}");
+    assert!(series.starts_with(
+        "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max\n"
+    ));
+    // The latest reply a request thread sent itself is one of the second's replies.
+    assert!(rows.iter().all(|r| r[6] <= r[4] + 0.1), "{series}");
     let worst = rows.iter().map(|r| r[4]).fold(0.0, f64::max);
     assert!(worst <= server["late_us_max"].as_f64().unwrap() + 0.1);
     // The summary splits the series at the monitors' start: provisioning before, the phases
@@ -449,6 +454,17 @@ fn an_emulated_devices_own_request_log_agrees_with_the_trace_request_for_request
     assert_eq!(m("seconds") as usize, monitored.len());
     let over = monitored.iter().filter(|r| r[5] > 0.0).count() as u64;
     assert_eq!(m("seconds_over_5ms"), over);
+    for k in [
+        "with_steal",
+        "with_kernel_busy",
+        "with_memory_stall",
+        "with_server_waiting",
+        "with_slow_request",
+        "with_slow_send",
+        "with_none",
+    ] {
+        assert!(m(k) <= over, "{k}: {late}");
+    }
     let (undocumented, _) = keys::compare_keys(&doc, |_| false);
     assert!(undocumented.is_empty(), "not documented: {undocumented:?}");
     assert_cleaned_up(work.path(), &[]);

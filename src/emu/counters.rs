@@ -81,12 +81,13 @@ impl Counters {
         c[1].fetch_max(late_ns, Relaxed);
         c[2].fetch_add(1, Relaxed);
         if !timer {
-            self.series.inline(due_ns);
+            self.series.inline(due_ns, late_ns);
         }
     }
 
-    /// Writing one reply took `ns`.
-    pub fn sent(&self, ns: u64) {
+    /// Writing the reply due at `due_ns` took `ns`.
+    pub fn sent(&self, due_ns: u64, ns: u64) {
+        self.series.sent(due_ns, ns);
         self.send_ns[0].fetch_add(ns, Relaxed);
         self.send_ns[1].fetch_max(ns, Relaxed);
     }

@@ -1,6 +1,7 @@
 //! How late the emulated device's replies went out, second by second: every reply is counted
 //! in the second of the server's clock its reply was due in (replies, those sent by the request
-//! thread itself, mean and worst lateness, those over 5 ms late), from the moment the device is
+//! thread itself and the latest of them, mean and worst lateness, those over 5 ms late, the
+//! longest a reply took to write to the kernel), from the moment the device is
 //! served, so provisioning (mkfs, the layout) is in the series as well as the trial's phases.
 //! Written when the request log stops, beside it, as `lateness-<device>.csv`, with times from
 //! the trial's origin, so a late second can be set beside the same second of the host's CPU
@@ -15,6 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// record allows.
 pub const LATE_NOTED_NS: u64 = 5_000_000;
 
+/// The lateness file's header.
+pub const HEADER: &str =
+    "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max";
+
 /// Seconds kept (18 h 12 min); replies due later are counted as beyond the series.
 const SECONDS: usize = 1 << 16;
 
@@ -26,6 +31,11 @@ struct Second {
     late_ns_sum: AtomicU64,
     late_ns_max: AtomicU64,
     over: AtomicU64,
+    /// The latest reply the request thread sent itself (the host took longer than the
+    /// modeled service time to handle the request: its image I/O, say).
+    inline_ns_max: AtomicU64,
+    /// The longest write of a reply to the kernel (the timer thread sends none meanwhile).
+    send_ns_max: AtomicU64,
 }
 
 /// Per-second lateness of one device's replies, seconds of the server's clock.
@@ -64,10 +74,19 @@ impl LateSeries {
         }
     }
 
-    /// The reply due at `due_ns` was sent by the request thread (already due once handled).
-    pub fn inline(&self, due_ns: u64) {
+    /// The reply due at `due_ns` was sent by the request thread (already due once handled),
+    /// `late_ns` after it.
+    pub fn inline(&self, due_ns: u64, late_ns: u64) {
         if let Some(s) = self.second(due_ns) {
             s.inline.fetch_add(1, Relaxed);
+            s.inline_ns_max.fetch_max(late_ns, Relaxed);
+        }
+    }
+
+    /// Writing the reply due at `due_ns` to the kernel took `ns`.
+    pub fn sent(&self, due_ns: u64, ns: u64) {
+        if let Some(s) = self.second(due_ns) {
+            s.send_ns_max.fetch_max(ns, Relaxed);
         }
     }
 
@@ -77,7 +96,7 @@ impl LateSeries {
     }
 
     /// Writes the seconds up to the one `now_ns` (server clock) falls in as CSV:
-    /// `t_s,replies,inline,late_us_mean,late_us_max,over_5ms`, `t_s` the second's start in
+    /// [`HEADER`], `t_s` the second's start in
     /// seconds from the CLOCK_MONOTONIC instant `origin_mono_ns` (negative before it), for a
     /// server clock whose zero is the CLOCK_MONOTONIC instant `clock_mono_ns`.
     pub fn write_csv(
@@ -88,7 +107,7 @@ impl LateSeries {
         origin_mono_ns: u64,
     ) -> std::io::Result<()> {
         let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-        writeln!(w, "t_s,replies,inline,late_us_mean,late_us_max,over_5ms")?;
+        writeln!(w, "{HEADER}")?;
         let last = (now_ns / 1_000_000_000) as usize;
         let zero_s = (clock_mono_ns as f64 - origin_mono_ns as f64) / 1e9;
         for (k, s) in self.seconds.iter().enumerate().take(last + 1) {
@@ -99,11 +118,13 @@ impl LateSeries {
             };
             writeln!(
                 w,
-                "{:.3},{n},{},{mean:.1},{:.1},{}",
+                "{:.3},{n},{},{mean:.1},{:.1},{},{:.1},{:.1}",
                 zero_s + k as f64,
                 s.inline.load(Relaxed),
                 s.late_ns_max.load(Relaxed) as f64 / 1e3,
-                s.over.load(Relaxed)
+                s.over.load(Relaxed),
+                s.inline_ns_max.load(Relaxed) as f64 / 1e3,
+                s.send_ns_max.load(Relaxed) as f64 / 1e3
             )?;
         }
         w.flush()
@@ -127,23 +148,25 @@ mod tests {
         let s = LateSeries::default();
         s.replied(100_000_000, 1_000);
         s.replied(900_000_000, 3_000);
-        s.inline(900_000_000);
+        s.inline(900_000_000, 3_000);
+        s.sent(900_000_000, 40_000);
+        s.sent(100_000_000, 20_000);
         s.replied(2_100_000_000, 6_000_000);
         // The server's clock started 2.5 s after the trial's origin.
         let r = rows(&s, 2_500_000_000, 10_000_000_000, 7_500_000_000);
-        assert_eq!(r[0], "t_s,replies,inline,late_us_mean,late_us_max,over_5ms");
+        assert_eq!(r[0], HEADER);
         assert_eq!(
             &r[1..],
             [
-                "2.500,2,1,2.0,3.0,0",
-                "3.500,0,0,0.0,0.0,0",
-                "4.500,1,0,6000.0,6000.0,1"
+                "2.500,2,1,2.0,3.0,0,3.0,40.0",
+                "3.500,0,0,0.0,0.0,0,0.0,0.0",
+                "4.500,1,0,6000.0,6000.0,1,0.0,0.0"
             ]
         );
         // Seconds before the origin (provisioning before the trial's clock) read negative.
         assert_eq!(
             rows(&s, 0, 7_000_000_000, 7_500_000_000)[1],
-            "-0.500,2,1,2.0,3.0,0"
+            "-0.500,2,1,2.0,3.0,0,3.0,40.0"
         );
     }
 

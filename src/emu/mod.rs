@@ -23,6 +23,7 @@ pub use conn::{
 };
 pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
+pub use lateseries::LATE_NOTED_NS;
 pub use reqlog::mono_now_ns;
 pub use server::{EmuServer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue};

@@ -72,7 +72,7 @@ impl Sender {
             (Pending::Empty(reply), None) => reply.ok(),
             (Pending::Empty(reply), Some(e)) => reply.error(e),
         }
-        self.counters.sent(self.clock.now_ns() - now);
+        self.counters.sent(due_ns, self.clock.now_ns() - now);
     }
 }
 

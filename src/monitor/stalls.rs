@@ -6,11 +6,16 @@
 //! those the host's CPUs spent at least half their time in the kernel in (system and interrupt
 //! time: an unmount evicting a hundred thousand inodes, say, where the device server's
 //! real-time timer may wait for a CPU behind work that does not yield), those some task stalled
-//! on memory in, and those with none of these (where the CPU series covers the second), so a
+//! on memory in; then what the device server itself saw: its threads waiting on a run queue for
+//! a CPU (`threads.csv`'s `wait_pct`, from the scheduler's own count), its latest reply that
+//! second sent by the request thread (the host took longer than the modeled service time to
+//! handle the request: its image I/O), a write of a reply to the kernel that took over a
+//! millisecond; and those with none of these (where the CPU series covers the second), so a
 //! trial's worst lateness is tied to a measured cause second by second, not only by correlation
 //! over trials. /proc/stat counts in ticks of 10 ms: a stall shorter than a tick may leave no
 //! steal.
 
+use crate::emu::LATE_NOTED_NS;
 use crate::result::monitor::LateSeconds;
 use std::path::Path;
 
@@ -22,34 +27,87 @@ pub const MEMORY_STALL_NOTED_MS_PER_S: f64 = 1.0;
 /// take at least this share of them.
 pub const KERNEL_BUSY_SHARE: f64 = 0.5;
 
+/// The device server's threads count as waiting for a CPU in an interval where one of them
+/// waited on a run queue at least this long (ms per second).
+pub const SERVER_WAIT_NOTED_MS_PER_S: f64 = 1.0;
+
+/// A write of one reply to the kernel this long (µs) counts as a slow send.
+pub const SEND_NOTED_US: f64 = 1000.0;
+
 /// One row of a monitor series: the time it ended (s from the origin) and its figure.
 type Row = (f64, f64);
 
 /// The rows of a monitor CSV (`t_s` first): each row's time and its `columns`, skipping rows
 /// without them (a file or a column missing reads as no rows).
 fn rows(path: &Path, columns: &[&str]) -> Vec<(f64, Vec<f64>)> {
+    rows_where(path, columns, None)
+        .into_iter()
+        .filter_map(|(t, v)| Some((t, v.into_iter().collect::<Option<Vec<f64>>>()?)))
+        .collect()
+}
+
+/// The rows of a monitor CSV (`t_s` first) whose column `only.0` reads `only.1` (all rows
+/// without `only`), each with its `columns`, a figure missing or unreadable as `None`.
+fn rows_where(
+    path: &Path,
+    columns: &[&str],
+    only: Option<(&str, &str)>,
+) -> Vec<(f64, Vec<Option<f64>>)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let Some(at) = columns
+    let at = |c: &str| header.iter().position(|h| *h == c);
+    let Some(cols) = columns
         .iter()
-        .map(|c| header.iter().position(|h| h == c))
+        .map(|c| at(c))
         .collect::<Option<Vec<usize>>>()
     else {
         return Vec::new();
     };
+    let only = match only {
+        Some((c, v)) => match at(c) {
+            Some(i) => Some((i, v)),
+            None => return Vec::new(),
+        },
+        None => None,
+    };
     lines
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            let v = at
-                .iter()
-                .map(|&i| f.get(i)?.parse().ok())
-                .collect::<Option<Vec<f64>>>()?;
+            if let Some((i, v)) = only {
+                if f.get(i) != Some(&v) {
+                    return None;
+                }
+            }
+            let v = cols.iter().map(|&i| f.get(i)?.parse().ok()).collect();
             Some((f.first()?.parse().ok()?, v))
         })
         .collect()
+}
+
+/// The longest run-queue wait of the device server's threads in each interval of
+/// threads.csv (ms per second), 0 where none of its threads waited or ran; empty without
+/// the file or its `wait_pct` column (no schedstat).
+fn server_wait(path: &Path) -> Vec<Row> {
+    let all = rows_where(path, &["wait_pct"], None);
+    if all.iter().all(|(_, v)| v[0].is_none()) {
+        return Vec::new();
+    }
+    let server = rows_where(path, &["wait_pct"], Some(("own", "server")));
+    let mut out: Vec<Row> = Vec::new();
+    for (t, _) in all {
+        if out.last().is_none_or(|&(last, _)| last != t) {
+            out.push((t, 0.0));
+        }
+    }
+    for (t, v) in server {
+        if let (Some(row), Some(pct)) = (out.iter_mut().find(|r| r.0 == t), v[0]) {
+            row.1 = row.1.max(pct * 10.0);
+        }
+    }
+    out
 }
 
 /// The rows of a monitor CSV with `figure` of its `columns`.
@@ -85,18 +143,37 @@ struct LateRow {
     mean_us: f64,
     max_us: f64,
     over: u64,
+    /// The latest reply the request thread sent, and the longest write of a reply to the
+    /// kernel (µs); absent in older files.
+    inline_max_us: Option<f64>,
+    send_max_us: Option<f64>,
 }
 
 fn late_rows(path: &Path) -> Vec<LateRow> {
-    let columns = ["replies", "late_us_mean", "late_us_max", "over_5ms"];
-    rows(path, &columns)
-        .into_iter()
-        .map(|(t, v)| LateRow {
-            t,
-            replies: v[0] as u64,
-            mean_us: v[1],
-            max_us: v[2],
-            over: v[3] as u64,
+    let mut columns = vec![
+        "replies",
+        "late_us_mean",
+        "late_us_max",
+        "over_5ms",
+        "inline_late_us_max",
+        "send_us_max",
+    ];
+    let mut all = rows_where(path, &columns, None);
+    if all.is_empty() {
+        columns.truncate(4);
+        all = rows_where(path, &columns, None);
+    }
+    all.into_iter()
+        .filter_map(|(t, v)| {
+            Some(LateRow {
+                t,
+                replies: v[0]? as u64,
+                mean_us: v[1]?,
+                max_us: v[2]?,
+                over: v[3]? as u64,
+                inline_max_us: v.get(4).copied().flatten(),
+                send_max_us: v.get(5).copied().flatten(),
+            })
         })
         .collect()
 }
@@ -111,6 +188,7 @@ pub fn summarize(device: &str, lateness: &Path, dir: &Path, start_s: f64) -> Lat
         (v[1] + v[2]) / (v[0] * 1000.0)
     });
     let stall = series(&dir.join("memory.csv"), &["stall_ms_per_s"], |v| v[0]);
+    let waited = server_wait(&dir.join("threads.csv"));
     let mut s = LateSeconds {
         device: device.to_string(),
         ..Default::default()
@@ -135,19 +213,32 @@ pub fn summarize(device: &str, lateness: &Path, dir: &Path, start_s: f64) -> Lat
         let st = peak_in(&steal, r.t);
         let ks = peak_in(&kernel, r.t);
         let ms = peak_in(&stall, r.t);
+        let ws = peak_in(&waited, r.t);
         let stolen = st.is_some_and(|v| v > 0.0);
         let busy = ks.is_some_and(|v| v >= KERNEL_BUSY_SHARE);
         let stalled = ms.is_some_and(|v| v > MEMORY_STALL_NOTED_MS_PER_S);
+        let waiting = ws.is_some_and(|v| v >= SERVER_WAIT_NOTED_MS_PER_S);
+        let slow_request = r
+            .inline_max_us
+            .is_some_and(|v| v * 1e3 > LATE_NOTED_NS as f64);
+        let slow_send = r.send_max_us.is_some_and(|v| v >= SEND_NOTED_US);
         s.with_steal += u64::from(stolen);
         s.with_kernel_busy += u64::from(busy);
         s.with_memory_stall += u64::from(stalled);
-        s.with_none += u64::from(st.is_some() && !stolen && !busy && !stalled);
+        s.with_server_waiting += u64::from(waiting);
+        s.with_slow_request += u64::from(slow_request);
+        s.with_slow_send += u64::from(slow_send);
+        let any = stolen || busy || stalled || waiting || slow_request || slow_send;
+        s.with_none += u64::from(st.is_some() && !any);
         if s.worst_late_us.is_none_or(|w| r.max_us > w) {
             s.worst_at_s = Some(r.t);
             s.worst_late_us = Some(r.max_us);
             s.worst_steal_ms_per_s = st;
             s.worst_kernel_share = ks;
             s.worst_memory_stall_ms_per_s = ms;
+            s.worst_server_wait_ms_per_s = ws;
+            s.worst_inline_late_us = r.inline_max_us;
+            s.worst_send_us = r.send_max_us;
         }
     }
     if s.replies > 0 {
@@ -168,7 +259,20 @@ mod tests {
             "cpu.csv",
             "t_s,phase,cpus,user_ms_per_s,system_ms_per_s,iowait_ms_per_s,irq_ms_per_s,steal_ms_per_s\n\
              1.5,run,2,1,1,0,0,0\n2.5,run,2,1,1,0,0,20\n3.5,run,2,1,1,0,0,0\n4.5,run,2,1,1,0,0,0\n\
-             5.5,run,2,1,1,0,0,0\n6.5,run,2,1,700,0,300,0\n",
+             5.5,run,2,1,1,0,0,0\n6.5,run,2,1,700,0,300,0\n7.5,run,2,1,1,0,0,0\n\
+             8.5,run,2,1,1,0,0,0\n9.5,run,2,1,1,0,0,0\n10.5,run,2,1,1,0,0,0\n\
+             11.5,run,2,1,1,0,0,0\n12.5,run,2,1,1,0,0,0\n13.5,run,2,1,1,0,0,0\n",
+        );
+        // A kernel thread waited for a CPU (not the server's: not counted); the server's timer
+        // waited 3 ms in the interval ending at 8.9.
+        w(
+            "threads.csv",
+            "t_s,phase,group,comm,pid,tid,kernel,own,cpu_pct,wait_pct\n\
+             7.5,run,kworker,kworker/0:1,5,5,1,,1.00,50.00\n\
+             8.5,run,emu-timer,emu-timer,9,10,0,server,2.00,0.00\n\
+             8.9,run,emu-timer,emu-timer,9,10,0,server,2.00,0.30\n\
+             8.9,run,fuser,fuser-0,9,11,0,server,1.00,0.05\n\
+             9.5,run,kworker,kworker/0:1,5,5,1,,1.00,0.00\n",
         );
         w(
             "memory.csv",
@@ -178,19 +282,20 @@ mod tests {
         );
         w(
             "lateness-sdx.csv",
-            "t_s,replies,inline,late_us_mean,late_us_max,over_5ms\n\
-             -1.2,4,0,2.0,8000.0,3\n-0.2,2,0,1.0,10.0,0\n\
-             1,10,0,5.0,9000.0,1\n2,10,0,5.0,100.0,0\n3,10,0,5.0,6000.0,2\n4,10,0,5.0,70000.0,1\n\
-             6,10,0,5.0,7000.0,1\n",
+            "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max\n\
+             -1.2,4,0,2.0,8000.0,3,0,10\n-0.2,2,0,1.0,10.0,0,0,10\n\
+             1,10,0,5.0,9000.0,1,0,10\n2,10,0,5.0,100.0,0,0,10\n3,10,0,5.0,6000.0,2,0,10\n\
+             4,10,0,5.0,70000.0,1,0,10\n6,10,0,5.0,7000.0,1,0,10\n8,10,0,5.0,6000.0,1,0,10\n\
+             10,10,1,5.0,6000.0,1,6000.0,10\n12,10,0,5.0,6000.0,1,0,1500\n",
         );
         let s = summarize("sdx", &d.path().join("lateness-sdx.csv"), d.path(), 0.5);
         // The second starting at -1.2 ended before the monitors started at 0.5: provisioning.
         assert_eq!((s.before_replies, s.before_replies_over_5ms), (4, 3));
         assert_eq!(s.before_late_us_max, 8000.0);
-        assert_eq!(s.seconds, 6);
-        assert_eq!((s.replies, s.replies_over_5ms), (52, 5));
-        assert_eq!(s.late_us_mean, 252.0 / 52.0);
-        assert_eq!(s.seconds_over_5ms, 4);
+        assert_eq!(s.seconds, 9);
+        assert_eq!((s.replies, s.replies_over_5ms), (82, 8));
+        assert_eq!(s.late_us_mean, 402.0 / 82.0);
+        assert_eq!(s.seconds_over_5ms, 7);
         // Second 1 overlaps the interval ending at 2.5 (steal 20); second 3 only quiet ones
         // (0.5 ms/s of memory stall is an idle host's background); second 4 the interval
         // ending at 5.5, with the memory stall; second 6 the one ending at 6.5, its two CPUs
@@ -198,15 +303,27 @@ mod tests {
         assert_eq!(s.with_steal, 1);
         assert_eq!(s.with_kernel_busy, 1);
         assert_eq!(s.with_memory_stall, 1);
+        // Second 8 had the server's timer waiting 3 ms for a CPU, second 10 a request thread
+        // 6 ms late, second 12 a send of 1.5 ms.
+        assert_eq!(s.with_server_waiting, 1);
+        assert_eq!(s.with_slow_request, 1);
+        assert_eq!(s.with_slow_send, 1);
         assert_eq!(s.with_none, 1);
         assert_eq!(s.worst_at_s, Some(4.0));
         assert_eq!(s.worst_late_us, Some(70000.0));
         assert_eq!(s.worst_steal_ms_per_s, Some(0.0));
         assert_eq!(s.worst_kernel_share, Some(0.0005));
         assert_eq!(s.worst_memory_stall_ms_per_s, Some(30.0));
+        // threads.csv's first interval (ending at 7.5) began with the monitors: second 4 is in
+        // it, and no server thread waited then.
+        assert_eq!(s.worst_server_wait_ms_per_s, Some(0.0));
+        assert_eq!(
+            (s.worst_inline_late_us, s.worst_send_us),
+            (Some(0.0), Some(10.0))
+        );
         assert_eq!(
             s.describe().unwrap(),
-            "sdx: 4 of 6 monitored s had a reply over 5 ms late (1 with steal, 1 with the CPUs busy in the kernel, 1 with a memory stall, 1 with none of these); the worst, 70.0 ms, at 4 s (steal 0 ms/s, kernel 0% of the CPUs, memory stall 30.0 ms/s); 3 replies over 5 ms late before the monitors started (provisioning), 8.0 ms at most"
+            "sdx: 7 of 9 monitored s had a reply over 5 ms late (1 with steal, 1 with the CPUs busy in the kernel, 1 with a memory stall, 1 with the server waiting for a CPU, 1 with a slow request, 1 with a slow send, 1 with none of these); the worst, 70.0 ms, at 4 s (steal 0 ms/s, kernel 0% of the CPUs, memory stall 30.0 ms/s, server waited 0.0 ms/s for a CPU, longest send 0.0 ms); 3 replies over 5 ms late before the monitors started (provisioning), 8.0 ms at most"
         );
         let calm = LateSeconds::default();
         assert_eq!(calm.describe(), None);
@@ -221,7 +338,15 @@ mod tests {
             "t_s,replies,inline,late_us_mean,late_us_max,over_5ms\n0,1,0,1.0,6000.0,1\n",
         )
         .unwrap();
+        // A threads.csv written without schedstat (or before `wait_pct`) gives no wait.
+        std::fs::write(
+            d.path().join("threads.csv"),
+            "t_s,phase,group,comm,pid,tid,kernel,own,cpu_pct\n0.5,run,emu-timer,emu-timer,9,10,0,server,2.00\n",
+        )
+        .unwrap();
         let s = summarize("sdx", &p, d.path(), 0.0);
+        assert_eq!(s.worst_server_wait_ms_per_s, None);
+        assert_eq!((s.worst_inline_late_us, s.worst_send_us), (None, None));
         // Nothing is known of the host then: the second is neither counted as explained nor
         // as unexplained.
         assert_eq!((s.seconds_over_5ms, s.with_none), (1, 0));

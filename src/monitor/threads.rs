@@ -1,7 +1,8 @@
 //! The threads monitor: the CPU of every thread on the host that used any during an
 //! interval, kernel threads included, from /proc/*/task/*. CPU time is the scheduler's own
 //! count in nanoseconds (`schedstat`), or user + system ticks where the kernel has no
-//! schedstat. Threads are grouped by name with numbers and instance suffixes stripped
+//! schedstat; with schedstat also the time each thread waited on a run queue for a CPU
+//! (`wait_pct`: it was ready to run and did not). Threads are grouped by name with numbers and instance suffixes stripped
 //! (`kworker/u4:2` -> `kworker`, `jbd2/loop3-8` -> `jbd2`), kernel threads flagged, and
 //! iotrial's own threads told apart: the trial's main thread, its engine (stream) threads,
 //! its monitor threads, and the run's device server process. Rows go to
@@ -18,7 +19,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Header of threads.csv.
-pub const HEADER: &str = "t_s,phase,group,comm,pid,tid,kernel,own,cpu_pct";
+pub const HEADER: &str = "t_s,phase,group,comm,pid,tid,kernel,own,cpu_pct,wait_pct";
 
 /// PF_KTHREAD in the `flags` field of /proc/<pid>/stat.
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -83,6 +84,8 @@ struct Thread {
     kernel: bool,
     own: &'static str,
     cpu_ns: u64,
+    /// Run-queue wait so far (schedstat), ns.
+    wait_ns: u64,
 }
 
 /// Sums of one group.
@@ -134,6 +137,8 @@ struct Use {
     kernel: bool,
     own: &'static str,
     ns: u64,
+    /// Run-queue wait in the interval, ns (`None` without schedstat).
+    wait_ns: Option<u64>,
 }
 
 /// Own CPU below this per interval is not worth a row of exited threads.
@@ -143,6 +148,12 @@ const EXITED_MIN_NS: i64 = 1_000_000;
 fn process_cpu_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// (CPU ns, run-queue wait ns) from the text of `/proc/<pid>/task/<tid>/schedstat`.
+fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_whitespace().map(str::parse::<u64>);
+    Some((f.next()?.ok()?, f.next()?.ok()?))
 }
 
 /// (comm, kernel thread, user + system ticks) from the text of `/proc/<pid>/task/<tid>/stat`.
@@ -192,23 +203,24 @@ impl Threads {
         Ok(t)
     }
 
-    /// A thread's CPU ns so far (schedstat, else ticks from stat).
-    fn cpu_ns(&self, base: &str) -> Option<u64> {
+    /// A thread's CPU ns and run-queue wait ns so far (schedstat, else CPU ticks from stat
+    /// and no wait).
+    fn cpu_ns(&self, base: &str) -> Option<(u64, u64)> {
         if self.schedstat {
             let s = std::fs::read_to_string(format!("{base}/schedstat")).ok()?;
-            s.split_whitespace().next()?.parse().ok()
+            parse_schedstat(&s)
         } else {
             let text = std::fs::read_to_string(format!("{base}/stat")).ok()?;
-            parse_stat(&text).map(|(_, _, ticks)| ticks * TICK_NS)
+            parse_stat(&text).map(|(_, _, ticks)| (ticks * TICK_NS, 0))
         }
     }
 
-    /// Reads every thread of the host; returns (tid, CPU ns since the last reading) of the
-    /// threads that used any. A thread seen for the first time after the first reading
+    /// Reads every thread of the host; returns (tid, CPU ns, run-queue wait ns since the last
+    /// reading) of the threads that used CPU or waited for it. A thread seen for the first time after the first reading
     /// started since the last one: all its CPU counts. (The CPU a thread used between its
     /// last reading and its exit cannot be read per thread; for this process it is in
     /// [`Threads::exited`].)
-    fn scan(&mut self) -> Vec<(u32, u64)> {
+    fn scan(&mut self) -> Vec<(u32, u64, u64)> {
         let first = self.known.is_empty();
         let mut used = Vec::new();
         let mut seen = HashSet::new();
@@ -219,15 +231,16 @@ impl Threads {
             }
             for tid in numeric_entries(Path::new(&format!("/proc/{pid}/task"))) {
                 let base = format!("/proc/{pid}/task/{tid}");
-                let Some(ns) = self.cpu_ns(&base) else {
+                let Some((ns, wait)) = self.cpu_ns(&base) else {
                     continue;
                 };
                 match self.known.get_mut(&tid) {
-                    Some(t) if t.pid == pid && ns >= t.cpu_ns => {
-                        if ns > t.cpu_ns {
-                            used.push((tid, ns - t.cpu_ns));
+                    Some(t) if t.pid == pid && ns >= t.cpu_ns && wait >= t.wait_ns => {
+                        if ns > t.cpu_ns || wait > t.wait_ns {
+                            used.push((tid, ns - t.cpu_ns, wait - t.wait_ns));
                         }
                         t.cpu_ns = ns;
+                        t.wait_ns = wait;
                     }
                     _ => {
                         let text =
@@ -242,10 +255,11 @@ impl Threads {
                             kernel,
                             own: self.own.label(pid, tid),
                             cpu_ns: ns,
+                            wait_ns: wait,
                         };
                         self.known.insert(tid, t);
-                        if !first && ns > 0 {
-                            used.push((tid, ns));
+                        if !first && (ns > 0 || wait > 0) {
+                            used.push((tid, ns, wait));
                         }
                     }
                 }
@@ -268,7 +282,10 @@ impl Threads {
             return Ok(());
         }
         self.seconds += dt;
-        let mut uses: Vec<Use> = used.iter().map(|&(tid, ns)| self.use_of(tid, ns)).collect();
+        let mut uses: Vec<Use> = used
+            .iter()
+            .map(|&(tid, ns, wait)| self.use_of(tid, ns, wait))
+            .collect();
         uses.extend(self.exited(&uses));
         for u in &uses {
             self.write_row(t_s, span, u, dt)?;
@@ -277,8 +294,8 @@ impl Threads {
         self.csv.flush()
     }
 
-    /// A known thread's use of `ns` of CPU.
-    fn use_of(&self, tid: u32, ns: u64) -> Use {
+    /// A known thread's use of `ns` of CPU, having waited `wait_ns` for it.
+    fn use_of(&self, tid: u32, ns: u64, wait_ns: u64) -> Use {
         let t = &self.known[&tid];
         Use {
             group: t.group.clone(),
@@ -288,6 +305,7 @@ impl Threads {
             kernel: t.kernel,
             own: t.own,
             ns,
+            wait_ns: self.schedstat.then_some(wait_ns),
         }
     }
 
@@ -295,7 +313,7 @@ impl Threads {
         let line = self.csv.start(t_s, span);
         let _ = write!(
             line,
-            ",{},{},{},{},{},{},{:.2}",
+            ",{},{},{},{},{},{},{:.2},",
             field(&u.group),
             field(&u.comm),
             u.pid,
@@ -304,6 +322,9 @@ impl Threads {
             u.own,
             u.ns as f64 / (dt * 1e9) * 100.0
         );
+        if let Some(w) = u.wait_ns {
+            let _ = write!(line, "{:.2}", w as f64 / (dt * 1e9) * 100.0);
+        }
         self.csv.end()
     }
 
@@ -361,6 +382,7 @@ impl Threads {
             kernel: false,
             own: "engine",
             ns: left as u64,
+            wait_ns: None,
         })
     }
 
@@ -469,6 +491,12 @@ mod tests {
     }
 
     #[test]
+    fn schedstat_gives_cpu_and_run_queue_wait() {
+        assert_eq!(parse_schedstat("81234 5678 9\n"), Some((81234, 5678)));
+        assert_eq!(parse_schedstat("81234\n"), None);
+    }
+
+    #[test]
     fn own_threads_are_told_apart() {
         let own = Own {
             pid: 100,
@@ -515,11 +543,17 @@ mod tests {
         assert_eq!((g.own.as_str(), g.kernel), ("engine", false));
         assert!(g.cpu_pct_peak > 0.0 && s.own_cpu_pct_mean.engine > 0.0);
         let text = std::fs::read_to_string(dir.path().join("threads.csv")).unwrap();
-        assert!(
-            text.lines()
-                .any(|l| l.contains(",spin,spin7,") && l.contains(",run,")),
-            "{text}"
-        );
+        let row = text
+            .lines()
+            .find(|l| l.contains(",spin,spin7,") && l.contains(",run,"))
+            .unwrap_or_else(|| panic!("{text}"));
+        // With schedstat, the run-queue wait follows the CPU share (empty without it).
+        let wait = row.rsplit(',').next().unwrap();
+        assert_eq!(wait.is_empty(), !has_schedstat(), "{row}");
+    }
+
+    fn has_schedstat() -> bool {
+        std::fs::read_to_string("/proc/self/schedstat").is_ok()
     }
 
     #[test]

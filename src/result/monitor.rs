@@ -60,6 +60,17 @@ pub struct LateSeconds {
     /// Of those seconds, those in which some task stalled on memory for more than 1 ms per
     /// second.
     pub with_memory_stall: u64,
+    /// Of those seconds, those in which a thread of the device server waited on a run queue
+    /// for a CPU at least 1 ms per second (threads.csv's `wait_pct`).
+    #[serde(default)]
+    pub with_server_waiting: u64,
+    /// Of those seconds, those whose request thread sent a reply over 5 ms late itself: the
+    /// host took that much longer than the modeled service time to handle the request.
+    #[serde(default)]
+    pub with_slow_request: u64,
+    /// Of those seconds, those in which writing one reply to the kernel took 1 ms or more.
+    #[serde(default)]
+    pub with_slow_send: u64,
     /// Of those seconds, those with none of these, where the CPU series covers them.
     pub with_none: u64,
     /// The second with the latest reply (its start, s from the origin), that reply's lateness,
@@ -75,6 +86,14 @@ pub struct LateSeconds {
     pub worst_kernel_share: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_memory_stall_ms_per_s: Option<f64>,
+    /// In that second: the longest run-queue wait of a server thread (ms per second), the
+    /// latest reply its request thread sent (µs), the longest write of a reply (µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_server_wait_ms_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_inline_late_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_send_us: Option<f64>,
     /// The replies before the monitors started: how many, the latest (µs), those over 5 ms.
     pub before_replies: u64,
     pub before_late_us_max: f64,
@@ -98,13 +117,16 @@ impl LateSeconds {
             return before;
         }
         let mut line = format!(
-            "{}: {} of {} monitored s had a reply over 5 ms late ({} with steal, {} with the CPUs busy in the kernel, {} with a memory stall, {} with none of these)",
+            "{}: {} of {} monitored s had a reply over 5 ms late ({} with steal, {} with the CPUs busy in the kernel, {} with a memory stall, {} with the server waiting for a CPU, {} with a slow request, {} with a slow send, {} with none of these)",
             self.device,
             self.seconds_over_5ms,
             self.seconds,
             self.with_steal,
             self.with_kernel_busy,
             self.with_memory_stall,
+            self.with_server_waiting,
+            self.with_slow_request,
+            self.with_slow_send,
             self.with_none
         );
         if let (Some(at), Some(us)) = (self.worst_at_s, self.worst_late_us) {
@@ -118,6 +140,15 @@ impl LateSeconds {
             }
             if let Some(ms) = self.worst_memory_stall_ms_per_s {
                 then.push(format!("memory stall {ms:.1} ms/s"));
+            }
+            if let Some(ms) = self.worst_server_wait_ms_per_s {
+                then.push(format!("server waited {ms:.1} ms/s for a CPU"));
+            }
+            if let Some(us) = self.worst_inline_late_us.filter(|&us| us > 0.0) {
+                then.push(format!("request thread {:.1} ms late", us / 1e3));
+            }
+            if let Some(us) = self.worst_send_us {
+                then.push(format!("longest send {:.1} ms", us / 1e3));
             }
             if !then.is_empty() {
                 line.push_str(&format!(" ({})", then.join(", ")));
