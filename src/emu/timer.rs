@@ -229,14 +229,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Puts the calling thread in the real-time FIFO class at the lowest priority, when permitted
-/// (root, or CAP_SYS_NICE): a reply then goes out when it is due instead of waiting for a CPU
-/// behind the host's ordinary threads. Returns whether it did.
-fn go_real_time() -> bool {
+/// The FIFO priority of the device server's request threads: above every ordinary thread.
+const WORKER_PRIORITY: i32 = 1;
+
+/// The FIFO priority of the timer thread: above the request threads, so a reply falling due
+/// takes a CPU from a request thread at once instead of waiting for it to block (in the same
+/// FIFO priority a running thread keeps its CPU until it does).
+const TIMER_PRIORITY: i32 = 2;
+const _: () = assert!(TIMER_PRIORITY > WORKER_PRIORITY);
+
+/// Puts the calling thread in the real-time FIFO class at `priority`, when permitted (root,
+/// or CAP_SYS_NICE): a reply then goes out when it is due instead of waiting for a CPU behind
+/// the host's ordinary threads. Returns whether it did.
+fn go_real_time(priority: i32) -> bool {
     if std::env::var_os("IOTRIAL_EMU_NO_REALTIME").is_some() {
         return false;
     }
-    let param = libc::sched_param { sched_priority: 1 };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid parameter block.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
@@ -254,7 +265,7 @@ pub(crate) fn spawning_real_time<R>(f: impl FnOnce() -> R) -> R {
             p
         })
     };
-    let raised = go_real_time();
+    let raised = go_real_time(WORKER_PRIORITY);
     let r = f();
     if raised && policy >= 0 {
         // SAFETY: restores the class and parameters read above on the calling thread.
@@ -269,9 +280,10 @@ fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
     };
     // Default timer slack (50 us) would delay every wake-up; ask for 1 ns.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
-    inner
-        .realtime
-        .store(go_real_time(), std::sync::atomic::Ordering::Relaxed);
+    inner.realtime.store(
+        go_real_time(TIMER_PRIORITY),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let mut early = Early::new();
     let mut st = lock(&inner.state);
     loop {
@@ -332,6 +344,40 @@ mod tests {
         })
         .unwrap();
         (q, rx)
+    }
+
+    /// The calling thread's scheduling class and priority.
+    fn class() -> (i32, i32) {
+        // SAFETY: sched_getscheduler / sched_getparam on the calling thread, into a valid block.
+        unsafe {
+            let mut p = std::mem::zeroed::<libc::sched_param>();
+            libc::sched_getparam(0, &mut p);
+            (libc::sched_getscheduler(0), p.sched_priority)
+        }
+    }
+
+    #[test]
+    fn the_timer_ranks_above_the_request_threads_when_real_time_is_allowed() {
+        let clock = Clock::new();
+        let (tx, rx) = mpsc::channel();
+        let q = TimerQueue::start(clock, move |_, (), _: &Pusher<()>| {
+            let _ = tx.send(class());
+        })
+        .unwrap();
+        q.push(clock.now_ns(), ());
+        let timer = rx.recv().unwrap();
+        let worker = spawning_real_time(|| std::thread::spawn(class).join().unwrap());
+        if q.realtime() {
+            assert_eq!(timer, (libc::SCHED_FIFO, TIMER_PRIORITY));
+            assert_eq!(worker, (libc::SCHED_FIFO, WORKER_PRIORITY));
+        } else {
+            // Not permitted (no root, no CAP_SYS_NICE) or turned off: ordinary threads.
+            assert_ne!(timer.0, libc::SCHED_FIFO);
+            assert_ne!(worker.0, libc::SCHED_FIFO);
+        }
+        // The calling thread keeps its own class.
+        assert_ne!(class().0, libc::SCHED_FIFO);
+        assert!(q.shutdown());
     }
 
     #[test]

@@ -47,18 +47,20 @@ fn rows(path: &Path, columns: &[&str]) -> Vec<(f64, Vec<f64>)> {
 }
 
 /// The rows of a monitor CSV (`t_s` first) whose column `only.0` reads `only.1` (all rows
-/// without `only`), each with its `columns`, a figure missing or unreadable as `None`.
+/// without `only`), each with its `columns`, a figure missing or unreadable as `None`. Quoted
+/// fields (a thread name with a comma) are read as one.
 fn rows_where(
     path: &Path,
     columns: &[&str],
     only: Option<(&str, &str)>,
 ) -> Vec<(f64, Vec<Option<f64>>)> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(mut r) = csv::ReaderBuilder::new().flexible(true).from_path(path) else {
         return Vec::new();
     };
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let at = |c: &str| header.iter().position(|h| *h == c);
+    let Ok(header) = r.headers().cloned() else {
+        return Vec::new();
+    };
+    let at = |c: &str| header.iter().position(|h| h == c);
     let Some(cols) = columns
         .iter()
         .map(|c| at(c))
@@ -73,16 +75,12 @@ fn rows_where(
         },
         None => None,
     };
-    lines
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            if let Some((i, v)) = only {
-                if f.get(i) != Some(&v) {
-                    return None;
-                }
-            }
+    r.records()
+        .map_while(Result::ok)
+        .filter(|f| only.is_none_or(|(i, v)| f.get(i) == Some(v)))
+        .filter_map(|f| {
             let v = cols.iter().map(|&i| f.get(i)?.parse().ok()).collect();
-            Some((f.first()?.parse().ok()?, v))
+            Some((f.get(0)?.parse().ok()?, v))
         })
         .collect()
 }
@@ -270,7 +268,7 @@ mod tests {
             "t_s,phase,group,comm,pid,tid,kernel,own,cpu_pct,wait_pct\n\
              7.5,run,kworker,kworker/0:1,5,5,1,,1.00,50.00\n\
              8.5,run,emu-timer,emu-timer,9,10,0,server,2.00,0.00\n\
-             8.9,run,emu-timer,emu-timer,9,10,0,server,2.00,0.30\n\
+             8.9,run,emu-timer,\"emu,timer\",9,10,0,server,2.00,0.30\n\
              8.9,run,fuser,fuser-0,9,11,0,server,1.00,0.05\n\
              9.5,run,kworker,kworker/0:1,5,5,1,,1.00,0.00\n",
         );

@@ -1,7 +1,7 @@
 //! report.md: the header facts, each workload's verdict table and its key figures as Markdown
-//! tables, for pasting into a ticket. Cell text is escaped so labels cannot break the table.
+//! tables, its stacks' emulated devices and warnings, for pasting into a ticket. Cell text is escaped so labels cannot break the table.
 
-use super::model::Report;
+use super::model::{BuiltStack, Report};
 use crate::present::chart::Block;
 use crate::present::verdict::Medium;
 use crate::present::Rows;
@@ -50,6 +50,24 @@ pub fn table(rows: &Rows) -> String {
     s
 }
 
+/// The stacks' emulated devices, a line each (how late their replies were, their late seconds
+/// and what the host had in them), as report.html shows them under each stack; empty without
+/// emulated devices.
+fn devices(built: &[BuiltStack]) -> String {
+    let lines: Vec<String> = built
+        .iter()
+        .flat_map(|b| {
+            b.devices
+                .iter()
+                .map(move |d| format!("- {}: {}\n", cell(&b.stack), cell(d)))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\n### Emulated devices\n\n{}", lines.concat())
+}
+
 /// The whole report.md.
 pub fn render(report: &Report) -> String {
     let mut s = format!("# iotrial report: {}\n\n", cell(&report.study));
@@ -90,6 +108,7 @@ pub fn render(report: &Report) -> String {
                 }));
             }
         }
+        s.push_str(&devices(&w.built));
         let warned: Vec<_> = w.built.iter().filter(|b| !b.warnings.is_empty()).collect();
         if !warned.is_empty() {
             s.push_str("\n### Warnings\n\n");
@@ -106,7 +125,9 @@ pub fn render(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::WorkloadReport;
     use super::*;
+    use crate::present::verdict::VerdictTable;
 
     #[test]
     fn labels_cannot_break_a_table() {
@@ -120,5 +141,41 @@ mod tests {
             rows: vec![vec!["ext4|x".into(), "1.0".into()]],
         });
         assert_eq!(t, "| stack | x |\n| :--- | ---: |\n| ext4\\|x | 1.0 |\n");
+    }
+
+    #[test]
+    fn each_emulated_device_has_its_line_under_its_stack() {
+        let built = |stack: &str, devices: &[&str]| BuiltStack {
+            stack: stack.into(),
+            devices: devices.iter().map(|d| d.to_string()).collect(),
+            facts: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let report = Report {
+            study: "s".into(),
+            header: Vec::new(),
+            workloads: vec![WorkloadReport {
+                workload: "dvr".into(),
+                table: VerdictTable::build(&[], Vec::new()),
+                sections: Vec::new(),
+                built: vec![
+                    built(
+                        "raw",
+                        &["emulated hdd: late by 1.0 µs", "loop0: 2 of 9 s|late"],
+                    ),
+                    built("dir", &[]),
+                ],
+            }],
+            unfinished: Vec::new(),
+        };
+        let md = render(&report);
+        assert!(
+            md.contains(
+                "\n### Emulated devices\n\n- raw: emulated hdd: late by 1.0 µs\n- raw: loop0: 2 of 9 s\\|late\n"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains("- dir:"), "{md}");
+        assert_eq!(devices(&[built("dir", &[])]), "");
     }
 }
