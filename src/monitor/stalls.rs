@@ -100,8 +100,13 @@ fn server_wait(path: &Path) -> Vec<Row> {
             out.push((t, 0.0));
         }
     }
+    // Both in the file's order: one pass.
+    let mut i = 0;
     for (t, v) in server {
-        if let (Some(row), Some(pct)) = (out.iter_mut().find(|r| r.0 == t), v[0]) {
+        while out.get(i).is_some_and(|r| r.0 < t) {
+            i += 1;
+        }
+        if let (Some(row), Some(pct)) = (out.get_mut(i).filter(|r| r.0 == t), v[0]) {
             row.1 = row.1.max(pct * 10.0);
         }
     }
