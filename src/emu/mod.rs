@@ -15,6 +15,7 @@ pub mod model;
 mod readcache;
 mod replies;
 mod reqlog;
+mod rt;
 mod server;
 mod timer;
 
@@ -25,8 +26,9 @@ pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use lateseries::LATE_NOTED_NS;
 pub use reqlog::mono_now_ns;
+pub use rt::{Placement, ONE_TIMER_ENV};
 pub use server::{EmuServer, FSTYPE, SOURCE};
-pub use timer::{Clock, TimerQueue};
+pub use timer::{Clock, TimerQueue, STANDBY_AFTER_NS};
 pub mod array;
 pub mod cards;
 pub mod closed_loop;

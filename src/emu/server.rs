@@ -184,7 +184,7 @@ impl EmuServer {
         let mut config = Config::default();
         config.n_threads = Some(WORKERS);
         config.clone_fd = true;
-        let session = super::timer::spawning_real_time(|| {
+        let session = super::rt::spawning_real_time(|| {
             Session::from_fd(fs, dev, SessionACL::Owner, config).and_then(Session::spawn)
         })
         .map_err(|source| EmuError::Session {
@@ -211,6 +211,11 @@ impl EmuServer {
         let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
         let mut server = self.counters.to_json();
         server["timer_realtime"] = json!(self.timer.realtime());
+        let (standby_fired, standby_wakes) = self.timer.standby();
+        server["timer_cpus"] = json!(self.timer.placement().cpus());
+        server["timer_standby"] = json!(self.timer.placement().standby.is_some());
+        server["timer_standby_fired"] = json!(standby_fired);
+        server["timer_standby_wakes"] = json!(standby_wakes);
         json!({
             "model": m.model.name(),
             "capacity": m.model.capacity(),

@@ -1,14 +1,18 @@
 //! The timer queue that delays replies: request threads push a reply with the real time it is
-//! due, and one thread sends each reply when its time comes. Request threads never sleep, so
+//! due, and a lead thread sends each reply when its time comes, with a standby on another CPU
+//! for when the host holds the lead's. Request threads never sleep, so
 //! many requests can be in flight; the model's own timeline decides the due times, so late
 //! timer wake-ups do not accumulate into the model.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::rt::{go_real_time, pin_to, Placement, TIMER_PRIORITY};
 
 /// A monotonic clock in nanoseconds since the server started.
 #[derive(Debug, Clone, Copy)]
@@ -65,24 +69,43 @@ struct State<T> {
     shutdown: bool,
     /// Items pushed before this one fire at once, whatever their due time.
     hurry_below: u64,
+    /// When the standby's timed wait ends (u64::MAX: it waits for a push; 0: it is not
+    /// waiting and will look at the heap before it does), so a push wakes it only when it
+    /// would otherwise look too late.
+    standby_until: u64,
 }
 
 struct Inner<T> {
     state: Mutex<State<T>>,
+    /// Wakes the lead thread.
     wake: Condvar,
+    /// Wakes the standby thread.
+    wake_standby: Condvar,
     clock: Clock,
-    /// Whether the timer thread runs in the real-time class.
-    realtime: std::sync::atomic::AtomicBool,
+    /// Whether the lead thread runs in the real-time class.
+    realtime: AtomicBool,
+    /// Items the standby fired (the lead had not by their due time plus [`STANDBY_AFTER_NS`]).
+    standby_fired: AtomicU64,
+    /// Times the standby woke.
+    standby_wakes: AtomicU64,
 }
 
-/// A binary heap of pending items keyed by due time, served by one thread that hands each
-/// item, with its due time, to the handler given at start.
+/// A binary heap of pending items keyed by due time, served by a lead thread that hands each
+/// item, with its due time, to the handler given at start, and (with two CPUs or more) a
+/// standby thread pinned to another CPU that fires what the lead leaves: a lead whose CPU the
+/// host holds (a kernel worker this kernel will not preempt, a stolen virtual CPU) then delays
+/// a reply by [`STANDBY_AFTER_NS`], not by as long as the host holds it.
 pub struct TimerQueue<T> {
     inner: Arc<Inner<T>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    placement: Placement,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Queues items on a [`TimerQueue`]; the handler gets one to queue more from the timer thread.
+/// The standby fires an item this long after its due time if the lead has not: past the
+/// lead's usual wake-up lateness (tens of µs), well under the 5 ms a reply may be late.
+pub const STANDBY_AFTER_NS: u64 = 1_000_000;
+
+/// Queues items on a [`TimerQueue`]; the handler gets one to queue more from a timer thread.
 pub struct Pusher<T> {
     inner: Arc<Inner<T>>,
 }
@@ -103,9 +126,14 @@ impl<T> Pusher<T> {
         st.seq += 1;
         let earliest = st.heap.peek().is_none_or(|e| due_ns < e.due_ns);
         st.heap.push(Entry { due_ns, seq, item });
+        // The standby would wake more than one STANDBY_AFTER_NS later than this item needs.
+        let standby = st.standby_until > due_ns.saturating_add(2 * STANDBY_AFTER_NS);
         drop(st);
         if earliest {
             self.inner.wake.notify_one();
+        }
+        if standby {
+            self.inner.wake_standby.notify_one();
         }
     }
 }
@@ -142,11 +170,20 @@ impl Early {
 }
 
 impl<T: Send + 'static> TimerQueue<T> {
-    /// Starts the timer thread. `clock` is the timeline due times are given on; `fire` is
-    /// called on the timer thread with each item, its due time, and a pusher to queue more.
+    /// Starts the timer's threads, placed for this process ([`Placement::for_this_process`]).
+    /// `clock` is the timeline due times are given on; `fire` is called on a timer thread with
+    /// each item, its due time, and a pusher to queue more.
     pub fn start<F>(clock: Clock, fire: F) -> std::io::Result<Self>
     where
-        F: FnMut(u64, T, &Pusher<T>) + Send + 'static,
+        F: Fn(u64, T, &Pusher<T>) + Send + Sync + 'static,
+    {
+        Self::start_placed(clock, fire, Placement::for_this_process())
+    }
+
+    /// Starts the timer's threads with the given placement.
+    pub fn start_placed<F>(clock: Clock, fire: F, placement: Placement) -> std::io::Result<Self>
+    where
+        F: Fn(u64, T, &Pusher<T>) + Send + Sync + 'static,
     {
         let inner = Arc::new(Inner {
             state: Mutex::new(State {
@@ -154,19 +191,35 @@ impl<T: Send + 'static> TimerQueue<T> {
                 seq: 0,
                 shutdown: false,
                 hurry_below: 0,
+                standby_until: 0,
             }),
             wake: Condvar::new(),
+            wake_standby: Condvar::new(),
             clock,
-            realtime: std::sync::atomic::AtomicBool::new(false),
+            realtime: AtomicBool::new(false),
+            standby_fired: AtomicU64::new(0),
+            standby_wakes: AtomicU64::new(0),
         });
-        let thread_inner = Arc::clone(&inner);
-        let thread = std::thread::Builder::new()
-            .name("emu-timer".into())
-            .spawn(move || run(&thread_inner, fire))?;
-        Ok(TimerQueue {
-            inner,
-            thread: Mutex::new(Some(thread)),
-        })
+        let fire = Arc::new(fire);
+        let queue = TimerQueue {
+            inner: Arc::clone(&inner),
+            placement,
+            threads: Mutex::new(Vec::with_capacity(2)),
+        };
+        let roles = std::iter::once(Role::Lead(placement.lead_cpu))
+            .chain(placement.standby.map(Role::Standby));
+        for role in roles {
+            let (inner, fire) = (Arc::clone(&inner), Arc::clone(&fire));
+            let name = match role {
+                Role::Lead(_) => "emu-timer",
+                Role::Standby(_) => "emu-standby",
+            };
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || run(&inner, &*fire, role))?;
+            lock(&queue.threads).push(thread);
+        }
+        Ok(queue)
     }
 
     /// Queues `item` to fire at `due_ns` on the clock's timeline.
@@ -181,11 +234,22 @@ impl<T: Send + 'static> TimerQueue<T> {
         }
     }
 
-    /// Whether the timer thread got the real-time class (it asks for it when it starts).
+    /// Whether the lead thread got the real-time class (it asks for it when it starts).
     pub fn realtime(&self) -> bool {
-        self.inner
-            .realtime
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.inner.realtime.load(Relaxed)
+    }
+
+    /// Where the timer's threads run.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// Items the standby fired, and times it woke.
+    pub fn standby(&self) -> (u64, u64) {
+        (
+            self.inner.standby_fired.load(Relaxed),
+            self.inner.standby_wakes.load(Relaxed),
+        )
     }
 
     /// Fires every item queued so far at once (with its own due time), as a device whose
@@ -194,7 +258,13 @@ impl<T: Send + 'static> TimerQueue<T> {
         let mut st = lock(&self.inner.state);
         st.hurry_below = st.seq;
         drop(st);
-        self.inner.wake.notify_one();
+        self.wake_all();
+    }
+
+    /// When the standby's timed wait ends (see [`State::standby_until`]).
+    #[cfg(test)]
+    fn standby_until(&self) -> u64 {
+        lock(&self.inner.state).standby_until
     }
 
     /// Items queued and not yet fired.
@@ -202,16 +272,20 @@ impl<T: Send + 'static> TimerQueue<T> {
         lock(&self.inner.state).heap.len()
     }
 
-    /// Fires every pending item now and joins the thread. Returns false if the thread
-    /// panicked. Items pushed afterwards are dropped.
+    /// Fires every pending item now and joins the threads. Returns false if one panicked.
+    /// Items pushed afterwards are dropped.
     pub fn shutdown(&self) -> bool {
         lock(&self.inner.state).shutdown = true;
+        self.wake_all();
+        let threads = std::mem::take(&mut *lock(&self.threads));
+        // Every thread is joined, whatever the one before it did.
+        let joined: Vec<bool> = threads.into_iter().map(|t| t.join().is_ok()).collect();
+        joined.into_iter().all(|ok| ok)
+    }
+
+    fn wake_all(&self) {
         self.inner.wake.notify_one();
-        let thread = lock(&self.thread).take();
-        match thread {
-            Some(t) => t.join().is_ok(),
-            None => true,
-        }
+        self.inner.wake_standby.notify_one();
     }
 }
 
@@ -219,7 +293,8 @@ impl<T> Drop for TimerQueue<T> {
     fn drop(&mut self) {
         lock(&self.inner.state).shutdown = true;
         self.inner.wake.notify_one();
-        if let Some(t) = lock(&self.thread).take() {
+        self.inner.wake_standby.notify_one();
+        for t in std::mem::take(&mut *lock(&self.threads)) {
             let _ = t.join();
         }
     }
@@ -229,61 +304,34 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The FIFO priority of the device server's request threads: above every ordinary thread.
-const WORKER_PRIORITY: i32 = 1;
-
-/// The FIFO priority of the timer thread: above the request threads, so a reply falling due
-/// takes a CPU from a request thread at once instead of waiting for it to block (in the same
-/// FIFO priority a running thread keeps its CPU until it does).
-const TIMER_PRIORITY: i32 = 2;
-const _: () = assert!(TIMER_PRIORITY > WORKER_PRIORITY);
-
-/// Puts the calling thread in the real-time FIFO class at `priority`, when permitted (root,
-/// or CAP_SYS_NICE): a reply then goes out when it is due instead of waiting for a CPU behind
-/// the host's ordinary threads. Returns whether it did.
-fn go_real_time(priority: i32) -> bool {
-    if std::env::var_os("IOTRIAL_EMU_NO_REALTIME").is_some() {
-        return false;
-    }
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid parameter block.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+/// What a timer thread does, with the CPU it is pinned to.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// Fires each item when due, waking early and spinning the rest of the way.
+    Lead(Option<usize>),
+    /// Fires what is still queued [`STANDBY_AFTER_NS`] after its due time; leaves what is
+    /// pending at shutdown to the lead.
+    Standby(Option<usize>),
 }
 
-/// Runs `f` with the calling thread in the real-time FIFO class when permitted, so the threads
-/// `f` starts inherit it (the device server's FUSE workers: a request then reaches the model,
-/// and a model lock one of them holds is released, without waiting behind the host's ordinary
-/// threads); the calling thread's own class is restored after.
-pub(crate) fn spawning_real_time<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: sched_getscheduler / sched_getparam on the calling thread, into a valid block.
-    let (policy, param) = unsafe {
-        let mut p = std::mem::zeroed::<libc::sched_param>();
-        (libc::sched_getscheduler(0), {
-            libc::sched_getparam(0, &mut p);
-            p
-        })
-    };
-    let raised = go_real_time(WORKER_PRIORITY);
-    let r = f();
-    if raised && policy >= 0 {
-        // SAFETY: restores the class and parameters read above on the calling thread.
-        unsafe { libc::sched_setscheduler(0, policy, &param) };
-    }
-    r
-}
-
-fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
+fn run<T, F: Fn(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, fire: &F, role: Role) {
     let pusher = Pusher {
         inner: Arc::clone(inner),
     };
     // Default timer slack (50 us) would delay every wake-up; ask for 1 ns.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
-    inner.realtime.store(
-        go_real_time(TIMER_PRIORITY),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let (cpu, lead) = match role {
+        Role::Lead(cpu) => (cpu, true),
+        Role::Standby(cpu) => (cpu, false),
+    };
+    if let Some(cpu) = cpu {
+        pin_to(cpu);
+    }
+    let realtime = go_real_time(TIMER_PRIORITY);
+    if lead {
+        inner.realtime.store(realtime, Relaxed);
+    }
+    let after = if lead { 0 } else { STANDBY_AFTER_NS };
     let mut early = Early::new();
     let mut st = lock(&inner.state);
     loop {
@@ -304,18 +352,22 @@ fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
             continue;
         }
         match st.heap.peek() {
-            Some(e) if e.due_ns <= now || st.shutdown => {
+            None | Some(_) if st.shutdown && !lead => return,
+            Some(e) if e.due_ns.saturating_add(after) <= now || st.shutdown => {
                 let Some(e) = st.heap.pop() else { continue };
                 drop(st);
+                if !lead {
+                    inner.standby_fired.fetch_add(1, Relaxed);
+                }
                 fire(e.due_ns, e.item, &pusher);
                 st = lock(&inner.state);
             }
-            Some(e) if e.due_ns - now <= early.ns() => {
+            Some(e) if lead && e.due_ns - now <= early.ns() => {
                 drop(st);
                 std::hint::spin_loop();
                 st = lock(&inner.state);
             }
-            Some(e) => {
+            Some(e) if lead => {
                 let meant = e.due_ns - early.ns();
                 let (guard, r) = inner
                     .wake
@@ -326,14 +378,35 @@ fn run<T, F: FnMut(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, mut fire: F) {
                     early.observe(meant, inner.clock.now_ns());
                 }
             }
+            Some(e) => {
+                let until = e.due_ns.saturating_add(after);
+                st.standby_until = until;
+                st = inner
+                    .wake_standby
+                    .wait_timeout(st, Duration::from_nanos(until - now))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                st.standby_until = 0;
+                inner.standby_wakes.fetch_add(1, Relaxed);
+            }
             None if st.shutdown => return,
-            None => st = inner.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+            None if lead => st = inner.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+            None => {
+                st.standby_until = u64::MAX;
+                st = inner
+                    .wake_standby
+                    .wait(st)
+                    .unwrap_or_else(|e| e.into_inner());
+                st.standby_until = 0;
+                inner.standby_wakes.fetch_add(1, Relaxed);
+            }
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::rt::{class, spawning_real_time, WORKER_PRIORITY};
     use super::*;
     use std::sync::mpsc;
 
@@ -344,16 +417,6 @@ mod tests {
         })
         .unwrap();
         (q, rx)
-    }
-
-    /// The calling thread's scheduling class and priority.
-    fn class() -> (i32, i32) {
-        // SAFETY: sched_getscheduler / sched_getparam on the calling thread, into a valid block.
-        unsafe {
-            let mut p = std::mem::zeroed::<libc::sched_param>();
-            libc::sched_getparam(0, &mut p);
-            (libc::sched_getscheduler(0), p.sched_priority)
-        }
     }
 
     #[test]
@@ -378,6 +441,97 @@ mod tests {
         // The calling thread keeps its own class.
         assert_ne!(class().0, libc::SCHED_FIFO);
         assert!(q.shutdown());
+    }
+
+    /// One item's handler, held until the test lets it go, does not hold the items after it:
+    /// the other thread fires them (the standby [`STANDBY_AFTER_NS`] after their due time).
+    #[test]
+    fn a_held_timer_thread_does_not_hold_the_next_reply() {
+        let clock = Clock::new();
+        let (tx, rx) = mpsc::channel();
+        let (release, held) = mpsc::channel::<()>();
+        let held = Mutex::new(held);
+        let fire = move |_due, id: u32, _: &Pusher<u32>| {
+            let name = std::thread::current().name().map(str::to_owned);
+            let _ = tx.send((id, name, class(), clock.now_ns()));
+            if id == 1 {
+                let _ = lock(&held).recv();
+            }
+        };
+        let both = Placement {
+            lead_cpu: None,
+            standby: Some(None),
+        };
+        let q = TimerQueue::start_placed(clock, fire, both).unwrap();
+        // Bound after the queue so a failing test drops it first, releasing the held handler.
+        let release = release;
+        // The standby first waits for an item an hour away; a push due now must wake it.
+        let far = clock.now_ns() + 3_600_000_000_000;
+        q.push(far, 9);
+        while q.standby_until() != far + STANDBY_AFTER_NS {
+            std::thread::yield_now();
+        }
+        q.push(clock.now_ns(), 1);
+        let (id, a_thread, a_class, _) = rx.recv().unwrap();
+        assert_eq!(id, 1);
+        let b_due = clock.now_ns() + 2_000_000;
+        q.push(b_due, 2);
+        // A guard against a hang, not a duration the test checks.
+        let (id, b_thread, b_class, b_at) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("item 2 fired while item 1 is held");
+        assert_eq!(id, 2);
+        assert_ne!(a_thread, b_thread);
+        assert!(b_at >= b_due);
+        if b_thread.as_deref() == Some("emu-standby") {
+            assert!(
+                b_at >= b_due + STANDBY_AFTER_NS,
+                "the standby left it to the lead"
+            );
+        }
+        assert_eq!(q.standby().0, 1, "one of the two items went to the standby");
+        assert!(q.standby().1 >= 1);
+        if q.realtime() {
+            assert_eq!(a_class, (libc::SCHED_FIFO, TIMER_PRIORITY));
+            assert_eq!(b_class, a_class);
+        }
+        release.send(()).unwrap();
+        assert!(q.shutdown());
+        assert_eq!(
+            rx.recv().unwrap().0,
+            9,
+            "the lead fires what is pending at shutdown"
+        );
+    }
+
+    #[test]
+    fn with_a_lead_and_a_standby_every_item_fires_once_and_never_early() {
+        let clock = Clock::new();
+        let (tx, rx) = mpsc::channel();
+        let fire = move |due, id: u32, _: &Pusher<u32>| {
+            let _ = tx.send((id, due, clock.now_ns()));
+        };
+        let both = Placement {
+            lead_cpu: None,
+            standby: Some(None),
+        };
+        let q = TimerQueue::start_placed(clock, fire, both).unwrap();
+        let base = clock.now_ns();
+        let n = 3_000u32;
+        for id in 0..n {
+            // Spread over 30 ms, out of order, many sharing a due time.
+            let due = base + u64::from(id.wrapping_mul(7_919) % 300) * 100_000;
+            q.push(due, id);
+        }
+        let mut seen = vec![0u32; n as usize];
+        for _ in 0..n {
+            let (id, due, at) = rx.recv().unwrap();
+            assert!(at >= due, "item {id} fired early");
+            seen[id as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| c == 1));
+        assert!(q.shutdown());
+        assert!(rx.try_recv().is_err(), "nothing fired twice");
     }
 
     #[test]
