@@ -1,5 +1,6 @@
 //! report.md: the header facts, each workload's verdict table and its key figures as Markdown
-//! tables, its stacks' emulated devices and warnings, for pasting into a ticket. Cell text is escaped so labels cannot break the table.
+//! tables, its stacks' emulated devices and warnings, for pasting into a ticket. Cell text is
+//! escaped so labels cannot break the table.
 
 use super::model::{BuiltStack, Report};
 use crate::present::chart::Block;
