@@ -254,7 +254,7 @@ fn run_built(
             s = crate::units::trim_float(built.time_scale)
         ));
     }
-    let emulated = ledger.server_stats();
+    let emulated = ledger.server_stats_of(&built.devices.devices);
     let seen = Seen {
         monitor: Some(&monitor),
         emulated: &emulated,
@@ -486,7 +486,7 @@ fn document(
     let late = result::emulated::EmulatedDevice::all_in(&stack);
     facts.warnings.extend(
         late.iter()
-            .filter_map(result::emulated::EmulatedDevice::warning),
+            .filter_map(|d| d.warning_in(&facts.monitor.late_seconds)),
     );
     let spec: Vec<String> = setup.devices.iter().map(|d| d.to_string()).collect();
     let mkfs = stack["mkfs"]["version"].as_str();

@@ -437,8 +437,15 @@ fn an_emulated_devices_own_request_log_agrees_with_the_trace_request_for_request
     assert!(replied as u64 >= n("server_requests"), "{series}");
     assert!(replied as u64 <= received, "{series}");
     assert!(series.starts_with(
-        "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max\n"
+        "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max,serviced,service_us_mean\n"
     ));
+    // Every request logged was given its service time in one of the seconds, and none the
+    // server did not receive.
+    let serviced: f64 = rows.iter().map(|r| r[8]).sum();
+    assert!(serviced as u64 >= n("server_requests"), "{series}");
+    assert!(serviced as u64 <= received, "{series}");
+    // The server's figures name the block device the monitors' series go by.
+    assert_eq!(doc["stack"]["emulated"][0]["device"], device);
     // The latest reply a request thread sent itself is one of the second's replies.
     assert!(rows.iter().all(|r| r[6] <= r[4] + 0.1), "{series}");
     let worst = rows.iter().map(|r| r[4]).fold(0.0, f64::max);
@@ -452,6 +459,11 @@ fn an_emulated_devices_own_request_log_agrees_with_the_trace_request_for_request
     let start = doc["monitor"]["start_s"].as_f64().unwrap();
     let monitored: Vec<&Vec<f64>> = rows.iter().filter(|r| r[0] + 1.0 > start).collect();
     assert_eq!(m("seconds") as usize, monitored.len());
+    // The monitored time's service time is its own seconds' mean, weighted by their requests.
+    let n_monitored: f64 = monitored.iter().map(|r| r[8]).sum();
+    let mean = monitored.iter().map(|r| r[8] * r[9]).sum::<f64>() / n_monitored;
+    let got = late["service_us_mean"].as_f64().unwrap();
+    assert!((got - mean).abs() < 0.01 * mean, "{got} vs {mean}: {late}");
     let over = monitored.iter().filter(|r| r[5] > 0.0).count() as u64;
     assert_eq!(m("seconds_over_5ms"), over);
     for k in [

@@ -68,9 +68,11 @@ impl Counters {
         self.in_flight_max.fetch_max(now, Relaxed);
     }
 
-    /// The model gave a request of `kind` `service_ns` (real time) of service.
-    pub fn serviced(&self, kind: ReqKind, service_ns: u64) {
+    /// The model gave a request of `kind` `service_ns` (real time) of service, its reply due
+    /// at `due_ns`.
+    pub fn serviced(&self, kind: ReqKind, due_ns: u64, service_ns: u64) {
         self.service_ns_sum[kind_index(kind)].fetch_add(service_ns, Relaxed);
+        self.series.serviced(due_ns, service_ns);
     }
 
     /// Lateness of a reply due at `due_ns` sent by the timer thread (`timer`) or the request
@@ -211,9 +213,9 @@ mod tests {
     fn in_flight_max_tracks_the_peak() {
         let c = Counters::default();
         c.arrive(ReqKind::Read, 4096);
-        c.serviced(ReqKind::Read, 3_000);
+        c.serviced(ReqKind::Read, 3_000, 3_000);
         c.arrive(ReqKind::Write, 8192);
-        c.serviced(ReqKind::Write, 1_000);
+        c.serviced(ReqKind::Write, 1_000, 1_000);
         c.replied(0, 6_000_010, false);
         c.arrive(ReqKind::Flush, 0);
         c.replied(0, 30, true);

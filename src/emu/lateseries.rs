@@ -1,7 +1,8 @@
 //! How late the emulated device's replies went out, second by second: every reply is counted
 //! in the second of the server's clock its reply was due in (replies, those sent by the request
 //! thread itself and the latest of them, mean and worst lateness, those over 5 ms late, the
-//! longest a reply took to write to the kernel), from the moment the device is
+//! longest a reply took to write to the kernel, the service time the model gave the requests
+//! due in it), from the moment the device is
 //! served, so provisioning (mkfs, the layout) is in the series as well as the trial's phases.
 //! Written when the request log stops, beside it, as `lateness-<device>.csv`, with times from
 //! the trial's origin, so a late second can be set beside the same second of the host's CPU
@@ -17,8 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub const LATE_NOTED_NS: u64 = 5_000_000;
 
 /// The lateness file's header.
-pub const HEADER: &str =
-    "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max";
+pub const HEADER: &str = "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max,serviced,service_us_mean";
 
 /// Seconds kept (18 h 12 min); replies due later are counted as beyond the series.
 const SECONDS: usize = 1 << 16;
@@ -36,6 +36,9 @@ struct Second {
     inline_ns_max: AtomicU64,
     /// The longest write of a reply to the kernel (the timer thread sends none meanwhile).
     send_ns_max: AtomicU64,
+    /// Requests the model gave a service time due in this second, and those times' sum.
+    serviced: AtomicU64,
+    service_ns_sum: AtomicU64,
 }
 
 /// Per-second lateness of one device's replies, seconds of the server's clock.
@@ -83,6 +86,14 @@ impl LateSeries {
         }
     }
 
+    /// The model gave a request due at `due_ns` `service_ns` of service (real time).
+    pub fn serviced(&self, due_ns: u64, service_ns: u64) {
+        if let Some(s) = self.second(due_ns) {
+            s.serviced.fetch_add(1, Relaxed);
+            s.service_ns_sum.fetch_add(service_ns, Relaxed);
+        }
+    }
+
     /// Writing the reply due at `due_ns` to the kernel took `ns`.
     pub fn sent(&self, due_ns: u64, ns: u64) {
         if let Some(s) = self.second(due_ns) {
@@ -111,14 +122,17 @@ impl LateSeries {
         let last = (now_ns / 1_000_000_000) as usize;
         let zero_s = (clock_mono_ns as f64 - origin_mono_ns as f64) / 1e9;
         for (k, s) in self.seconds.iter().enumerate().take(last + 1) {
-            let n = s.replies.load(Relaxed);
-            let mean = match n {
+            let mean_us = |sum: &AtomicU64, n: u64| match n {
                 0 => 0.0,
-                n => s.late_ns_sum.load(Relaxed) as f64 / 1e3 / n as f64,
+                n => sum.load(Relaxed) as f64 / 1e3 / n as f64,
             };
+            let n = s.replies.load(Relaxed);
+            let mean = mean_us(&s.late_ns_sum, n);
+            let serviced = s.serviced.load(Relaxed);
+            let service = mean_us(&s.service_ns_sum, serviced);
             writeln!(
                 w,
-                "{:.3},{n},{},{mean:.1},{:.1},{},{:.1},{:.1}",
+                "{:.3},{n},{},{mean:.1},{:.1},{},{:.1},{:.1},{serviced},{service:.1}",
                 zero_s + k as f64,
                 s.inline.load(Relaxed),
                 s.late_ns_max.load(Relaxed) as f64 / 1e3,
@@ -152,21 +166,24 @@ mod tests {
         s.sent(900_000_000, 40_000);
         s.sent(100_000_000, 20_000);
         s.replied(2_100_000_000, 6_000_000);
+        s.serviced(100_000_000, 2_000_000);
+        s.serviced(900_000_000, 4_000_000);
+        s.serviced(2_100_000_000, 8_000_000);
         // The server's clock started 2.5 s after the trial's origin.
         let r = rows(&s, 2_500_000_000, 10_000_000_000, 7_500_000_000);
         assert_eq!(r[0], HEADER);
         assert_eq!(
             &r[1..],
             [
-                "2.500,2,1,2.0,3.0,0,3.0,40.0",
-                "3.500,0,0,0.0,0.0,0,0.0,0.0",
-                "4.500,1,0,6000.0,6000.0,1,0.0,0.0"
+                "2.500,2,1,2.0,3.0,0,3.0,40.0,2,3000.0",
+                "3.500,0,0,0.0,0.0,0,0.0,0.0,0,0.0",
+                "4.500,1,0,6000.0,6000.0,1,0.0,0.0,1,8000.0"
             ]
         );
         // Seconds before the origin (provisioning before the trial's clock) read negative.
         assert_eq!(
             rows(&s, 0, 7_000_000_000, 7_500_000_000)[1],
-            "-0.500,2,1,2.0,3.0,0,3.0,40.0"
+            "-0.500,2,1,2.0,3.0,0,3.0,40.0,2,3000.0"
         );
     }
 

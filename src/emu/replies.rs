@@ -313,7 +313,7 @@ impl ModelState {
         if let Some(log) = &mut self.log {
             log.push(kind, offset, len, arrive_ns, delay);
         }
-        out.sender.counters.serviced(kind, delay);
+        out.sender.counters.serviced(kind, arrive_ns + delay, delay);
     }
 
     /// Hands the model a request arriving now (`arrive_ns` on the server clock).

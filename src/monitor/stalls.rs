@@ -150,32 +150,40 @@ struct LateRow {
     /// kernel (µs); absent in older files.
     inline_max_us: Option<f64>,
     send_max_us: Option<f64>,
+    /// Requests the model serviced due in the second and their mean service time (µs);
+    /// absent in older files.
+    serviced: Option<(u64, f64)>,
 }
 
+/// The lateness series' seconds; files written before a column was added read without it.
 fn late_rows(path: &Path) -> Vec<LateRow> {
-    let mut columns = vec![
+    const COLUMNS: [&str; 8] = [
         "replies",
         "late_us_mean",
         "late_us_max",
         "over_5ms",
         "inline_late_us_max",
         "send_us_max",
+        "serviced",
+        "service_us_mean",
     ];
-    let mut all = rows_where(path, &columns, None);
-    if all.is_empty() {
-        columns.truncate(4);
-        all = rows_where(path, &columns, None);
-    }
+    let all = [8, 6, 4]
+        .iter()
+        .map(|&n| rows_where(path, &COLUMNS[..n], None))
+        .find(|rows| !rows.is_empty())
+        .unwrap_or_default();
     all.into_iter()
         .filter_map(|(t, v)| {
+            let at = |i: usize| v.get(i).copied().flatten();
             Some(LateRow {
                 t,
                 replies: v[0]? as u64,
                 mean_us: v[1]?,
                 max_us: v[2]?,
                 over: v[3]? as u64,
-                inline_max_us: v.get(4).copied().flatten(),
-                send_max_us: v.get(5).copied().flatten(),
+                inline_max_us: at(4),
+                send_max_us: at(5),
+                serviced: at(6).zip(at(7)).map(|(n, mean)| (n as u64, mean)),
             })
         })
         .collect()
@@ -197,6 +205,9 @@ pub fn summarize(device: &str, lateness: &Path, dir: &Path, start_s: f64) -> Lat
         ..Default::default()
     };
     let mut late_sum_us = 0.0;
+    // Requests serviced in the monitored seconds and their service times' sum (µs); `None`
+    // once a second lacks the figure.
+    let mut service = Some((0u64, 0.0));
     for r in late_rows(lateness) {
         if r.t + 1.0 <= start_s {
             s.before_replies += r.replies;
@@ -208,6 +219,9 @@ pub fn summarize(device: &str, lateness: &Path, dir: &Path, start_s: f64) -> Lat
         s.replies += r.replies;
         late_sum_us += r.mean_us * r.replies as f64;
         s.late_us_max = s.late_us_max.max(r.max_us);
+        service = service
+            .zip(r.serviced)
+            .map(|((n, sum), (k, mean))| (n + k, sum + mean * k as f64));
         if r.over == 0 {
             continue;
         }
@@ -247,6 +261,7 @@ pub fn summarize(device: &str, lateness: &Path, dir: &Path, start_s: f64) -> Lat
     if s.replies > 0 {
         s.late_us_mean = late_sum_us / s.replies as f64;
     }
+    s.service_us_mean = service.and_then(|(n, sum)| (n > 0).then(|| sum / n as f64));
     s
 }
 
@@ -354,5 +369,29 @@ mod tests {
         // as unexplained.
         assert_eq!((s.seconds_over_5ms, s.with_none), (1, 0));
         assert_eq!(s.worst_steal_ms_per_s, None);
+        assert_eq!(
+            s.service_us_mean, None,
+            "a file without the service columns"
+        );
+    }
+
+    #[test]
+    fn the_service_time_is_the_monitored_seconds_own() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("lateness-sdx.csv");
+        // Provisioning's many quick discards (100 µs) before the monitors start at 0.5 s; the
+        // monitored seconds serviced 3 requests at 10 ms and 1 at 2 ms.
+        std::fs::write(
+            &p,
+            "t_s,replies,inline,late_us_mean,late_us_max,over_5ms,inline_late_us_max,send_us_max,serviced,service_us_mean\n\
+             -1,1000,0,1.0,5.0,0,0,10,1000,100.0\n\
+             1,3,0,40.0,50.0,0,0,10,3,10000.0\n\
+             2,1,0,40.0,40.0,0,0,10,1,2000.0\n\
+             3,0,0,0.0,0.0,0,0,0,0,0.0\n",
+        )
+        .unwrap();
+        let s = summarize("sdx", &p, d.path(), 0.5);
+        assert_eq!(s.service_us_mean, Some(8000.0));
+        assert_eq!((s.late_us_mean, s.before_replies), (40.0, 1000));
     }
 }

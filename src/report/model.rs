@@ -261,7 +261,7 @@ fn warnings(trials: &[&Trial]) -> Vec<String> {
     for t in trials {
         let lateness = EmulatedDevice::all_in(&t.result.stack)
             .iter()
-            .filter_map(EmulatedDevice::warning)
+            .filter_map(|d| d.warning_in(&t.result.monitor.late_seconds))
             .filter(|w| !t.result.warnings.contains(w))
             .collect::<Vec<_>>();
         for text in t.result.warnings.iter().chain(&lateness) {

@@ -1,8 +1,11 @@
 //! The statistics of a trial's emulated devices as result.json carries them under
 //! `stack.emulated` (one object per device, written by its server): the model, the time scale,
 //! the service time the model gave the requests and how late the replies went out. The report
-//! shows them next to the device, and warns when replies were late enough to matter.
+//! shows them next to the device, and warns when replies were late enough to matter: judged on
+//! the monitored time (the device's `monitor.late_seconds`) where its server's per-second series
+//! ran, so provisioning (mkfs, the layout) neither hides nor makes a trial's lateness.
 
+use super::monitor::LateSeconds;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -15,6 +18,9 @@ pub const LATE_SHARE_WARNING: f64 = 0.01;
 pub struct EmulatedDevice {
     /// The model (`hdd`).
     pub model: String,
+    /// The block device it was served as (`loop3`); absent in results before it was kept.
+    #[serde(default)]
+    pub device: Option<String>,
     /// Modeled delays were divided by this.
     #[serde(default = "one")]
     pub scale: f64,
@@ -54,10 +60,32 @@ impl EmulatedDevice {
             .collect()
     }
 
-    /// Mean lateness as a share of the mean service time, when both are known.
+    /// Mean lateness as a share of the mean service time over the whole run (provisioning
+    /// included), when both are known.
     pub fn late_share(&self) -> Option<f64> {
         let service = self.server.service_us_mean.as_ref()?.all;
         (service > 0.0).then(|| self.server.late_us_mean / service)
+    }
+
+    /// This device's figures over the monitored time among `late` (`monitor.late_seconds`),
+    /// when its server's series ran and had replies then.
+    pub fn monitored<'a>(&self, late: &'a [LateSeconds]) -> Option<&'a LateSeconds> {
+        let name = self.device.as_deref()?;
+        late.iter().find(|l| l.device == name && l.replies > 0)
+    }
+
+    /// Mean lateness as a share of the mean service time over the monitored time, where the
+    /// device's series covers it (the whole run's service time where the series predates its
+    /// service column: provisioning's quick requests make that share larger, not smaller);
+    /// else over the whole run.
+    pub fn late_share_in(&self, late: &[LateSeconds]) -> Option<f64> {
+        let Some(m) = self.monitored(late) else {
+            return self.late_share();
+        };
+        let service = m
+            .service_us_mean
+            .or_else(|| Some(self.server.service_us_mean.as_ref()?.all))?;
+        (service > 0.0).then(|| m.late_us_mean / service)
     }
 
     /// One line for the reader: how late replies were, beside the service time.
@@ -80,14 +108,18 @@ impl EmulatedDevice {
         line
     }
 
-    /// A warning when replies were late by more than [`LATE_SHARE_WARNING`] of the service time.
-    pub fn warning(&self) -> Option<String> {
-        let share = self.late_share()?;
+    /// A warning when replies were late by more than [`LATE_SHARE_WARNING`] of the service
+    /// time, judged as [`Self::late_share_in`] judges.
+    pub fn warning_in(&self, late: &[LateSeconds]) -> Option<String> {
+        let share = self.late_share_in(late)?;
+        let (mean, when) = match self.monitored(late) {
+            Some(m) => (m.late_us_mean, " while the monitors ran"),
+            None => (self.server.late_us_mean, ""),
+        };
         (share > LATE_SHARE_WARNING).then(|| {
             format!(
-                "the emulated {}'s replies were late by {:.1} µs on average, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale, or let the device pick one it keeps up with: `scale=auto`; or lower the load on the host)",
+                "the emulated {}'s replies were late by {mean:.1} µs on average{when}, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale, or let the device pick one it keeps up with: `scale=auto`; or lower the load on the host)",
                 self.model,
-                self.server.late_us_mean,
                 share * 100.0
             )
         })
@@ -108,18 +140,69 @@ mod tests {
     #[test]
     fn warns_over_one_percent_of_the_service_time() {
         let ok = &EmulatedDevice::all_in(&stack(9.0, 1000.0))[0];
-        assert_eq!(ok.warning(), None);
+        assert_eq!(ok.warning_in(&[]), None);
         assert!(ok.describe().contains("9.0 µs") && ok.describe().contains("0.90%"));
         let late = &EmulatedDevice::all_in(&stack(50.0, 1000.0))[0];
-        let w = late.warning().unwrap();
+        let w = late.warning_in(&[]).unwrap();
         assert!(w.contains("5.0%") && w.contains("scale=auto"), "{w}");
+    }
+
+    fn named(late: f64, service: f64) -> EmulatedDevice {
+        let mut s = stack(late, service);
+        s["emulated"][0]["device"] = json!("loop3");
+        EmulatedDevice::all_in(&s).remove(0)
+    }
+
+    fn seen(device: &str, late: f64, service: Option<f64>) -> LateSeconds {
+        LateSeconds {
+            device: device.into(),
+            seconds: 10,
+            replies: 100,
+            late_us_mean: late,
+            service_us_mean: service,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_monitored_time_is_judged_where_the_device_has_it() {
+        // Provisioning's many prompt replies hid a late workload in the whole run's mean.
+        let hidden = named(5.0, 1000.0);
+        let w = hidden
+            .warning_in(&[seen("loop9", 1.0, None), seen("loop3", 30.0, Some(2000.0))])
+            .unwrap();
+        assert!(
+            w.contains("30.0 µs on average while the monitors ran, 1.5%"),
+            "{w}"
+        );
+        // A late provisioning does not flag a prompt workload.
+        let prompt = named(50.0, 1000.0);
+        assert_eq!(prompt.warning_in(&[seen("loop3", 4.0, Some(1000.0))]), None);
+        // A series without the service column: the whole run's service time.
+        assert_eq!(
+            prompt.late_share_in(&[seen("loop3", 4.0, None)]),
+            Some(0.004)
+        );
+        // Another device's series, or none with replies, leaves the whole run's figures.
+        assert_eq!(
+            prompt.late_share_in(&[seen("loop9", 4.0, None)]),
+            Some(0.05)
+        );
+        let mut idle = seen("loop3", 4.0, None);
+        idle.replies = 0;
+        assert_eq!(prompt.late_share_in(&[idle]), Some(0.05));
+        // A result without the device's name cannot be matched.
+        let unnamed = &EmulatedDevice::all_in(&stack(50.0, 1000.0))[0];
+        assert!(unnamed
+            .warning_in(&[seen("loop3", 4.0, Some(1000.0))])
+            .is_some());
     }
 
     #[test]
     fn older_results_without_service_times_show_lateness_only() {
         let s = json!({"emulated": [{"model": "hdd", "server": {"late_us_mean": 1.0, "late_us_max": 2.0}}]});
         let d = &EmulatedDevice::all_in(&s)[0];
-        assert_eq!(d.warning(), None);
+        assert_eq!(d.warning_in(&[]), None);
         assert!(d.describe().contains("replies late by 1.0 µs"));
         assert!(EmulatedDevice::all_in(&json!({})).is_empty());
     }

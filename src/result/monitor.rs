@@ -49,6 +49,10 @@ pub struct LateSeconds {
     pub replies: u64,
     pub late_us_mean: f64,
     pub late_us_max: f64,
+    /// The mean service time the model gave the requests due in those seconds (µs); absent
+    /// in series written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us_mean: Option<f64>,
     /// Replies more than 5 ms late, and the seconds they fell in.
     pub replies_over_5ms: u64,
     pub seconds_over_5ms: u64,

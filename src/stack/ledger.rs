@@ -192,6 +192,27 @@ impl Ledger {
         self.servers.iter().map(|(_, s)| s.stats()).collect()
     }
 
+    /// What the device servers report, each with `device`: the name of the block device of
+    /// `devices` it was served as, where one of them is (its monitors' series go by it).
+    pub fn server_stats_of(&self, devices: &[super::blockdevs::StackDevice]) -> Vec<Json> {
+        self.servers
+            .iter()
+            .map(|(i, s)| {
+                let mut stats = s.stats();
+                let served = match &self.entries[*i] {
+                    Resource::Fuse { mountpoint } => devices
+                        .iter()
+                        .find(|d| d.emulated.as_deref() == Some(mountpoint.as_path())),
+                    _ => None,
+                };
+                if let (Some(d), Some(o)) = (served, stats.as_object_mut()) {
+                    o.insert("device".into(), Json::from(d.name.as_str()));
+                }
+                stats
+            })
+            .collect()
+    }
+
     /// Stops holding the newest resource when it is `r`, without releasing it: its caller
     /// owns it from then on. Returns whether it was the newest.
     pub fn forget(&mut self, r: &Resource) -> bool {
@@ -280,6 +301,64 @@ impl Drop for Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that only reports `{"model": ...}`.
+    struct Reporting(&'static str);
+
+    impl DeviceServer for Reporting {
+        fn stats(&self) -> Json {
+            serde_json::json!({ "model": self.0 })
+        }
+        fn stop(self: Box<Self>) -> Result<(), String> {
+            Ok(())
+        }
+        fn start_log(&self, _: u64) -> Result<(), String> {
+            Err("no log".into())
+        }
+        fn stop_log(&self, _: &Path, _: &Path) -> Result<(u64, u64), String> {
+            Err("no log".into())
+        }
+        fn background(&self, _: u64) -> Result<super::super::server::BackgroundReply, String> {
+            Err("no model".into())
+        }
+    }
+
+    #[test]
+    fn server_stats_name_the_block_device_each_server_was_served_as() {
+        use super::super::blockdevs::{DeviceRole, StackDevice};
+        let fuse = |p: &str| Resource::Fuse {
+            mountpoint: PathBuf::from(p),
+        };
+        let mut l = Ledger {
+            path: None,
+            results: None,
+            entries: vec![fuse("/m/a"), fuse("/m/b"), fuse("/m/c")],
+            unreleased: vec![],
+            servers: vec![],
+            process: Process::Unavailable(ServerError::Gone("test".into())),
+        };
+        l.hold_server(0, Box::new(Reporting("hdd")));
+        l.hold_server(1, Box::new(Reporting("smr")));
+        l.hold_server(2, Box::new(Reporting("flash")));
+        let served = |name: &str, mp: &str| StackDevice {
+            name: name.into(),
+            path: PathBuf::from("/dev").join(name),
+            role: DeviceRole::Data,
+            emulated: Some(PathBuf::from(mp)),
+        };
+        // Listed in another order than served; the third server's device is not in the stack.
+        let stats = l.server_stats_of(&[served("loop7", "/m/b"), served("loop4", "/m/a")]);
+        assert_eq!(
+            stats,
+            [
+                serde_json::json!({"model": "hdd", "device": "loop4"}),
+                serde_json::json!({"model": "smr", "device": "loop7"}),
+                serde_json::json!({"model": "flash"}),
+            ]
+        );
+        l.entries.clear();
+        l.servers.clear();
+    }
 
     #[test]
     fn releases_in_reverse_order_and_cleanup_finds_dead_ledgers() {

@@ -146,7 +146,8 @@ fn late_trials(study: &Study) -> Vec<String> {
         for st in study.stacks(w) {
             for t in &st.trials {
                 let devices = crate::result::emulated::EmulatedDevice::all_in(&t.result.stack);
-                for why in devices.iter().filter_map(|d| d.warning()) {
+                let late = &t.result.monitor.late_seconds;
+                for why in devices.iter().filter_map(|d| d.warning_in(late)) {
                     out.push(format!("{}/{w} r{}: {why}", st.stack, t.repeat));
                 }
             }

@@ -10,6 +10,7 @@ use crate::engine::{Op, PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, num_opt, Rows};
 use crate::result::emulated::{EmulatedDevice, LATE_SHARE_WARNING};
+use crate::result::monitor::LateSeconds;
 use crate::workload::{AnalysisError, Outcome, Seen};
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -97,22 +98,35 @@ fn smr_figures(emulated: &[Json]) -> Option<SmrFigures> {
     })
 }
 
-/// The latest of the emulated devices' reply lateness, % of their mean service time.
-fn late_pct(emulated: &[Json]) -> Option<f64> {
-    emulated
+/// The emulated devices' late seconds the monitors summarised (none without them).
+fn late_seconds<'a>(seen: &Seen<'a>) -> &'a [LateSeconds] {
+    seen.monitor.map_or(&[], |m| &m.late_seconds)
+}
+
+/// The latest of the emulated devices' reply lateness, % of their mean service time, over
+/// the monitored time where their series ran.
+fn late_pct(seen: &Seen) -> Option<f64> {
+    seen.emulated
         .iter()
-        .filter_map(|d| EmulatedDevice::deserialize(d).ok()?.late_share())
+        .filter_map(|d| {
+            EmulatedDevice::deserialize(d)
+                .ok()?
+                .late_share_in(late_seconds(seen))
+        })
         .map(|s| s * 100.0)
         .reduce(f64::max)
 }
 
 /// Emulated devices whose replies were late beyond [`LATE_SHARE_WARNING`] of their service
-/// time, as warnings.
-fn late_devices(emulated: &[Json]) -> Vec<String> {
-    emulated
+/// time (over the monitored time where their series ran), as warnings.
+fn late_devices(seen: &Seen) -> Vec<String> {
+    seen.emulated
         .iter()
         .filter_map(|d| EmulatedDevice::deserialize(d).ok())
-        .filter(|d: &EmulatedDevice| d.late_share().is_some_and(|s| s > LATE_SHARE_WARNING))
+        .filter(|d: &EmulatedDevice| {
+            d.late_share_in(late_seconds(seen))
+                .is_some_and(|s| s > LATE_SHARE_WARNING)
+        })
         .map(|d| {
             format!(
                 "host-bound: {}; the phase times measure the host as much as the model (run it at a smaller time scale)",
@@ -196,7 +210,7 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
     if index(super::DROP_CACHES).is_none() {
         warnings.push("no drop_caches phase (it needs root): the remove phase may have found the tree in the page cache".into());
     }
-    warnings.extend(late_devices(seen.emulated));
+    warnings.extend(late_devices(seen));
     let io = io_by_class(seen, &set.phases);
     let verdict = Verdict {
         create_s,
@@ -217,8 +231,8 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
         },
         io_by_class: io,
         smr: smr_figures(seen.emulated),
-        host_bound: !late_devices(seen.emulated).is_empty(),
-        host_late_pct: late_pct(seen.emulated),
+        host_bound: !late_devices(seen).is_empty(),
+        host_late_pct: late_pct(seen),
     };
     let ops = counted
         .into_iter()
