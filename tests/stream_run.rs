@@ -191,6 +191,69 @@ fn stream_on_an_emulated_disk_with_xfs_leaves_nothing_behind() {
     assert_cleaned_up(work.path(), &[]);
 }
 
+#[test]
+fn writers_of_zeros_keep_a_large_emulated_disk_in_memory() {
+    let test = "writers_of_zeros_keep_a_large_emulated_disk_in_memory";
+    if !ready_to_emulate(test, &["mkfs.xfs", "losetup"]) {
+        return;
+    }
+    // A 4 TiB disk streamed for a time: only zeros are written, so its image holds what
+    // mkfs.xfs writes, and that bound goes in memory where it fits.
+    let bound = (4u64 << 30) + (4u64 << 40) / 16384;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let available = iotrial::stack::memimage::mem_available(&meminfo).unwrap();
+    if bound > available / 4 * 3 {
+        skip(
+            test,
+            "under 5.7 GiB of memory available: the bound would not fit",
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let a = iotrial(work.path())
+        .args(["run", "stream", "--json", "--fs", "xfs", "--target"])
+        .arg("emu:hdd,size=4TiB,scale=4")
+        .arg("--out")
+        .arg(out.path())
+        .args([
+            "--set",
+            "data=zero",
+            "--set",
+            "writers=2",
+            "--set",
+            "duration=2s",
+        ])
+        .args(["--set", "io_size=256KiB", "--set", "interval=250ms"])
+        .args(["--set", "settle_window=500ms"])
+        .assert()
+        .success();
+    let doc = json_of(&a.get_output().stdout);
+    let stack = &doc["stack"];
+    assert_eq!(stack["emulated_images"], "memory", "{stack}");
+    assert_eq!(
+        stack["emulated_images_at_most"].as_u64(),
+        Some(bound),
+        "{stack}"
+    );
+    let written: u64 = doc["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .sum();
+    assert!(written > 0);
+    // Every byte the writers wrote reached the device as zeros kept as holes.
+    let server = &stack["emulated"][0]["server"];
+    let holes = server["bytes_zero_holes"].as_u64().unwrap();
+    assert!(holes >= written, "{holes} < {written}: {server}");
+    assert!(
+        holes <= server["bytes_written"].as_u64().unwrap(),
+        "{server}"
+    );
+    assert_cleaned_up(work.path(), &[]);
+}
+
 /// Every writeback device's strict_limit and max_ratio_fine.
 fn bdi_limits() -> Vec<(String, String, String)> {
     let mut v: Vec<_> = std::fs::read_dir("/sys/class/bdi")

@@ -20,6 +20,8 @@ pub struct Counters {
     bytes_read: AtomicU64,
     bytes_written: AtomicU64,
     bytes_discarded: AtomicU64,
+    /// Bytes of writes that were all zeros, kept as holes of the image.
+    bytes_zero_holes: AtomicU64,
     errors: AtomicU64,
     in_flight: AtomicU64,
     in_flight_max: AtomicU64,
@@ -66,6 +68,11 @@ impl Counters {
         }
         let now = self.in_flight.fetch_add(1, Relaxed) + 1;
         self.in_flight_max.fetch_max(now, Relaxed);
+    }
+
+    /// A write of `len` bytes of zeros was kept as a hole of the image.
+    pub fn kept_as_hole(&self, len: u64) {
+        self.bytes_zero_holes.fetch_add(len, Relaxed);
     }
 
     /// The model gave a request of `kind` `service_ns` (real time) of service, its reply due
@@ -144,6 +151,7 @@ impl Counters {
             "bytes_read": g(&self.bytes_read),
             "bytes_written": g(&self.bytes_written),
             "bytes_discarded": g(&self.bytes_discarded),
+            "bytes_zero_holes": g(&self.bytes_zero_holes),
             "errors": g(&self.errors),
             "in_flight": self.in_flight(),
             "in_flight_max": g(&self.in_flight_max),

@@ -1,8 +1,9 @@
 //! The FUSE filesystem of the emulated device: one directory holding one regular file, `disk`,
-//! of the model's capacity. Reads and writes go to the same offsets of a sparse backing image;
-//! fsync reaches the model as a cache flush and fallocate(PUNCH_HOLE) as a discard. Every reply
-//! is due when the model says the request completes (divided by the time scale); replies not
-//! yet due go to the timer queue, so request threads never sleep.
+//! of the model's capacity. Reads and writes go to the same offsets of a sparse backing image
+//! (a write of zeros as a hole); fsync reaches the model as a cache flush and
+//! fallocate(PUNCH_HOLE) as a discard. Every reply is due when the model says the request
+//! completes (divided by the time scale); replies not yet due go to the timer queue, so
+//! request threads never sleep.
 
 use std::ffi::OsStr;
 
@@ -104,6 +105,18 @@ impl EmuFs {
             Begun::Due { errno, .. } if errno != 0 => errno,
             _ => image().err().map_or(0, |e| errno_of(&e)),
         }
+    }
+
+    /// Writes `data` at `offset` of the image; zeros are kept as a hole (a device that reads
+    /// its holes as an earlier owner's data writes them).
+    fn store(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+        if self.cut.stale() {
+            return self.backing.write_all_at(data, offset);
+        }
+        if self.backing.write_or_punch(data, offset)? {
+            self.out.sender.counters.kept_as_hole(data.len() as u64);
+        }
+        Ok(())
     }
 
     /// Sends `p` when due: now, on the timer, or once the model reports a deferred request.
@@ -273,10 +286,7 @@ impl Filesystem for EmuFs {
             Some(r) => r,
             None => {
                 let begun = self.begin(ReqKind::Write, offset, len as u64);
-                (
-                    begun,
-                    Self::errno(begun, || self.backing.write_all_at(data, offset)),
-                )
+                (begun, Self::errno(begun, || self.store(data, offset)))
             }
         };
         self.finish(begun, Pending::Written(reply, len as u32), errno);

@@ -364,7 +364,15 @@ fn run<T, F: Fn(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, fire: &F, role: Role
             }
             Some(e) if lead && e.due_ns - now <= early.ns() => {
                 drop(st);
-                std::hint::spin_loop();
+                // In the real-time class a spinning thread keeps its CPU from every thread of
+                // its priority until it sleeps: the timers of the other devices a server
+                // serves, pinned to the same CPU, would wait out the whole spin. Yielding
+                // hands them the CPU and returns at once when none is waiting.
+                if realtime {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
                 st = lock(&inner.state);
             }
             Some(e) if lead => {

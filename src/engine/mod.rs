@@ -120,6 +120,9 @@ pub struct StreamIo {
     /// Every write carries fio's verify header at the start of each interval; `None`: writes
     /// carry the stream's pseudo-random bytes only.
     pub seal: Option<Seal>,
+    /// Writes carry zeros, as `dd` from /dev/zero writes them (seed 001), not pseudo-random
+    /// bytes; with no seal, nothing else.
+    pub zeros: bool,
     /// This stream does its I/O in the place of an earlier stream of the plan (its index): the
     /// same file or directory, or the same raw region (fio's jobs sharing a `filename`);
     /// `None`: a place of its own.

@@ -264,6 +264,19 @@ pub enum PlanError {
 }
 
 impl Plan {
+    /// Whether every stream writes zeros and nothing else (no stream reads a region filled
+    /// before the run): an emulated device keeps such writes as holes of its image.
+    pub fn writes_only_zeros(&self) -> bool {
+        !self.streams.is_empty()
+            && self.streams.iter().all(|s| {
+                s.io.zeros
+                    && s.io.seal.is_none()
+                    && s.op == super::Op::Write
+                    && s.io.mix.is_none()
+                    && s.source.is_none()
+            })
+    }
+
     /// A plan of `phases` over `streams`, after the `prepare` phase that lays out every
     /// stream's place, with the host's dirty limits and no checker arguments (set those fields
     /// after, where a workload has them).

@@ -354,7 +354,7 @@ impl<'a> Engine<'a> {
             let mut opened = kind.open(f.into(), s.io.depth.max(1) as usize);
             let depth = opened.backend.queue_depth();
             let cursor = self.cursors[i].clone();
-            let bufs = slot_buffers(&cursor, s.io_size as usize, depth);
+            let bufs = slot_buffers(&cursor, s.io_size as usize, depth, s.io.zeros);
             opened.warnings.extend(opened.backend.register(&bufs));
             let name = s.name.clone();
             self.warn(&name, opened.warnings);
@@ -394,7 +394,7 @@ impl<'a> Engine<'a> {
         let kind = s.io.backend.unwrap_or(self.opts.backend);
         let mut opened = kind.open_all(fds, s.io.depth.max(1) as usize);
         let depth = opened.backend.queue_depth();
-        let bufs = slot_buffers(&self.cursors[i], s.io_size as usize, depth);
+        let bufs = slot_buffers(&self.cursors[i], s.io_size as usize, depth, s.io.zeros);
         opened.warnings.extend(opened.backend.register(&bufs));
         let (submit, complete) = gen.batching();
         if submit > 0 || complete > 0 {

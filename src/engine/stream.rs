@@ -115,12 +115,14 @@ pub struct Ended {
 }
 
 /// The slot buffers of a stream doing `io`-byte I/Os at queue depth `depth`, filled with the
-/// stream's pseudo-random bytes.
-pub fn slot_buffers(cursor: &Cursor, io: usize, depth: usize) -> Vec<AlignedBuf> {
+/// stream's pseudo-random bytes, or left zero (`zeros`).
+pub fn slot_buffers(cursor: &Cursor, io: usize, depth: usize, zeros: bool) -> Vec<AlignedBuf> {
     (0..depth.max(1))
         .map(|k| {
             let mut b = AlignedBuf::new(io);
-            b.fill_random(cursor.seed ^ 0xA5A5 ^ ((k as u64) << 32));
+            if !zeros {
+                b.fill_random(cursor.seed ^ 0xA5A5 ^ ((k as u64) << 32));
+            }
             b
         })
         .collect()

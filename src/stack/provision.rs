@@ -421,9 +421,18 @@ impl Builder<'_> {
                 _ => None,
             })
             .sum();
-        // Every data device may hold a copy of what the workload writes (a mirror).
+        // Every data device may hold a copy of what the workload writes (a mirror). Zeros are
+        // kept as holes, unless a device reads its holes as an earlier owner's data.
         let copies = devices.len() as u64;
-        let stored = memimage::stored_at_most(emulated, self.plan.stores_at_most, copies);
+        let stale = devices
+            .iter()
+            .chain(logdev)
+            .any(|d| matches!(d, DeviceSpec::Emu { model, .. } if model.settings.stale));
+        let workload = match self.plan.writes_only_zeros() && !stale {
+            true => Some(0),
+            false => self.plan.stores_at_most,
+        };
+        let stored = memimage::stored_at_most(emulated, workload, copies);
         let images = memimage::place(emulated, stored, work, self.ledger, self.actions)?;
         let mut data = Vec::new();
         for (i, d) in devices.iter().enumerate() {

@@ -89,7 +89,8 @@ fn check(p: &Params) -> Result<(), ParamError> {
 /// Streams in layout order: writers (record streams in real time), then readers (playback).
 fn streams(p: &Params) -> Result<Vec<StreamPlan>, ParamError> {
     let io = p.u64("io_size");
-    let each = |i: usize, name: String, role: &str, op, pattern, rt| {
+    let zeros = p.text("data") == "zero";
+    let each = |i: usize, name: String, role: &str, op: Op, pattern, rt| {
         Ok(StreamPlan {
             name,
             role: role.to_string(),
@@ -100,7 +101,8 @@ fn streams(p: &Params) -> Result<Vec<StreamPlan>, ParamError> {
             pacing: realtime::pacing_of(p, rt, io, i)?,
             samples: 0,
             io: crate::engine::StreamIo {
-                seal: crate::engine::Seal::for_io(io),
+                seal: crate::engine::Seal::for_io(io).filter(|_| !zeros || op == Op::Read),
+                zeros: zeros && op == Op::Write,
                 ..Default::default()
             },
             source: None,

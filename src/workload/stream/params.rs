@@ -4,6 +4,10 @@
 use crate::params::{Kind, ParamSpec};
 use crate::workload::realtime;
 
+/// What the writers write: `random` (the stream's seeded bytes, each 4 KiB sealed with fio's
+/// verify header) or `zero` (zeros, as seed 001's `dd` from /dev/zero).
+pub const DATA: &[&str] = &["random", "zero"];
+
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("writers", Kind::Count, "8", "streaming writers, one file (or raw region) each, appending from its start (seed 001: 8 dd processes)"),
     ParamSpec::new("readers", Kind::Count, "0", "streaming readers, each reading its own file (or region), filled before the run, from its start"),
@@ -19,6 +23,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("settle_tolerance", Kind::Float, "10", "the aggregate has settled once the least-squares trend over a window changes it by at most this much of the window's mean").in_unit("%"),
     ParamSpec::new("raw_mb_s", Kind::Float, "0", "the stack's raw sequential capability, for raw_fraction; 0: none, or, in a study with a raw stack, what that stack sustained times this stack's share of its drives' bandwidth, or the most one of its drives took while streaming times this stack's data drives when that is more").in_unit("MB/s"),
     ParamSpec::new("seed", Kind::Count, "1", "seed of the streams' write buffers"),
+    ParamSpec::new("data", Kind::Choice(DATA), "random", "what the writers write: random (seeded bytes, each 4 KiB carrying fio's crc32c verify header, as every workload writes) or zero (zeros only, as seed 001's dd from /dev/zero: no headers; an emulated device keeps zeros as holes of its image, so a long run at full speed takes no memory for its data)"),
     ParamSpec::new("pacing", Kind::Choice(realtime::PACINGS), "max", "max: every stream moves its next I/O as soon as the last one is done (seed 001's dd); realtime: writers write what a camera makes at `bitrate` through a `buffer`, readers read what a player plays after a `preroll`, for `duration`"),
     ParamSpec::new("bitrate", Kind::Float, "100", "realtime: each stream's mean bitrate (100: a 4K camera recording XAVC S at its highest setting)").in_unit("Mbit/s"),
     ParamSpec::new("buffer", Kind::Text, "5s", "realtime: each writer's buffer, in seconds of its bitrate (5s) or bytes (64MiB); what does not fit is dropped (an overflow)"),

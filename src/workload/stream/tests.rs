@@ -101,6 +101,34 @@ fn the_plan_streams_then_syncs() {
 }
 
 #[test]
+fn writers_of_zeros_write_nothing_else() {
+    let plan = Stream.plan(&params(&[("data", "zero")])).unwrap();
+    assert!(plan
+        .streams
+        .iter()
+        .all(|s| s.io.zeros && s.io.seal.is_none()));
+    assert!(plan.writes_only_zeros());
+    // The default: seeded bytes, sealed.
+    let plan = Stream.plan(&params(&[])).unwrap();
+    assert!(plan
+        .streams
+        .iter()
+        .all(|s| !s.io.zeros && s.io.seal.is_some()));
+    assert!(!plan.writes_only_zeros());
+    // A reader's file is filled with seeded bytes before the run: the plan writes more than
+    // zeros, and the reader verifies what it reads as before.
+    let plan = Stream
+        .plan(&params(&[("data", "zero"), ("readers", "1")]))
+        .unwrap();
+    let reader = plan.streams.last().unwrap();
+    assert_eq!(reader.op, Op::Read);
+    assert!(!reader.io.zeros && reader.io.seal.is_some());
+    assert!(!plan.writes_only_zeros());
+    let ones = [("data".to_string(), "ones".to_string())];
+    assert!(Stream.resolve(&ones).is_err(), "zero or random only");
+}
+
+#[test]
 fn writers_stopping_at_a_byte_count_bound_what_they_store() {
     let p = params(&[("bytes", "64MiB"), ("writers", "6"), ("io_size", "1MiB")]);
     let plan = Stream.plan(&p).unwrap();
