@@ -3,7 +3,9 @@
 //! their ratio, and the rank agreement over the six (Spearman's rho); then, per stack, the
 //! figures that explain a difference (write and read access times, the playback/record time
 //! ratio, the flushes the drive received and their service time, journal and metadata bytes
-//! from the block trace, the device server's lateness, the host's worst second of steal). docs/seeds.md quotes its output.
+//! from the block trace, the device server's lateness over the monitored time with its seconds
+//! over 5 ms and whether the trial was flagged late, the host's worst second of steal).
+//! docs/seeds.md quotes its output.
 //!
 //! First it checks the twin's calibration: the raw-partition row (no filesystem) beside the
 //! seed's four device-level figures (record window ~200 ms, reads ~400 ms on average and ~750
@@ -211,8 +213,8 @@ fn print_table(dir: &Path) {
             spearman(&seed, &ours)
         );
     }
-    println!("\n| stack | window peak ms | write mean / max ms | read mean / max ms | pre-roll s | playback/record time | flushes (mean ms) | journal MiB | metadata MiB | late mean µs / max ms | host steal, worst second ms |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("\n| stack | window peak ms | write mean / max ms | read mean / max ms | pre-roll s | playback/record time | flushes (mean ms) | journal MiB | metadata MiB | late mean µs / max ms | s with a reply over 5 ms late | flagged late | host steal, worst second ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (label, doc) in &causes {
         let (_, win) = over(doc, "record", |s| s["window_peak_ms"].as_f64());
         let (wmean, _) = over(doc, "record", |s| s["lat_ms"]["mean"].as_f64());
@@ -227,8 +229,27 @@ fn print_table(dir: &Path) {
             .as_f64()
             .unwrap_or(0.0)
             / 1e3;
-        let late = emu["server"]["late_us_mean"].as_f64().unwrap_or(0.0);
-        let late_max = emu["server"]["late_us_max"].as_f64().unwrap_or(0.0) / 1e3;
+        // The replies' lateness over the monitored time where the server's series ran (else
+        // the whole run's), its seconds with a reply over 5 ms late, and whether the trial
+        // carries the lateness warning.
+        let monitored = &doc["monitor"]["late_seconds"][0];
+        let figures = if monitored.is_object() {
+            monitored
+        } else {
+            &emu["server"]
+        };
+        let late = figures["late_us_mean"].as_f64().unwrap_or(0.0);
+        let late_max = figures["late_us_max"].as_f64().unwrap_or(0.0) / 1e3;
+        let over = match monitored["seconds_over_5ms"].as_u64() {
+            Some(n) => format!("{n} of {}", monitored["seconds"].as_u64().unwrap_or(0)),
+            None => "not recorded".into(),
+        };
+        let flagged = doc["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("replies were late")));
+        let flagged = if flagged { "yes" } else { "no" };
         let host = &doc["monitor"]["threads"]["host"];
         let steal = match host["steal_ms_per_s_peak"].as_f64() {
             Some(ms) => format!("{ms:.0} of {}", host["cpus"].as_u64().unwrap_or(1) * 1000),
@@ -237,7 +258,7 @@ fn print_table(dir: &Path) {
         let (journal, _) = class(doc, "journal");
         let (meta, _) = class(doc, "metadata");
         println!(
-            "| {label} | {win:.0} | {wmean:.0} / {wmax:.0} | {rmean:.0} / {rmax:.0} | {:.2} | {:.2} | {flushes} ({flush_ms:.0}) | {journal:.1} | {meta:.1} | {late:.0} / {late_max:.1} | {steal} |",
+            "| {label} | {win:.0} | {wmean:.0} / {wmax:.0} | {rmean:.0} / {rmax:.0} | {:.2} | {:.2} | {flushes} ({flush_ms:.0}) | {journal:.1} | {meta:.1} | {late:.1} / {late_max:.1} | {over} | {flagged} | {steal} |",
             doc["verdict"]["playback_preroll_s"].as_f64().unwrap_or(0.0),
             pt / rt
         );
