@@ -31,6 +31,10 @@ fn trial_dir(out: &Path, stack: &str) -> PathBuf {
     run.join(format!("trials/{stack}/stream/r1"))
 }
 
+/// Held by the tests that stream on an emulated disk: one compares every writeback device's
+/// limits before and after, which another stream trial's capped device would change meanwhile.
+static EMULATED_STREAM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).expect("JSON on stdout")
 }
@@ -141,6 +145,7 @@ fn stream_on_an_emulated_disk_with_xfs_leaves_nothing_behind() {
     ) {
         return;
     }
+    let _alone = EMULATED_STREAM.lock().unwrap_or_else(|e| e.into_inner());
     let work = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let bdis_before = bdi_limits();
@@ -209,6 +214,7 @@ fn writers_of_zeros_keep_a_large_emulated_disk_in_memory() {
         );
         return;
     }
+    let _alone = EMULATED_STREAM.lock().unwrap_or_else(|e| e.into_inner());
     let work = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let a = iotrial(work.path())
