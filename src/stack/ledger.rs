@@ -189,7 +189,7 @@ impl Ledger {
 
     /// What the device servers report (model state, request counters).
     pub fn server_stats(&self) -> Vec<Json> {
-        self.servers.iter().map(|(_, s)| s.stats()).collect()
+        self.server_stats_of(&[])
     }
 
     /// What the device servers report, each with `device`: the name of the block device of
