@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{ready_to_emulate, run, wait_until, FixedModel, Mounted, TestLoop};
-use iotrial::emu::{abort_connection, fuse_mounts_at, EmuServer, ModelSpec};
+use iotrial::emu::{abort_connection, fuse_mounts_at, EmuServer, ModelSpec, ReplyTimer};
 
 const MIB: u64 = 1 << 20;
 
@@ -257,6 +257,75 @@ fn ext4_on_a_direct_io_loop_device_over_the_server() {
 }
 
 const HELPER_ENV: &str = "IOTRIAL_EMU_HELPER_DIR";
+
+/// Two devices on one reply timer: each gets its own model's service time, the timer counts
+/// both, and one stopping fires its own queued replies only: the other's read, due later,
+/// still waits its full modeled time.
+#[test]
+fn devices_sharing_a_timer_keep_their_own_times_and_stop_apart() {
+    skip_unless_ready!("devices_sharing_a_timer_keep_their_own_times_and_stop_apart");
+    let dir = tempfile::tempdir().unwrap();
+    let timer = ReplyTimer::start().expect("timer starts");
+    let serve = |name: &str, delay_ns| {
+        EmuServer::start_on(
+            &timer,
+            Box::new(FixedModel::new(64 * MIB, delay_ns, false)),
+            &dir.path().join(format!("{name}.img")),
+            &dir.path().join(name),
+            1.0,
+        )
+        .expect("server starts")
+    };
+    // 2 ms and 600 ms: b's read is still queued on the timer when a stops.
+    let a = serve("a", 2_000_000);
+    let b = serve("b", 600_000_000);
+    assert_eq!(timer.devices(), 2);
+    let open = |s: &EmuServer| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(s.device_file())
+            .unwrap()
+    };
+    let (fa, fb) = (open(&a), open(&b));
+    let mut buf = [0u8; 4096];
+    for i in 0..4 {
+        fa.read_exact_at(&mut buf, i * MIB).unwrap();
+    }
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let t = Instant::now();
+        fb.read_exact_at(&mut buf, 8 * MIB).unwrap();
+        t.elapsed()
+    });
+    let b_server = |k: &str| b.stats()["server"][k].as_u64().unwrap_or(0);
+    wait_until("b's read reaches its server", 60, || {
+        b_server("in_flight") > 0
+    });
+    drop(fa);
+    let stats = a.stats();
+    assert_eq!(stats["server"]["timer_devices"], 2, "{stats}");
+    assert_eq!(stats["server"]["service_us_mean"]["read"], 2_000.0);
+    a.stop().unwrap();
+    assert_eq!(timer.devices(), 1);
+    let took = reader.join().unwrap();
+    assert!(
+        took >= Duration::from_millis(600),
+        "b's reply went out with a's: {took:?}"
+    );
+    let stats = b.stats();
+    assert_eq!(stats["server"]["timer_devices"], 1, "{stats}");
+    assert_eq!(stats["server"]["service_us_mean"]["read"], 600_000.0);
+    assert_eq!(
+        stats["server"]["replies_timer"],
+        stats["server"]["requests"]["read"]
+    );
+    b.stop().unwrap();
+    assert_eq!(timer.devices(), 0);
+    for name in ["a", "b"] {
+        assert!(fuse_mounts_at(&dir.path().join(name)).unwrap().is_empty());
+    }
+}
 
 /// Not a test on its own: the server process the SIGKILL test runs and kills.
 #[test]

@@ -17,6 +17,7 @@ mod replies;
 mod reqlog;
 mod rt;
 mod server;
+mod shared_timer;
 mod timer;
 
 pub use conn::{
@@ -27,7 +28,7 @@ pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use lateseries::LATE_NOTED_NS;
 pub use reqlog::mono_now_ns;
 pub use rt::{Placement, ONE_TIMER_ENV};
-pub use server::{EmuServer, FSTYPE, SOURCE};
+pub use server::{EmuServer, ReplyTimer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue, STANDBY_AFTER_NS};
 pub mod array;
 pub mod cards;

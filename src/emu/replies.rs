@@ -16,7 +16,8 @@ use super::cut::{Circuit, Power};
 use super::fault::EIO;
 use super::model::{DeviceModel, ReqKind, Request, RequestId, Response};
 use super::reqlog::RequestLog;
-use super::timer::{Clock, Pusher};
+use super::shared_timer::DevicePusher;
+use super::timer::Clock;
 
 /// A reply waiting for its due time.
 pub enum Pending {
@@ -80,7 +81,7 @@ impl Sender {
 #[derive(Clone)]
 pub struct Out {
     pub sender: Sender,
-    pub timer: Pusher<Due>,
+    pub timer: DevicePusher<Due>,
     pub scale: f64,
 }
 

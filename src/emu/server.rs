@@ -22,13 +22,18 @@ use super::journal::{CutAt, CutReport, Journal};
 use super::model::{Background, DeviceModel};
 use super::replies::{Due, ModelState, Out, Sender};
 use super::reqlog::RequestLog;
-use super::timer::{Clock, TimerQueue};
+use super::shared_timer::{DevicePusher, SharedTimer};
+use super::timer::Clock;
 
 /// FUSE worker threads (each reads requests from its own cloned /dev/fuse descriptor).
 const WORKERS: usize = 4;
 /// Filesystem type and source shown in mountinfo / findmnt.
 pub const FSTYPE: &str = "fuse.iotrial";
 pub const SOURCE: &str = "iotrial-emu";
+
+/// The reply timer the devices of one process share (a shared timer of their replies and
+/// model ticks); start one with `ReplyTimer::start()`.
+pub type ReplyTimer = SharedTimer<Due>;
 
 /// A device model served as the file `<mountpoint>/disk`.
 pub struct EmuServer {
@@ -40,7 +45,10 @@ pub struct EmuServer {
     clock: Clock,
     model: Arc<Mutex<ModelState>>,
     counters: Arc<Counters>,
-    timer: Arc<TimerQueue<Due>>,
+    /// The reply timer, this device's alone or shared with the other devices of its process.
+    timer: Arc<ReplyTimer>,
+    /// Whether the device is still on its timer (it leaves it once, when it stops).
+    timed: bool,
     out: Out,
     session: Option<BackgroundSession>,
     backing: Arc<Backing>,
@@ -82,8 +90,25 @@ fn mount_fuse(mountpoint: &Path) -> Result<OwnedFd, EmuError> {
 
 impl EmuServer {
     /// Serves `model` as `<mountpoint>/disk`, its data in the sparse image `backing` (created
-    /// or resized to the model's capacity). Every modeled delay is divided by `scale`.
+    /// or resized to the model's capacity), with a reply timer of its own. Every modeled
+    /// delay is divided by `scale`.
     pub fn start(
+        model: Box<dyn DeviceModel>,
+        backing: &Path,
+        mountpoint: &Path,
+        scale: f64,
+    ) -> Result<EmuServer, EmuError> {
+        let timer = ReplyTimer::start().map_err(|source| EmuError::Thread {
+            name: "emu-timer",
+            source,
+        })?;
+        Self::start_on(&timer, model, backing, mountpoint, scale)
+    }
+
+    /// As [`EmuServer::start`], its replies timed by `timer`, which other devices of this
+    /// process may share.
+    pub fn start_on(
+        timer: &Arc<ReplyTimer>,
         model: Box<dyn DeviceModel>,
         backing: &Path,
         mountpoint: &Path,
@@ -122,14 +147,12 @@ impl EmuServer {
         state.power = power;
         state.mono_base_ns = mono_base;
         let model = Arc::new(Mutex::new(state));
+        let counters = Arc::clone(&sender.counters);
         let (tick_model, timer_sender) = (Arc::clone(&model), sender.clone());
-        let timer = TimerQueue::start(clock, move |due, item, pusher| match item {
+        let fire = move |due, item, pusher: &DevicePusher<Due>| match item {
             Due::Reply(p, errno) => {
-                timer_sender.counters.late_path(
-                    true,
-                    due,
-                    timer_sender.clock.now_ns().saturating_sub(due),
-                );
+                let late = timer_sender.clock.now_ns().saturating_sub(due);
+                timer_sender.counters.late_path(true, due, late);
                 timer_sender.send(due, p, errno)
             }
             Due::Tick => {
@@ -143,18 +166,14 @@ impl EmuServer {
                     .unwrap_or_else(|e| e.into_inner())
                     .tick(&out);
             }
-        })
-        .map_err(|source| EmuError::Thread {
-            name: "emu-timer",
-            source,
-        })?;
-        let timer = Arc::new(timer);
-        let counters = Arc::clone(&sender.counters);
+        };
+        let pusher = timer.join(&clock, Box::new(fire));
         let out = Out {
             sender,
-            timer: timer.pusher(),
+            timer: pusher,
             scale,
         };
+        let timer = Arc::clone(timer);
         let fs = EmuFs::new(
             Arc::clone(&model),
             capacity,
@@ -162,7 +181,10 @@ impl EmuServer {
             out.clone(),
         );
 
-        let dev = mount_fuse(&mountpoint)?;
+        let dev = mount_fuse(&mountpoint).inspect_err(|_| {
+            // The device never served: it leaves the timer it joined.
+            timer.leave(&out.timer);
+        })?;
         // Read from mountinfo: a stat of the mount would wait for the server to answer.
         let minor = conn::fuse_mounts_at(&mountpoint)
             .ok()
@@ -176,6 +198,7 @@ impl EmuServer {
             model,
             counters,
             timer,
+            timed: true,
             out,
             session: None,
             backing,
@@ -210,10 +233,12 @@ impl EmuServer {
     pub fn stats(&self) -> Json {
         let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
         let mut server = self.counters.to_json();
-        server["timer_realtime"] = json!(self.timer.realtime());
-        let (standby_fired, standby_wakes) = self.timer.standby();
-        server["timer_cpus"] = json!(self.timer.placement().cpus());
-        server["timer_standby"] = json!(self.timer.placement().standby.is_some());
+        let queue = self.timer.queue();
+        server["timer_realtime"] = json!(queue.realtime());
+        let (standby_fired, standby_wakes) = queue.standby();
+        server["timer_cpus"] = json!(queue.placement().cpus());
+        server["timer_standby"] = json!(queue.placement().standby.is_some());
+        server["timer_devices"] = json!(self.timer.devices());
         server["timer_standby_fired"] = json!(standby_fired);
         server["timer_standby_wakes"] = json!(standby_wakes);
         json!({
@@ -341,7 +366,7 @@ impl EmuServer {
         let Some(off) = self.off_at_mono().map(|t| t - self.cut.mono_base_ns) else {
             return Err(EmuError::Powered);
         };
-        self.timer.hurry();
+        self.timer.hurry(&self.out.timer);
         let mut guard = self.cut.lock();
         let Some(journal) = guard.as_mut() else {
             return Err(EmuError::NoCutPlanned);
@@ -418,7 +443,7 @@ impl EmuServer {
                 result = Err(EmuError::Panicked("fuse session"));
             }
         }
-        if !self.timer.shutdown() && result.is_ok() {
+        if std::mem::take(&mut self.timed) && !self.timer.leave(&self.out.timer) && result.is_ok() {
             result = Err(EmuError::Panicked("emu-timer"));
         }
         result

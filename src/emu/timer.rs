@@ -27,6 +27,18 @@ impl Clock {
         }
     }
 
+    /// A clock that started at `start`.
+    #[cfg(test)]
+    pub(crate) fn started(start: Instant) -> Self {
+        Clock { start }
+    }
+
+    /// How long after `earlier` this clock was created, ns (0 if it was not after).
+    pub fn started_after(&self, earlier: &Clock) -> u64 {
+        let d = self.start.saturating_duration_since(earlier.start);
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    }
+
     /// Nanoseconds since the clock was created.
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
@@ -67,12 +79,19 @@ struct State<T> {
     heap: BinaryHeap<Entry<T>>,
     seq: u64,
     shutdown: bool,
-    /// Items pushed before this one fire at once, whatever their due time.
-    hurry_below: u64,
+    /// Hurries not yet done: the items pushed before each one's sequence number that its
+    /// filter picks fire at once, whatever their due time.
+    hurries: Vec<Hurry<T>>,
     /// When the standby's timed wait ends (u64::MAX: it waits for a push; 0: it is not
     /// waiting and will look at the heap before it does), so a push wakes it only when it
     /// would otherwise look too late.
     standby_until: u64,
+}
+
+/// Items pushed before `below` for which `picks` holds are to fire at once.
+struct Hurry<T> {
+    below: u64,
+    picks: Box<dyn Fn(&T) -> bool + Send>,
 }
 
 struct Inner<T> {
@@ -190,7 +209,7 @@ impl<T: Send + 'static> TimerQueue<T> {
                 heap: BinaryHeap::with_capacity(1024),
                 seq: 0,
                 shutdown: false,
-                hurry_below: 0,
+                hurries: Vec::new(),
                 standby_until: 0,
             }),
             wake: Condvar::new(),
@@ -255,10 +274,26 @@ impl<T: Send + 'static> TimerQueue<T> {
     /// Fires every item queued so far at once (with its own due time), as a device whose
     /// power went answers every request it still held.
     pub fn hurry(&self) {
+        self.hurry_where(|_| true)
+    }
+
+    /// Fires every item queued so far for which `picks` holds at once (with its own due
+    /// time); the others, and items queued later, fire when due. A timer shared by several
+    /// devices hurries one device's replies this way.
+    pub fn hurry_where(&self, picks: impl Fn(&T) -> bool + Send + 'static) {
         let mut st = lock(&self.inner.state);
-        st.hurry_below = st.seq;
+        let below = st.seq;
+        st.hurries.push(Hurry {
+            below,
+            picks: Box::new(picks),
+        });
         drop(st);
         self.wake_all();
+    }
+
+    /// Whether every timer thread is still running (none has panicked; before shutdown).
+    pub fn running(&self) -> bool {
+        lock(&self.threads).iter().all(|t| !t.is_finished())
     }
 
     /// When the standby's timed wait ends (see [`State::standby_until`]).
@@ -336,11 +371,14 @@ fn run<T, F: Fn(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, fire: &F, role: Role
     let mut st = lock(&inner.state);
     loop {
         let now = inner.clock.now_ns();
-        if st.hurry_below > 0 {
-            let below = std::mem::take(&mut st.hurry_below);
-            let (now_due, later): (Vec<Entry<T>>, Vec<Entry<T>>) = std::mem::take(&mut st.heap)
-                .into_iter()
-                .partition(|e| e.seq < below);
+        if !st.hurries.is_empty() {
+            let hurries = std::mem::take(&mut st.hurries);
+            let (now_due, later): (Vec<Entry<T>>, Vec<Entry<T>>) =
+                std::mem::take(&mut st.heap).into_iter().partition(|e| {
+                    hurries
+                        .iter()
+                        .any(|h| e.seq < h.below && (h.picks)(&e.item))
+                });
             st.heap = later.into();
             drop(st);
             let mut now_due = now_due;
@@ -608,6 +646,25 @@ mod tests {
         assert_eq!(got, [2, 1], "in due order");
         assert_eq!(q.pending(), 1);
         assert!(q.shutdown());
+    }
+
+    #[test]
+    fn hurry_where_fires_only_the_items_it_picks() {
+        let clock = Clock::new();
+        let (q, rx) = queue(clock);
+        let hour = 3_600_000_000_000;
+        for id in 1..=4 {
+            q.push(clock.now_ns() + hour, id);
+        }
+        q.hurry_where(|id| id % 2 == 0);
+        q.hurry_where(|&id| id == 3);
+        let mut got: Vec<u32> = (0..3).map(|_| rx.recv().unwrap().0).collect();
+        got.sort_unstable();
+        assert_eq!(got, [2, 3, 4]);
+        assert_eq!(q.pending(), 1, "item 1 waits for its time");
+        assert!(q.running());
+        assert!(q.shutdown());
+        assert_eq!(rx.recv().unwrap().0, 1);
     }
 
     #[test]

@@ -8,11 +8,16 @@
 use super::protocol::{BackgroundReply, Command, PowerReply, Reply};
 use crate::cause::HasCause;
 use crate::emu::cut::{Circuit, InFlight};
-use crate::emu::{resolve_mountpoint, EmuServer, ModelSpec};
+use crate::emu::{resolve_mountpoint, EmuError, EmuServer, ModelSpec, ReplyTimer};
 use crate::stack::cleanup;
 use crate::stack::resource::{Released, Resource};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Gives each device of the process a reply timer of its own, not one they share (for
+/// comparisons).
+pub const TIMER_PER_DEVICE_ENV: &str = "IOTRIAL_EMU_TIMER_PER_DEVICE";
 
 /// One device this process serves: its mount point, its model spec and its server.
 struct Served {
@@ -21,9 +26,10 @@ struct Served {
     server: EmuServer,
 }
 
-/// The devices this process serves, by mount point.
+/// The devices this process serves, by mount point, and the reply timer they share (started
+/// with the first of them).
 #[derive(Default)]
-struct Devices(Vec<Served>);
+struct Devices(Vec<Served>, Option<Arc<ReplyTimer>>);
 
 impl Devices {
     fn position(&self, mountpoint: &Path) -> Option<usize> {
@@ -44,6 +50,19 @@ impl Devices {
         }
     }
 
+    /// The timer the process's devices share, started the first time one is served.
+    fn timer(&mut self) -> std::io::Result<Arc<ReplyTimer>> {
+        if std::env::var_os(TIMER_PER_DEVICE_ENV).is_some() {
+            return ReplyTimer::start();
+        }
+        if let Some(t) = &self.1 {
+            return Ok(Arc::clone(t));
+        }
+        let t = ReplyTimer::start()?;
+        self.1 = Some(Arc::clone(&t));
+        Ok(t)
+    }
+
     fn start(&mut self, spec: &str, backing: &Path, mountpoint: &Path, journal: bool) -> Reply {
         if self.position(mountpoint).is_some() {
             return Reply::failed(format!("{} is served already", mountpoint.display()));
@@ -55,7 +74,14 @@ impl Devices {
                 let model = m
                     .build()
                     .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))?;
-                let server = EmuServer::start(model, backing, mountpoint, scale)
+                let timer = self.timer().map_err(|e| {
+                    let e = EmuError::Thread {
+                        name: "emu-timer",
+                        source: e,
+                    };
+                    (format!("emu:{spec}: {e}"), e.why())
+                })?;
+                let server = EmuServer::start_on(&timer, model, backing, mountpoint, scale)
                     .map_err(|e| (format!("emu:{spec}: {e}"), e.why()))?;
                 server.set_stale(m.settings.stale);
                 Ok(server)
