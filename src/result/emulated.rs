@@ -13,6 +13,12 @@ use serde_json::Value as Json;
 /// device then ran measurably slower than its model.
 pub const LATE_SHARE_WARNING: f64 = 0.01;
 
+/// ... and the lateness added up over the monitored time to at least this much per second
+/// (µs/s, 0.1% of the time): below it, a device used rarely (a filesystem's log written a few
+/// times a minute) cannot move any of the trial's figures by more than 0.1%, however late its
+/// few replies were beside their short service time.
+pub const LATE_TIME_WARNING_US_PER_S: f64 = 1_000.0;
+
 /// One emulated device of a trial.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct EmulatedDevice {
@@ -108,15 +114,26 @@ impl EmulatedDevice {
         line
     }
 
+    /// The lateness of the replies over the monitored time, added up, per second of it (µs/s);
+    /// None without the device's series.
+    pub fn late_time_in(&self, late: &[LateSeconds]) -> Option<f64> {
+        let m = self.monitored(late)?;
+        (m.seconds > 0).then(|| m.late_us_mean * m.replies as f64 / m.seconds as f64)
+    }
+
     /// A warning when replies were late by more than [`LATE_SHARE_WARNING`] of the service
-    /// time, judged as [`Self::late_share_in`] judges.
+    /// time, judged as [`Self::late_share_in`] judges, and (where the device's series covers
+    /// the monitored time) their lateness added up to [`LATE_TIME_WARNING_US_PER_S`].
     pub fn warning_in(&self, late: &[LateSeconds]) -> Option<String> {
         let share = self.late_share_in(late)?;
         let (mean, when) = match self.monitored(late) {
             Some(m) => (m.late_us_mean, " while the monitors ran"),
             None => (self.server.late_us_mean, ""),
         };
-        (share > LATE_SHARE_WARNING).then(|| {
+        let adds_up = self
+            .late_time_in(late)
+            .is_none_or(|t| t >= LATE_TIME_WARNING_US_PER_S);
+        (share > LATE_SHARE_WARNING && adds_up).then(|| {
             format!(
                 "the emulated {}'s replies were late by {mean:.1} µs on average{when}, {:.1}% of its mean service time: the host could not keep up with the model, so the device ran slower than modeled (lower the time scale, or let the device pick one it keeps up with: `scale=auto`; or lower the load on the host)",
                 self.model,
@@ -157,7 +174,7 @@ mod tests {
         LateSeconds {
             device: device.into(),
             seconds: 10,
-            replies: 100,
+            replies: 1000,
             late_us_mean: late,
             service_us_mean: service,
             ..Default::default()
@@ -196,6 +213,25 @@ mod tests {
         assert!(unnamed
             .warning_in(&[seen("loop3", 4.0, Some(1000.0))])
             .is_some());
+    }
+
+    #[test]
+    fn a_rarely_used_device_is_not_flagged_for_a_few_late_replies() {
+        // A log device written 14 times in a minute, each reply 4 µs late beside 39 µs of
+        // service (10%): 1 µs per second of the trial.
+        let log = named(15.0, 236_000.0);
+        let mut few = seen("loop3", 4.0, Some(39.0));
+        (few.seconds, few.replies) = (62, 14);
+        assert!(log.late_share_in(std::slice::from_ref(&few)).unwrap() > 0.1);
+        assert!(log.late_time_in(std::slice::from_ref(&few)).unwrap() < 1.0);
+        assert_eq!(log.warning_in(&[few.clone()]), None);
+        // The same lateness on a device the workload keeps busy adds up, and is flagged.
+        (few.seconds, few.replies) = (62, 62 * 20_000);
+        let w = log.warning_in(&[few]).unwrap();
+        assert!(
+            w.contains("4.0 µs on average while the monitors ran"),
+            "{w}"
+        );
     }
 
     #[test]
