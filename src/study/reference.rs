@@ -45,7 +45,28 @@ pub fn for_trial(study: &Study, manifest: &Manifest, root: &Path, t: &Trial) -> 
         verdict: doc.verdict,
         share: t.stack.data_devices() / raw.data_devices(),
         data_devices: t.stack.data_devices(),
+        media_mb_s: media_mb_s(&t.stack.devices).map(|m| m * t.stack.data_devices()),
     })
+}
+
+/// What the slowest of `devices` streams at by its model (its sequential write rate over its
+/// outer 1%, in 1 MiB transfers, times its time scale: MB/s as the host sees them); None
+/// unless every one is an emulated device.
+pub fn media_mb_s(devices: &[String]) -> Option<f64> {
+    let rates: Option<Vec<f64>> = devices
+        .iter()
+        .map(|d| {
+            let spec = crate::emu::ModelSpec::parse(d.strip_prefix("emu:")?).ok()?;
+            let scale = spec.settings.scale;
+            spec.expectations(1 << 20)
+                .ok()
+                .map(|e| e.seq_write_mbs * scale)
+        })
+        .collect();
+    rates?
+        .into_iter()
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .min_by(f64::total_cmp)
 }
 
 /// The write intervals of each data device in a trial's diskstats series (`path`); empty
@@ -158,7 +179,32 @@ mod tests {
             device_writes: device_writes(&path, &m),
             phase_starts: [("stream".to_string(), 1.0)].into(),
             data_devices: 3.0,
+            media_mb_s: None,
         }
+    }
+
+    #[test]
+    fn the_media_rate_is_the_slowest_emulated_drive_at_its_outer_edge() {
+        let one = |d: &str| media_mb_s(&[d.to_string()]);
+        let fast = one("emu:hdd,drive=sata2-2tb").unwrap();
+        // The twin streams 115 MB/s at its outer edge; a drive made slower there, less.
+        assert!((100.0..=115.0).contains(&fast), "{fast}");
+        let slow = one("emu:hdd,outer_rate=80,size=64GiB").unwrap();
+        assert!(slow <= 80.0 && slow < fast, "{slow}");
+        let both = [
+            "emu:hdd,drive=sata2-2tb".to_string(),
+            "emu:hdd,outer_rate=80,size=64GiB".to_string(),
+        ];
+        assert_eq!(media_mb_s(&both), Some(slow));
+        // The time scale speeds the drive up as the host sees it.
+        let scaled = one("emu:hdd,drive=sata2-2tb,scale=10").unwrap();
+        assert!((scaled / fast - 10.0).abs() < 1e-6, "{scaled}");
+        // Anything that is not an emulated drive leaves it unknown.
+        assert_eq!(one("image:size=4GiB"), None);
+        assert_eq!(
+            media_mb_s(&[both[0].clone(), "block:/dev/sdz".into()]),
+            None
+        );
     }
 
     #[test]

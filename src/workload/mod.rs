@@ -84,6 +84,10 @@ pub struct Reference {
     pub phase_starts: BTreeMap<String, f64>,
     /// How many devices' worth of write bandwidth this trial's stack's data can use.
     pub data_devices: f64,
+    /// What this trial's stack's data devices stream at by their models, MB/s: the slowest
+    /// one's sequential write rate at its outer edge times [`Reference::data_devices`]; None
+    /// unless every device is emulated.
+    pub media_mb_s: Option<f64>,
 }
 
 /// One interval of a device's diskstats series.

@@ -227,7 +227,8 @@ pub fn analyze(
         }
     } else {
         verdict.raw_fraction = verdict.sustained().filter(|_| raw > 0.0).map(|l| l / raw);
-        verdict.impossible = impossible(&verdict, shown);
+        let media = p.f64("media_mb_s");
+        verdict.impossible = impossible(&verdict, shown, (media > 0.0).then_some(media));
         if let Some(why) = &verdict.impossible {
             warnings.push(format!("{why}; the stack is not ranked"));
         }
@@ -268,12 +269,19 @@ fn total(
 /// its own precision.
 pub const AT_RAW: &str = "at the drives' raw rate: ";
 
+/// How a cause of `impossible` begins when the figure is above what the raw trial's drives
+/// took but within what the drives' models stream at: the raw trial fell short of the drives.
+pub const WITHIN_MODEL: &str = "above the raw trial, within the drives' model: ";
+
 /// Why the verdict cannot be ranked as what the drives did: a sustained figure above the raw
 /// capability of the stack's share of the drives (raw_fraction above 1). `shown` is the
 /// interval series the figure is the mean of: when the excess is within two standard errors
 /// of that mean, the figure is the drives' raw rate, not measurably above it, and the cause
-/// says so; either way the stack is not ranked.
-fn impossible(v: &Verdict, shown: &[f64]) -> Option<String> {
+/// says so. `media` is what the stack's drives stream at by their models (emulated drives
+/// only): a figure within it is above what the raw trial's drives took, not above what the
+/// drives can do, and the cause says the raw trial fell short. Either way the stack is not
+/// ranked.
+fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> {
     let (f, raw, level) = (v.raw_fraction?, v.raw_mb_s?, v.sustained()?);
     if f <= 1.0 {
         return None;
@@ -303,12 +311,29 @@ fn impossible(v: &Verdict, shown: &[f64]) -> Option<String> {
             n
         ));
     }
-    Some(format!(
-        "{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}: above what the drives can physically do, so the page cache, not the drives, absorbed the writers",
-        num(level),
-        num(f),
-        num(raw)
-    ))
+    let beyond = v.total_mb_s.map_or(level, |t| t.max(level));
+    match media {
+        Some(m) if beyond <= m => Some(format!(
+            "{WITHIN_MODEL}{what} {} MB/s is {} of the {} MB/s its drives took in the raw trial{total}, but within the {} MB/s their model streams at: the raw trial's drives took less than their model's rate, so the figure is not above what the drives can do, yet it is not ranked against stacks judged by that trial",
+            num(level),
+            num(f),
+            num(raw),
+            num(m)
+        )),
+        Some(m) => Some(format!(
+            "{what} {} MB/s is {} of the {} MB/s its drives can take raw{total} and above the {} MB/s their model streams at: above what the drives can physically do, so the page cache, not the drives, absorbed the writers",
+            num(level),
+            num(f),
+            num(raw),
+            num(m)
+        )),
+        None => Some(format!(
+            "{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}: above what the drives can physically do, so the page cache, not the drives, absorbed the writers",
+            num(level),
+            num(f),
+            num(raw)
+        )),
+    }
 }
 
 /// Warnings about what the verdict rests on.
@@ -376,6 +401,9 @@ impl Outcome for StreamOutcome {
         match v.impossible.as_deref() {
             Some(w) if w.starts_with(AT_RAW) => {
                 parts.push("AT RAW (not measurably above the drives' raw rate; not ranked)".into())
+            }
+            Some(w) if w.starts_with(WITHIN_MODEL) => {
+                parts.push("ABOVE THE RAW TRIAL (within the drives' model rate; not ranked)".into())
             }
             Some(_) => {
                 parts.push("IMPOSSIBLE (above the drives' raw capability; not ranked)".into())

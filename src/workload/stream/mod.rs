@@ -77,6 +77,9 @@ fn check(p: &Params) -> Result<(), ParamError> {
             "must be a percentage between 0 and 100 (and raw_mb_s 0 or more)",
         ));
     }
+    if p.f64("media_mb_s") < 0.0 {
+        return Err(ParamError::invalid("media_mb_s", "must be 0 or more"));
+    }
     if realtime::is_realtime(p) && p.u64("bytes") != 0 {
         return Err(ParamError::invalid(
             "bytes",
@@ -218,6 +221,9 @@ impl Workload for Stream {
         let raw = (level * reference.share).max(drive * reference.data_devices);
         let mut p = p.clone();
         p.set("raw_mb_s", Value::Float(raw));
+        if let (Some(m), true) = (reference.media_mb_s, p.f64("media_mb_s") == 0.0) {
+            p.set("media_mb_s", Value::Float(m));
+        }
         Some(p)
     }
 

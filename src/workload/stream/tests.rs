@@ -258,6 +258,25 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     let why = far.verdict.impossible.clone().unwrap();
     assert!(why.contains("page cache, not the drives"), "{why}");
     assert!(far.verdict_line().contains("IMPOSSIBLE"));
+    // Above the raw trial's drives but within what their model streams at: the raw trial
+    // fell short, and the cause says so; above the model it is the page cache again.
+    let with_media = |media: &str| {
+        let q = params(&[("writers", "1"), ("raw_mb_s", "45"), ("media_mb_s", media)]);
+        analyze(&q, &set, &Seen::default(), None).unwrap()
+    };
+    let within = with_media("55");
+    let why = within.verdict.impossible.clone().unwrap();
+    assert!(why.starts_with(super::analysis::WITHIN_MODEL), "{why}");
+    assert!(why.contains("within the 55.0 MB/s"), "{why}");
+    assert!(within.verdict_line().contains("ABOVE THE RAW TRIAL"));
+    assert!(within.warnings.iter().any(|w| w.contains("not ranked")));
+    let over = with_media("49");
+    let why = over.verdict.impossible.clone().unwrap();
+    assert!(
+        why.contains("page cache, not the drives") && why.contains("above the 49.0 MB/s"),
+        "{why}"
+    );
+    assert!(over.verdict_line().contains("IMPOSSIBLE"));
     // A study's raw stack settled at 660 MB/s; a RAID10 over the same drives can use half.
     let reference = Reference {
         stack: "raw".into(),
@@ -269,9 +288,21 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
         device_writes: Default::default(),
         phase_starts: [(PHASE.to_string(), 0.0)].into(),
         data_devices: 3.0,
+        media_mb_s: None,
     };
     let q = Stream.refer(&params(&[]), &reference).unwrap();
     assert_eq!(q.f64("raw_mb_s"), 330.0);
+    assert_eq!(q.f64("media_mb_s"), 0.0, "not known");
+    let modeled = Reference {
+        media_mb_s: Some(345.0),
+        ..reference.clone()
+    };
+    let q = Stream.refer(&params(&[]), &modeled).unwrap();
+    assert_eq!(q.f64("media_mb_s"), 345.0);
+    let given = Stream
+        .refer(&params(&[("media_mb_s", "300")]), &modeled)
+        .unwrap();
+    assert_eq!(given.f64("media_mb_s"), 300.0, "the user's figure stands");
     // Eight writers on six drives: a drive with one writer took 115 MB/s once the writers had
     // settled (the reference settled after 3 s), more than a sixth of the total, so the
     // RAID10's three drives' worth is 345 MB/s, not half of the total.
