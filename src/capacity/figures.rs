@@ -131,6 +131,7 @@ impl Verdict {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         }
     }
 

@@ -50,6 +50,10 @@ pub struct VerdictFigures {
     /// Why the figures cannot be what the stack does (above what its drives can physically
     /// take, say): such a trial is marked and never ranked.
     pub impossible: Option<String>,
+    /// Why the figures stand above the study's reference though the stack can do them (at its
+    /// drives' raw rate within the figure's own precision, or within what their models
+    /// stream at): such a trial is marked with the cause and ranked.
+    pub marked: Option<String>,
 }
 
 /// A number with 3 significant digits or so, no exponent: the precision every comparison

@@ -91,6 +91,7 @@ pub(crate) mod example {
                 values: vec![v.mbit, v.preroll],
                 meets_target: v.meets_target,
                 impossible: None,
+                marked: None,
             })
         }
 

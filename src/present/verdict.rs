@@ -82,6 +82,9 @@ pub struct StackRow {
     /// Why its figures are impossible, one per distinct cause over its repeats; such a row is
     /// marked and never ranked.
     pub impossible: Vec<String>,
+    /// Why its figures stand above the study's reference though the stack can do them, one
+    /// per distinct cause; such a row is marked and ranked.
+    pub marked: Vec<String>,
     /// How the machine it ran on differs from the one the first ranked stack ran on (kernel,
     /// CPU, device hardware), when it does: the comparison may measure the machines.
     pub hardware: Option<String>,
@@ -188,7 +191,7 @@ impl VerdictTable {
         let r = &self.rows[i];
         let mut v = vec![if r.baseline {
             format!("{} (baseline)", r.stack)
-        } else if !r.impossible.is_empty() {
+        } else if !r.impossible.is_empty() || !r.marked.is_empty() {
             format!("{} (above raw ⚠)", r.stack)
         } else if r.hardware.is_some() {
             format!("{} (other hardware ⚠)", r.stack)
@@ -283,6 +286,17 @@ impl VerdictTable {
                 r.impossible.join("; ")
             ));
         }
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| r.impossible.is_empty() && !r.marked.is_empty())
+        {
+            impossible.push_str(&format!(
+                " ⚠ {} is ranked, its figures above what its drives took raw but within what they can do: {}.",
+                r.stack,
+                r.marked.join("; ")
+            ));
+        }
         let mut hardware = String::new();
         for r in self.rows.iter() {
             if let Some(h) = &r.hardware {
@@ -305,14 +319,22 @@ fn row(columns: &[FigureSpec], s: StackFigures) -> StackRow {
                 .collect()
         })
         .collect();
-    let mut impossible: Vec<String> = Vec::new();
-    for why in s.repeats.iter().filter_map(|r| r.impossible.clone()) {
-        if !impossible.contains(&why) {
-            impossible.push(why);
+    let distinct = |of: &dyn Fn(&VerdictFigures) -> Option<String>| {
+        let mut v: Vec<String> = Vec::new();
+        for why in s.repeats.iter().filter_map(of) {
+            if !v.contains(&why) {
+                v.push(why);
+            }
         }
-    }
+        v
+    };
+    let (impossible, marked) = (
+        distinct(&|r| r.impossible.clone()),
+        distinct(&|r| r.marked.clone()),
+    );
     StackRow {
         impossible,
+        marked,
         repeats: s.repeats.len(),
         estimates: values.iter().map(|v| Estimate::of(v)).collect(),
         values,
@@ -399,6 +421,7 @@ mod tests {
                     values: vec![Some(m), Some(p)],
                     meets_target: Some(met),
                     impossible: None,
+                    marked: None,
                 })
                 .collect(),
         }
@@ -496,6 +519,25 @@ mod tests {
             note.contains("md-guest is not ranked") && note.contains("1.55 of raw"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_figure_the_drives_can_do_is_marked_and_still_ranked() {
+        let mut at_raw = stack("btrfs", false, &[(326.0, 1.0, true)]);
+        at_raw.repeats[0].marked = Some("at the drives' raw rate: 1.003 of raw".into());
+        let t = VerdictTable::build(
+            COLUMNS,
+            vec![at_raw, stack("xfs-guest", false, &[(93.8, 1.2, true)])],
+        );
+        assert!(t.is_best_stack(0) && !t.is_best_stack(1));
+        let rows = t.rows_text(Medium::Terminal);
+        assert_eq!(rows.rows[0][0], "★ btrfs (above raw ⚠)");
+        let note = t.method_note(Medium::Terminal);
+        assert!(
+            note.contains("btrfs is ranked") && note.contains("1.003 of raw"),
+            "{note}"
+        );
+        assert!(!note.contains("not ranked"), "{note}");
     }
 
     #[test]

@@ -59,6 +59,7 @@ impl KindReport for BurstReport {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         })
     }
 

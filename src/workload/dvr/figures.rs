@@ -135,6 +135,7 @@ impl Verdict {
             values,
             meets_target: self.meets_target,
             impossible: None,
+            marked: None,
         }
     }
 }

@@ -137,6 +137,7 @@ impl Verdict {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         }
     }
 }

@@ -241,6 +241,7 @@ impl Verdict {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         }
     }
 }

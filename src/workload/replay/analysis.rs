@@ -161,6 +161,7 @@ impl KindReport for ReplayReport {
             values: vec![v.total_s, v.lat_p99_ms, v.behind_max_s],
             meets_target: None,
             impossible: None,
+            marked: None,
         })
     }
 

@@ -66,6 +66,7 @@ impl KindReport for SmallRandReport {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         })
     }
 

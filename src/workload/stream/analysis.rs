@@ -3,7 +3,7 @@
 //! steady-state rule ([`crate::analysis::steady`]), and the verdict; and how they read on the
 //! terminal.
 
-use super::figures::{StreamFigures, Verdict};
+use super::figures::{ranked, StreamFigures, Verdict, AT_RAW, WITHIN_MODEL};
 use super::{PHASE, SYNC_PHASE};
 use crate::analysis::timeseries::BufferSeries;
 use crate::analysis::{fairness, stats, steady};
@@ -230,7 +230,10 @@ pub fn analyze(
         let media = p.f64("media_mb_s");
         verdict.impossible = impossible(&verdict, shown, (media > 0.0).then_some(media));
         if let Some(why) = &verdict.impossible {
-            warnings.push(format!("{why}; the stack is not ranked"));
+            warnings.push(match ranked(why) {
+                true => format!("{why}; the stack is ranked, marked \"above raw\""),
+                false => format!("{why}; the stack is not ranked"),
+            });
         }
         caveats(p, &verdict, &streams, window, &mut warnings);
     }
@@ -265,22 +268,14 @@ fn total(
     }
 }
 
-/// How a cause of `impossible` begins when the figure is above the raw rate by less than
-/// its own precision.
-pub const AT_RAW: &str = "at the drives' raw rate: ";
-
-/// How a cause of `impossible` begins when the figure is above what the raw trial's drives
-/// took but within what the drives' models stream at: the raw trial fell short of the drives.
-pub const WITHIN_MODEL: &str = "above the raw trial, within the drives' model: ";
-
 /// Why the verdict cannot be ranked as what the drives did: a sustained figure above the raw
 /// capability of the stack's share of the drives (raw_fraction above 1). `shown` is the
 /// interval series the figure is the mean of: when the excess is within two standard errors
 /// of that mean, the figure is the drives' raw rate, not measurably above it, and the cause
 /// says so. `media` is what the stack's drives stream at by their models (emulated drives
 /// only): a figure within it is above what the raw trial's drives took, not above what the
-/// drives can do, and the cause says the raw trial fell short. Either way the stack is not
-/// ranked.
+/// drives can do, and the cause says the raw trial fell short. Those two leave the stack
+/// ranked, marked with the cause ([`ranked`]); a figure above both is never ranked.
 fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> {
     let (f, raw, level) = (v.raw_fraction?, v.raw_mb_s?, v.sustained()?);
     if f <= 1.0 {
@@ -303,7 +298,7 @@ fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> 
     };
     if f - 1.0 <= precision {
         return Some(format!(
-            "{AT_RAW}{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}, within the {}% precision of its own mean (two standard errors over {} intervals): not measurably above the drives, and not ranked above stacks measured below them",
+            "{AT_RAW}{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}, within the {}% precision of its own mean (two standard errors over {} intervals): not measurably above the drives, so it is ranked, and marked",
             num(level),
             num(f),
             num(raw),
@@ -314,7 +309,7 @@ fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> 
     let beyond = v.total_mb_s.map_or(level, |t| t.max(level));
     match media {
         Some(m) if beyond <= m => Some(format!(
-            "{WITHIN_MODEL}{what} {} MB/s is {} of the {} MB/s its drives took in the raw trial{total}, but within the {} MB/s their model streams at: the raw trial's drives took less than their model's rate, so the figure is not above what the drives can do, yet it is not ranked against stacks judged by that trial",
+            "{WITHIN_MODEL}{what} {} MB/s is {} of the {} MB/s its drives took in the raw trial{total}, but within the {} MB/s their model streams at: the raw trial's drives took less than their model's rate, so the figure is not above what the drives can do: it is ranked, and marked",
             num(level),
             num(f),
             num(raw),
@@ -400,10 +395,10 @@ impl Outcome for StreamOutcome {
         }
         match v.impossible.as_deref() {
             Some(w) if w.starts_with(AT_RAW) => {
-                parts.push("AT RAW (not measurably above the drives' raw rate; not ranked)".into())
+                parts.push("AT RAW (not measurably above the drives' raw rate; ranked)".into())
             }
             Some(w) if w.starts_with(WITHIN_MODEL) => {
-                parts.push("ABOVE THE RAW TRIAL (within the drives' model rate; not ranked)".into())
+                parts.push("ABOVE THE RAW TRIAL (within the drives' model rate; ranked)".into())
             }
             Some(_) => {
                 parts.push("IMPOSSIBLE (above the drives' raw capability; not ranked)".into())

@@ -203,9 +203,24 @@ impl Verdict {
         VerdictFigures {
             values,
             meets_target: self.meets_target,
-            impossible: self.impossible.clone(),
+            impossible: self.impossible.clone().filter(|w| !ranked(w)),
+            marked: self.impossible.clone().filter(|w| ranked(w)),
         }
     }
 }
 
 realtime_fields!(Verdict);
+
+/// How a cause of `impossible` begins when the figure is above the raw rate by less than
+/// its own precision.
+pub const AT_RAW: &str = "at the drives' raw rate: ";
+
+/// Whether a cause of `impossible` leaves the stack ranked (marked): a figure at the drives'
+/// raw rate or within what their models stream at is one the drives can do.
+pub fn ranked(why: &str) -> bool {
+    why.starts_with(AT_RAW) || why.starts_with(WITHIN_MODEL)
+}
+
+/// How a cause of `impossible` begins when the figure is above what the raw trial's drives
+/// took but within what the drives' models stream at: the raw trial fell short of the drives.
+pub const WITHIN_MODEL: &str = "above the raw trial, within the drives' model: ";

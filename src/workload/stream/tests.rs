@@ -238,8 +238,9 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     );
     assert!(out.warnings.iter().any(|w| w.contains("not ranked")));
     assert!(out.verdict_line().contains("IMPOSSIBLE"));
+    assert_eq!(out.verdict.figures().marked, None);
     // A figure above raw by less than two standard errors of its own mean is the drives' raw
-    // rate: still not ranked, but not called impossible.
+    // rate: marked and ranked, not called impossible.
     let wavy: Vec<u64> = (0..24).map(|k| if k % 2 == 0 { 48 } else { 52 }).collect();
     let set = SampleSet::in_memory(vec![writer("writer0", 0.0, &wavy)], phases(0.0, 24.0, 25.0));
     let at = |raw: &str| {
@@ -248,12 +249,18 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     };
     let near = at("49.5");
     let why = near.verdict.impossible.clone().unwrap();
-    assert!(why.starts_with(super::analysis::AT_RAW), "{why}");
+    assert!(why.starts_with(super::figures::AT_RAW), "{why}");
     assert!(
         near.verdict_line().contains("AT RAW"),
         "{}",
         near.verdict_line()
     );
+    let f = near.verdict.figures();
+    assert_eq!(
+        (f.impossible, f.marked.as_deref()),
+        (None, Some(why.as_str()))
+    );
+    assert!(near.warnings.iter().any(|w| w.contains("is ranked")));
     let far = at("45");
     let why = far.verdict.impossible.clone().unwrap();
     assert!(why.contains("page cache, not the drives"), "{why}");
@@ -266,10 +273,15 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
     };
     let within = with_media("55");
     let why = within.verdict.impossible.clone().unwrap();
-    assert!(why.starts_with(super::analysis::WITHIN_MODEL), "{why}");
+    assert!(why.starts_with(super::figures::WITHIN_MODEL), "{why}");
     assert!(why.contains("within the 55.0 MB/s"), "{why}");
     assert!(within.verdict_line().contains("ABOVE THE RAW TRIAL"));
-    assert!(within.warnings.iter().any(|w| w.contains("not ranked")));
+    assert!(within.warnings.iter().any(|w| w.contains("is ranked")));
+    let f = within.verdict.figures();
+    assert_eq!(
+        (f.impossible, f.marked.as_deref()),
+        (None, Some(why.as_str()))
+    );
     let over = with_media("49");
     let why = over.verdict.impossible.clone().unwrap();
     assert!(

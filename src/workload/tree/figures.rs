@@ -146,6 +146,7 @@ impl Verdict {
             ],
             meets_target: None,
             impossible: None,
+            marked: None,
         }
     }
 
