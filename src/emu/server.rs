@@ -235,7 +235,7 @@ impl EmuServer {
         let mut server = self.counters.to_json();
         let queue = self.timer.queue();
         server["timer_realtime"] = json!(queue.realtime());
-        let (standby_fired, standby_wakes) = queue.standby();
+        let (standby_fired, standby_wakes) = self.timer.standby_of(&self.out.timer);
         server["timer_cpus"] = json!(queue.placement().cpus());
         server["timer_standby"] = json!(queue.placement().standby.is_some());
         server["timer_devices"] = json!(self.timer.devices());

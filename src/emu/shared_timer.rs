@@ -27,6 +27,8 @@ pub struct DeviceTimer<I> {
     /// The device's clock started this long after the queue's (ns): a due time on the
     /// device's clock plus this is the same instant on the queue's.
     offset_ns: u64,
+    /// The queue's standby counts (items fired, wake-ups) when the device joined.
+    standby_at_join: (u64, u64),
 }
 
 /// Queues one device's items on the shared timer, due times on the device's clock.
@@ -98,6 +100,7 @@ impl<I: Send + 'static> SharedTimer<I> {
         self.devices.fetch_add(1, Relaxed);
         let to = Arc::new(DeviceTimer {
             offset_ns: clock.started_after(&self.clock),
+            standby_at_join: self.queue.standby(),
             fire,
         });
         DevicePusher {
@@ -120,6 +123,13 @@ impl<I: Send + 'static> SharedTimer<I> {
         self.hurry(of);
         self.devices.fetch_sub(1, Relaxed);
         self.queue.running()
+    }
+
+    /// What the standby did while the device `of` was served (items fired, wake-ups), for
+    /// every device on the timer then: a process's timer outlives the devices of one trial.
+    pub fn standby_of(&self, of: &DevicePusher<I>) -> (u64, u64) {
+        let ((fired, wakes), (f0, w0)) = (self.queue.standby(), of.to.standby_at_join);
+        (fired.saturating_sub(f0), wakes.saturating_sub(w0))
     }
 
     /// Devices served on this timer now.
@@ -175,5 +185,30 @@ mod tests {
         assert!(timer.leave(&a));
         assert_eq!(rx.recv().unwrap().1, 3, "a leaving fires what it left");
         assert_eq!(timer.devices(), 1);
+    }
+
+    #[test]
+    fn a_device_counts_the_standby_from_when_it_joined() {
+        let both = Placement {
+            lead_cpu: None,
+            standby: Some(None),
+        };
+        let timer = SharedTimer::<u32>::start_placed(both).unwrap();
+        let clock = Clock::new();
+        let join = || timer.join(&clock, Box::new(|_, _, _: &DevicePusher<u32>| {}));
+        let first = join();
+        // A standby waiting on an empty queue wakes at the next push (one pushed before it
+        // waits does not wake it: push again until one has).
+        while timer.queue().standby().1 == 0 {
+            first.push(clock.now_ns(), 1);
+            std::thread::yield_now();
+        }
+        let later = join();
+        assert!(timer.standby_of(&first).1 >= 1);
+        assert_eq!(
+            timer.standby_of(&later),
+            (0, 0),
+            "an earlier device's wake-ups"
+        );
     }
 }
