@@ -82,9 +82,9 @@ impl<I: Send + 'static> SharedTimer<I> {
             let due_ns = shared_due_ns.saturating_sub(r.to.offset_ns);
             let device = DevicePusher {
                 pusher: pusher.clone(),
-                to: Arc::clone(&r.to),
+                to: r.to,
             };
-            (r.to.fire)(due_ns, r.item, &device)
+            (device.to.fire)(due_ns, r.item, &device)
         };
         let queue = TimerQueue::start_placed(clock, fire, placement)?;
         Ok(Arc::new(SharedTimer {

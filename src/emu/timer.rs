@@ -271,15 +271,10 @@ impl<T: Send + 'static> TimerQueue<T> {
         )
     }
 
-    /// Fires every item queued so far at once (with its own due time), as a device whose
-    /// power went answers every request it still held.
-    pub fn hurry(&self) {
-        self.hurry_where(|_| true)
-    }
-
     /// Fires every item queued so far for which `picks` holds at once (with its own due
-    /// time); the others, and items queued later, fire when due. A timer shared by several
-    /// devices hurries one device's replies this way.
+    /// time), as a device whose power went answers every request it still held; the others,
+    /// and items queued later, fire when due. A timer shared by several devices hurries one
+    /// device's replies this way.
     pub fn hurry_where(&self, picks: impl Fn(&T) -> bool + Send + 'static) {
         let mut st = lock(&self.inner.state);
         let below = st.seq;
@@ -640,7 +635,7 @@ mod tests {
         let hour = 3_600_000_000_000;
         q.push(clock.now_ns() + hour, 1);
         q.push(clock.now_ns() + hour / 2, 2);
-        q.hurry();
+        q.hurry_where(|_| true);
         q.push(clock.now_ns() + hour, 3);
         let got: Vec<u32> = (0..2).map(|_| rx.recv().unwrap().0).collect();
         assert_eq!(got, [2, 1], "in due order");

@@ -310,6 +310,17 @@ impl VerdictTable {
     }
 }
 
+/// Each cause once, in the order first given.
+fn distinct<'a>(causes: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for why in causes {
+        if !v.contains(why) {
+            v.push(why.clone());
+        }
+    }
+    v
+}
+
 fn row(columns: &[FigureSpec], s: StackFigures) -> StackRow {
     let values: Vec<Vec<f64>> = (0..columns.len())
         .map(|c| {
@@ -319,19 +330,8 @@ fn row(columns: &[FigureSpec], s: StackFigures) -> StackRow {
                 .collect()
         })
         .collect();
-    let distinct = |of: &dyn Fn(&VerdictFigures) -> Option<String>| {
-        let mut v: Vec<String> = Vec::new();
-        for why in s.repeats.iter().filter_map(of) {
-            if !v.contains(&why) {
-                v.push(why);
-            }
-        }
-        v
-    };
-    let (impossible, marked) = (
-        distinct(&|r| r.impossible.clone()),
-        distinct(&|r| r.marked.clone()),
-    );
+    let impossible = distinct(s.repeats.iter().filter_map(|r| r.impossible.as_ref()));
+    let marked = distinct(s.repeats.iter().filter_map(|r| r.marked.as_ref()));
     StackRow {
         impossible,
         marked,
