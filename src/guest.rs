@@ -251,6 +251,9 @@ fn run(req: &Request, modules: &ModuleList, ch: &mut Channel) -> Result<Json, Fa
             monitor: &req.monitor,
             repeat: req.repeat.max(1),
             switch: Some(&switch),
+            // The guest's disks are served on the host, which keeps the workload (the guest)
+            // where it runs.
+            cpus: crate::trial::cpus::Policy::All,
         };
         trial::run(w, &params, &setup, &mut ledger, &stop, false)
     };

@@ -3,11 +3,13 @@
 //! everything it records, analyses the samples and writes the trial's files. A trial whose
 //! stack runs in a guest ([`crate::vm`]) is handed to the guest whole.
 
+pub mod cpus;
 pub mod fingerprint;
 mod phases;
 
 use crate::analysis::timeseries;
 use crate::cause::{Cause, HasCause};
+use crate::engine::cpus::CpuSet;
 use crate::engine::{BackendKind, EngineError, PlanError, SampleSet};
 use crate::monitor;
 use crate::params::{ParamError, Params};
@@ -99,6 +101,8 @@ pub struct Setup<'a> {
     /// What cuts the power of the stack's devices when the trial cuts it: `None` on the host
     /// (the run's device servers), the host behind the disks in a guest.
     pub switch: Option<&'a dyn crate::stack::powercut::PowerSwitch>,
+    /// Where the stream threads run.
+    pub cpus: cpus::Policy,
 }
 
 /// Runs `workload` with `params` on the stack of `setup`, building it first and releasing
@@ -220,7 +224,10 @@ fn run_built(
             m.boundary(closes);
         }
     };
+    let workload_cpus =
+        cpus::for_stack(setup.cpus, &ledger.server_stats_of(&built.devices.devices));
     let walk = phases::Walk {
+        cpus: workload_cpus.as_deref().and_then(CpuSet::of),
         timeline: &timeline,
         spill: spill.clone(),
         stop,
@@ -282,6 +289,7 @@ fn run_built(
         emulated,
         backend: BackendKind::Psync,
         monitor,
+        workload_cpus,
     };
     let mut doc = document(
         workload,
@@ -465,6 +473,8 @@ struct RunFacts {
     backend: BackendKind,
     /// What the monitors saw.
     monitor: result::monitor::MonitorSummary,
+    /// The CPUs the stream threads ran on (None: every CPU the process may use).
+    workload_cpus: Option<Vec<usize>>,
 }
 
 /// The trial's result.json: the one place it is made.
@@ -502,6 +512,7 @@ fn document(
             layout: setup.stack.layout.name().to_string(),
             direct_io: built.direct_ok,
             backend: facts.backend.name().to_string(),
+            workload_cpus: facts.workload_cpus,
         },
         stack,
         time_scale: built.time_scale,
@@ -630,6 +641,7 @@ mod tests {
             monitor: &monitor::Settings::parse("none", "1s").unwrap(),
             repeat: 1,
             switch: None,
+            cpus: cpus::Policy::All,
         };
         let mut ledger = Ledger::detached();
         let stop = Arc::new(AtomicBool::new(false));

@@ -56,6 +56,8 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
     }
     for fs in ["ext4", "xfs"] {
         let work = tempfile::tempdir().unwrap();
+        // The ext4 trial keeps its streams apart from the device's timer; xfs's run everywhere.
+        let apart = fs == "ext4";
         let doc = run_json(
             work.path(),
             &[
@@ -65,6 +67,8 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
                 fs,
                 "--scheduler",
                 "mq-deadline",
+                "--workload-cpus",
+                if apart { "apart" } else { "all" },
             ],
         );
         assert_eq!(doc["stack"]["mount"]["fs_type"], fs);
@@ -84,6 +88,21 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
         assert!(emu["model_stats"].is_object(), "{emu}");
         let late = emu["server"]["late_us_mean"].as_f64().unwrap();
         assert!(late.is_finite() && late >= 0.0, "{emu}");
+        // Kept apart, the streams keep off the CPU of the device's lead timer, where one is
+        // pinned (two CPUs or more).
+        let workload_cpus = &doc["target"]["workload_cpus"];
+        match (emu["server"]["timer_cpus"][0].as_u64(), apart) {
+            (Some(lead), true) => {
+                let cpus: Vec<u64> = workload_cpus
+                    .as_array()
+                    .unwrap_or_else(|| panic!("no workload_cpus: {}", doc["target"]))
+                    .iter()
+                    .map(|c| c.as_u64().unwrap())
+                    .collect();
+                assert!(!cpus.is_empty() && !cpus.contains(&lead), "{cpus:?} {lead}");
+            }
+            _ => assert!(workload_cpus.is_null(), "{}", doc["target"]),
+        }
         // The report shows the lateness next to the device.
         let root = std::fs::read_dir(work.path().join("out"))
             .unwrap()
@@ -100,6 +119,11 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
         assert!(
             html.contains("emulated hdd (time scale 20): replies late by"),
             "report.html shows the device's reply lateness"
+        );
+        assert_eq!(
+            html.contains(", workload on CPU "),
+            workload_cpus.is_array(),
+            "report.html's host table names the workload's CPUs when they were kept apart"
         );
         // Ten streams queue at one spindle: a 64 KiB random read takes milliseconds of model
         // time. (Not the record streams: the drive acknowledges their writes from its write

@@ -109,6 +109,7 @@ fn run_on(
         monitor: &iotrial::monitor::Settings::default(),
         repeat: 1,
         switch: None,
+        cpus: Default::default(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     trial::run(&w, &params, &setup, ledger, &stop, false)

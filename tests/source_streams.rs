@@ -210,6 +210,7 @@ fn source_streams_create_then_remove_a_tree_with_every_op_sampled() {
         monitor: &iotrial::monitor::Settings::default(),
         repeat: 1,
         switch: None,
+        cpus: Default::default(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let mut ledger = Ledger::detached();

@@ -592,3 +592,37 @@ fn builtin_dvr_regions_fit_ext4_on_its_twin() {
         );
     }
 }
+
+#[test]
+fn workload_cpus_is_read_checked_and_written_back() {
+    use iotrial::trial::cpus::Policy;
+    let s = file::parse(GOOD, &origin()).unwrap();
+    assert_eq!(s.workload_cpus, Policy::All);
+    let exp = expand(&s, &Options::default()).unwrap();
+    assert!(!exp.study.to_toml().contains("workload_cpus"));
+    let text = edit(
+        "device = \"image:size=1GiB\"\n",
+        "device = \"image:size=1GiB\"\nworkload_cpus = \"apart\"\n",
+    );
+    let s = file::parse(&text, &origin()).unwrap();
+    assert_eq!(s.workload_cpus, Policy::Apart);
+    let exp = expand(&s, &Options::default()).unwrap();
+    let toml = exp.study.to_toml();
+    assert!(toml.contains("workload_cpus = \"apart\""), "{toml}");
+    assert_eq!(file::parse(&toml, &origin()).unwrap(), exp.study);
+    let (line, _, key, msg) = err(&edit(
+        "device = \"image:size=1GiB\"\n",
+        "device = \"image:size=1GiB\"\nworkload_cpus = \"timer\"\n",
+    ));
+    assert_eq!((line, key.as_deref()), (4, Some("workload_cpus")));
+    assert!(
+        msg.contains("`timer`") && msg.contains("all, apart"),
+        "{msg}"
+    );
+    // The streaming study keeps its writers apart from the drives' timer; dvr does not.
+    assert_eq!(
+        builtin::load("streaming").unwrap().workload_cpus,
+        Policy::Apart
+    );
+    assert_eq!(builtin::load("dvr").unwrap().workload_cpus, Policy::All);
+}

@@ -73,11 +73,16 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
     // Refuse what cannot be searched before anything is built.
     spec.domain(w, &params).map_err(failed)?;
     let monitor = a.monitor.settings()?;
+    let cpus = a.stack.cpus()?;
     let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
     let name = format!("{}-capacity", w.name());
     let results = ResultsDir::create(&a.out, &name)
         .with_context(|| format!("create results directory in {}", a.out.display()))?;
-    let exp = expand::single_capacity(w.name(), &params, stack.clone(), &monitor, spec.clone())?;
+    let on = expand::Single {
+        monitor: &monitor,
+        cpus,
+    };
+    let exp = expand::single_capacity(w.name(), &params, stack.clone(), &on, spec.clone())?;
     let mut manifest = Manifest::create(&results, &exp)?;
     let id = exp.trials[0].id.clone();
     manifest.update(&results.root, &id, Status::Running, None)?;
@@ -92,6 +97,7 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         monitor: &monitor,
         repeat: 1,
         switch: None,
+        cpus,
     };
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     let search = capacity::run::Search {

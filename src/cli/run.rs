@@ -68,6 +68,7 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
     }
     let params = w.resolve(&overrides).map_err(usage)?;
     let monitor = a.monitor.settings()?;
+    let cpus = a.stack.cpus()?;
     let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
     // Refuse impossible parameters before anything is created on disk.
     let plan = workload::powercut::plan_of(w, &params, 1).map_err(usage)?;
@@ -88,13 +89,18 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         monitor: &monitor,
         repeat: 1,
         switch: None,
+        cpus,
     };
     let mut output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
     let out = &a.out;
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
     // The run as a one-trial study: study.toml and the manifest every results directory has.
-    let exp = expand::single_run(w.name(), &params, stack.clone(), &monitor)?;
+    let on = expand::Single {
+        monitor: &monitor,
+        cpus,
+    };
+    let exp = expand::single_run(w.name(), &params, stack.clone(), &on)?;
     let mut manifest = Manifest::create(&results, &exp)?;
     output.doc.trial = Some(iotrial::result::TrialIdentity {
         id: exp.trials[0].id.clone(),

@@ -47,6 +47,18 @@ pub struct StackArgs {
     /// accel=auto|kvm|tcg,kernel=PATH.
     #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub vm: Option<String>,
+    /// Where the workload's stream threads run: all (every CPU) or apart (off the CPU of the
+    /// emulated devices' reply timer, while another CPU is left).
+    #[arg(long, value_name = "all|apart", default_value = "all")]
+    pub workload_cpus: String,
+}
+
+impl StackArgs {
+    /// The `--workload-cpus` policy, or a usage error saying what is allowed.
+    pub fn cpus(&self) -> Result<iotrial::trial::cpus::Policy> {
+        iotrial::trial::cpus::Policy::parse(&self.workload_cpus)
+            .map_err(|e| usage(format!("--workload-cpus: {e}")))
+    }
 }
 
 /// What watches a trial from outside its workload.

@@ -63,21 +63,7 @@ impl Placement {
     }
 }
 
-/// The CPUs the calling thread may run on, ascending (empty if the kernel will not say).
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: sched_getaffinity of the calling thread into a zeroed set of the right size.
-    let set = unsafe {
-        let mut set = std::mem::zeroed::<libc::cpu_set_t>();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        set
-    };
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: CPU_ISSET reads the set filled above, with an index below its size.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
-}
+pub use crate::engine::cpus::allowed_cpus;
 
 /// Pins the calling thread to `cpu`. Returns whether it did.
 pub(crate) fn pin_to(cpu: usize) -> bool {

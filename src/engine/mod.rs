@@ -9,6 +9,7 @@ mod backend_kind;
 pub mod blockgen;
 mod blockgen_run;
 pub mod buffer;
+pub mod cpus;
 pub mod fsops;
 mod memio;
 pub mod plan;
@@ -181,6 +182,8 @@ pub struct EngineOptions {
     /// Emulated devices run this many times faster than their model: a phase's duration (the
     /// model's time) lasts duration / time_scale of real time. 1 for real devices.
     pub time_scale: f64,
+    /// The CPUs the stream threads run on; None: every CPU the process may use.
+    pub cpus: Option<cpus::CpuSet>,
 }
 
 /// The engine could not run a phase, or could not keep its samples.

@@ -139,6 +139,7 @@ impl<'a> Engine<'a> {
         ));
         let jobs = self.jobs(streams, stop, phase as u16)?;
         let barrier = Arc::new(Barrier::new(jobs.len() + 1));
+        let cpus = self.opts.cpus;
         let handles: Vec<_> = jobs
             .into_iter()
             .map(|work| {
@@ -151,6 +152,7 @@ impl<'a> Engine<'a> {
                 std::thread::Builder::new()
                     .name(name)
                     .spawn(move || {
+                        let unpinned = cpus.and_then(|c| c.pin_calling_thread().err());
                         let back = match work {
                             Work::Block(job) => match &job.plan.pacing {
                                 Pacing::Realtime(rt) => {
@@ -167,7 +169,7 @@ impl<'a> Engine<'a> {
                                 Back::Gen(blockgen_run::run(job, &protocol, &barrier))
                             }
                         };
-                        (back, thread_cpu_ns())
+                        (back, thread_cpu_ns(), unpinned)
                     })
                     .expect("spawn stream thread")
             })
@@ -184,10 +186,20 @@ impl<'a> Engine<'a> {
             tick(&protocol);
             std::thread::sleep(Duration::from_millis(20));
         }
-        let (ended, cpu): (Vec<Back>, Vec<u64>) = handles
-            .into_iter()
-            .map(|h| h.join().expect("stream thread panicked"))
-            .unzip();
+        let mut ended = Vec::with_capacity(handles.len());
+        let mut cpu = Vec::with_capacity(handles.len());
+        for (h, &i) in handles.into_iter().zip(streams) {
+            let (back, ns, unpinned) = h.join().expect("stream thread panicked");
+            if let (Some(e), Some(set)) = (unpinned, cpus) {
+                let name = self.plan.streams[i].name.clone();
+                self.warn(
+                    &name,
+                    vec![format!("ran on every CPU, not only {set:?}: {e}")],
+                );
+            }
+            ended.push(back);
+            cpu.push(ns);
+        }
         let short = stop == Stop::AllHaveN
             && ended
                 .iter()

@@ -63,6 +63,7 @@ fn written_file(seal: Seal, depth: u32, backend: BackendKind) -> Vec<u8> {
         direct: false,
         backend: BackendKind::Psync,
         time_scale: 1.0,
+        cpus: None,
     };
     let out = run(&plan, &placements, opts, |_| {}).unwrap();
     assert!(out

@@ -185,6 +185,7 @@ fn phase(dev: &Path, ph: Phase, seed: u64, stop: &AtomicBool) -> Result<(f64, f6
         direct: true,
         backend: BackendKind::Psync,
         time_scale: 1.0,
+        cpus: None,
     };
     let out = engine::run(&plan, &placement, opts, |p| {
         if stop.load(Ordering::Relaxed) {

@@ -62,8 +62,20 @@ pub fn flag(table: &mut VerdictTable, stacks: &[StackTrials<'_>]) {
     }
 }
 
+/// The host's CPUs, and those the workload's threads ran on when they were kept off some.
+fn cpu_cell(f: &Fingerprint, workload_cpus: Option<&[usize]>) -> String {
+    let host = format!("{} x {}", f.host.cpu_model, f.host.cpus);
+    match workload_cpus {
+        Some(c) => {
+            let list: Vec<String> = c.iter().map(usize::to_string).collect();
+            format!("{host}, workload on CPU {}", list.join(","))
+        }
+        None => host,
+    }
+}
+
 /// The row of one trial.
-fn row(stack: &str, repeat: u32, f: &Fingerprint) -> Vec<String> {
+fn row(stack: &str, repeat: u32, f: &Fingerprint, workload_cpus: Option<&[usize]>) -> Vec<String> {
     let devices = f.device_hardware();
     vec![
         format!("{stack} r{repeat}"),
@@ -71,7 +83,7 @@ fn row(stack: &str, repeat: u32, f: &Fingerprint) -> Vec<String> {
         short(f.host.machine_id.as_deref()),
         short(f.host.boot_id.as_deref()),
         f.host.kernel.clone(),
-        format!("{} x {}", f.host.cpu_model, f.host.cpus),
+        cpu_cell(f, workload_cpus),
         format!("{:.1}", f.host.memory_bytes as f64 / (1u64 << 30) as f64),
         if devices.is_empty() {
             "-".into()
@@ -87,10 +99,14 @@ pub fn section(stacks: &[StackTrials<'_>]) -> Option<Section> {
         .iter()
         .flat_map(|s| {
             s.trials.iter().filter_map(|t| {
-                t.result
-                    .fingerprint
-                    .as_ref()
-                    .map(|f| row(s.stack, t.repeat, f))
+                t.result.fingerprint.as_ref().map(|f| {
+                    row(
+                        s.stack,
+                        t.repeat,
+                        f,
+                        t.result.target.workload_cpus.as_deref(),
+                    )
+                })
             })
         })
         .collect();
@@ -106,7 +122,7 @@ pub fn section(stacks: &[StackTrials<'_>]) -> Option<Section> {
     Some(Section {
         title: "Where each trial ran".into(),
         intro: Some(format!(
-            "From each trial's fingerprint in result.json ({hosts} host{}): the machine, its kernel and CPU, and the hardware of the stack's devices (none for loop and other virtual devices without a disk of their own).",
+            "From each trial's fingerprint in result.json ({hosts} host{}): the machine, its kernel and CPU (and the CPUs the workload's threads ran on where they kept off the emulated devices' timer), and the hardware of the stack's devices (none for loop and other virtual devices without a disk of their own).",
             if hosts == 1 { "" } else { "s" }
         )),
         blocks: vec![Block::Table(Table {
@@ -126,4 +142,18 @@ pub fn section(stacks: &[StackTrials<'_>]) -> Option<Section> {
             rows,
         })],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_cell_names_the_workloads_cpus_when_they_were_kept_apart() {
+        let mut f = Fingerprint::default();
+        f.host.cpu_model = "Xeon".into();
+        f.host.cpus = 4;
+        assert_eq!(cpu_cell(&f, None), "Xeon x 4");
+        assert_eq!(cpu_cell(&f, Some(&[0, 2])), "Xeon x 4, workload on CPU 0,2");
+    }
 }

@@ -134,6 +134,10 @@ pub struct TrialTarget {
     pub direct_io: bool,
     /// The engine backend (`psync`).
     pub backend: String,
+    /// The CPUs the workload's stream threads ran on, kept off the emulated devices' timer
+    /// CPUs; absent when they ran on every CPU the process may use (and in older trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_cpus: Option<Vec<usize>>,
 }
 
 /// What `iotrial analyze --json` prints: the analysis part of result.json, with the same keys.
@@ -267,6 +271,7 @@ pub(crate) mod example {
                 layout: "files".into(),
                 direct_io: true,
                 backend: "psync".into(),
+                workload_cpus: None,
             },
             stack: json!({"name": "x", "layout": "files", "devices": ["dir:/tmp/x"]}),
             time_scale: 1.0,

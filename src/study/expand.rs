@@ -239,6 +239,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         workloads,
         stacks,
         monitor: study.monitor.clone(),
+        workload_cpus: study.workload_cpus,
     };
     Ok((resolved, resolved_params))
 }
@@ -249,9 +250,17 @@ pub fn single_run(
     kind: &str,
     params: &Params,
     stack: StackSpec,
-    monitor: &crate::monitor::Settings,
+    on: &Single,
 ) -> Result<Expansion, StudyError> {
-    single(kind, params, stack, monitor, None)
+    single(kind, params, stack, on, None)
+}
+
+/// What a one-trial study runs under besides its workload and stack: its monitors, and where
+/// its stream threads run.
+#[derive(Debug, Clone, Copy)]
+pub struct Single<'a> {
+    pub monitor: &'a crate::monitor::Settings,
+    pub cpus: crate::trial::cpus::Policy,
 }
 
 /// The study `iotrial capacity` makes: [`single_run`] with a capacity search.
@@ -259,17 +268,17 @@ pub fn single_capacity(
     kind: &str,
     params: &Params,
     stack: StackSpec,
-    monitor: &crate::monitor::Settings,
+    on: &Single,
     capacity: CapacitySpec,
 ) -> Result<Expansion, StudyError> {
-    single(kind, params, stack, monitor, Some(capacity))
+    single(kind, params, stack, on, Some(capacity))
 }
 
 fn single(
     kind: &str,
     params: &Params,
     stack: StackSpec,
-    monitor: &crate::monitor::Settings,
+    on: &Single,
     capacity: Option<CapacitySpec>,
 ) -> Result<Expansion, StudyError> {
     let verb = if capacity.is_some() {
@@ -293,7 +302,8 @@ fn single(
             capacity,
         }],
         stacks: vec![stack],
-        monitor: monitor.clone(),
+        monitor: on.monitor.clone(),
+        workload_cpus: on.cpus,
     };
     expand(&study, &Options::default())
 }

@@ -12,6 +12,7 @@ use crate::cause::{Cause, HasCause};
 use crate::monitor::{self, SettingsError};
 use crate::params::ParamError;
 use crate::stack::{DeviceSpec, StackSpec, StackSpecError};
+use crate::trial::cpus::Policy;
 use crate::workload::{self, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,6 +45,9 @@ pub struct Study {
     /// The monitors of every trial (`monitor` and `monitor_interval`).
     #[serde(default)]
     pub monitor: monitor::Settings,
+    /// Where every trial's stream threads run (`workload_cpus`).
+    #[serde(default, skip_serializing_if = "Policy::is_all")]
+    pub workload_cpus: Policy,
 }
 
 /// The `[quick]` table: applied by `--quick`.
@@ -129,6 +133,7 @@ struct RawStudy {
     device: Option<Spanned<String>>,
     monitor: Option<Spanned<String>>,
     monitor_interval: Option<Spanned<String>>,
+    workload_cpus: Option<Spanned<String>>,
     #[serde(default)]
     devices: RawDevices,
     quick: Option<RawQuick>,
@@ -269,6 +274,7 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         check_device(&src, d, "device")?;
     }
     let monitor = read_monitor(&src, &raw)?;
+    let workload_cpus = read_workload_cpus(&src, &raw)?;
     let devices = read_devices(&src, &raw.devices, None)?;
     let quick = read_quick(&src, raw.quick.as_ref(), &devices)?;
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
@@ -301,7 +307,17 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         workloads,
         stacks: raw.stacks,
         monitor,
+        workload_cpus,
     })
+}
+
+/// `workload_cpus`: `all` (the default) or `apart`; an error points at the key.
+fn read_workload_cpus(src: &Src, raw: &RawStudy) -> Result<Policy, StudyError> {
+    match &raw.workload_cpus {
+        None => Ok(Policy::default()),
+        Some(v) => Policy::parse(v.get_ref())
+            .map_err(|e| src.at(v.span(), Some("workload_cpus".into()), e)),
+    }
 }
 
 /// `monitor` and `monitor_interval`, read by the parser `iotrial run --monitor` uses; an

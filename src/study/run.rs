@@ -249,6 +249,7 @@ pub fn run(
         .map_err(io("write the resource ledger"))?;
     let mut runner = Runner {
         monitor: exp.study.monitor.clone(),
+        cpus: exp.study.workload_cpus,
         results,
         manifest,
         ledger,
@@ -332,6 +333,7 @@ fn setup_of<'s>(
     t: &'s Trial,
     devices: &'s [DeviceSpec],
     monitor: &'s monitor::Settings,
+    cpus: crate::trial::cpus::Policy,
     wipe: &[PathBuf],
 ) -> Setup<'s> {
     Setup {
@@ -346,6 +348,7 @@ fn setup_of<'s>(
         monitor,
         repeat: t.repeat,
         switch: None,
+        cpus,
     }
 }
 
@@ -362,6 +365,8 @@ enum TrialEnd {
 struct Runner<'a> {
     /// The monitors of every trial.
     monitor: monitor::Settings,
+    /// Where every trial's stream threads run.
+    cpus: crate::trial::cpus::Policy,
     results: ResultsDir,
     manifest: Manifest,
     ledger: Ledger,
@@ -431,7 +436,7 @@ impl Runner<'_> {
 
     fn run(&mut self, t: &Trial) -> Result<TrialOutput, TrialError> {
         let devices = devices_of(&t.stack.devices).map_err(StackError::from)?;
-        let setup = setup_of(t, &devices, &self.monitor, &self.opts.wipe);
+        let setup = setup_of(t, &devices, &self.monitor, self.cpus, &self.opts.wipe);
         let (w, progress) = (t.workload_impl(), self.opts.progress);
         let root = &self.results.root;
         let reference = reference::for_trial(&self.manifest.resolved, &self.manifest, root, t);
@@ -488,7 +493,7 @@ impl Runner<'_> {
         let devices = devices_of(&t.stack.devices)
             .map_err(StackError::from)
             .map_err(TrialError::from)?;
-        let setup = setup_of(t, &devices, &self.monitor, &self.opts.wipe);
+        let setup = setup_of(t, &devices, &self.monitor, self.cpus, &self.opts.wipe);
         let search = capacity::run::Search {
             workload: t.workload_impl(),
             params: &t.params,

@@ -56,6 +56,9 @@ impl Study {
         }
         let _ = writeln!(o, "monitor = {}", quote(&self.monitor.list()));
         let _ = writeln!(o, "monitor_interval = {}", quote(&self.monitor.interval()));
+        if !self.workload_cpus.is_all() {
+            let _ = writeln!(o, "workload_cpus = {}", quote(self.workload_cpus.name()));
+        }
         devices_table(&mut o, "devices", &self.devices);
         if !self.quick.is_empty() {
             let _ = writeln!(o, "\n[quick]");

@@ -6,6 +6,7 @@
 //! recovers the stack ([`crate::stack::powercut`]).
 
 use super::TrialError;
+use crate::engine::cpus::CpuSet;
 use crate::engine::realtime::Tally;
 use crate::engine::{Action, IdleRecord};
 use crate::engine::{
@@ -26,6 +27,8 @@ use std::time::{Duration, Instant};
 
 /// What a walk needs besides the plan and the stack.
 pub struct Walk<'a> {
+    /// The CPUs the stream threads run on (None: every CPU the process may use).
+    pub cpus: Option<CpuSet>,
     pub timeline: &'a Timeline,
     /// Where the samples are spilled, and the files action phases keep (the checker's output)
     /// until the trial is written.
@@ -116,6 +119,7 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<Walked, TrialError> 
         direct: built.direct_ok,
         backend: BackendKind::Psync,
         time_scale: scale,
+        cpus: w.cpus,
     };
     let keep = Keep::Spill(w.spill.clone());
     let mut engine = Engine::new(plan, &built.placements, opts, w.timeline.origin(), keep)?;

@@ -294,6 +294,7 @@ mod tests {
             direct: false,
             backend: BackendKind::Psync,
             time_scale: 1.0,
+            cpus: None,
         };
         let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
         let end = 600_000_000;
@@ -347,6 +348,7 @@ mod tests {
             direct: false,
             backend: BackendKind::Psync,
             time_scale: 1.0,
+            cpus: None,
         };
         let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
         let data = std::fs::read(&path).unwrap();

@@ -403,6 +403,7 @@ mod tests {
             direct: false,
             backend: BackendKind::Psync,
             time_scale: 1.0,
+            cpus: None,
         };
         let out = engine::run(&plan, &placements, opts, |_| {});
         let offsets: Vec<u64> = out.unwrap().streams[0]

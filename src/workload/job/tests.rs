@@ -245,6 +245,7 @@ fn run_set(groups: &str) -> (SampleSet, tempfile::TempDir) {
         direct: false,
         backend: BackendKind::Psync,
         time_scale: 1.0,
+        cpus: None,
     };
     let mut e = Engine::new(
         &plan,
