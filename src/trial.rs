@@ -224,8 +224,9 @@ fn run_built(
             m.boundary(closes);
         }
     };
-    let workload_cpus =
-        cpus::for_stack(setup.cpus, &ledger.server_stats_of(&built.devices.devices));
+    let workload_cpus = cpus::for_stack(setup.cpus, || {
+        ledger.server_stats_of(&built.devices.devices)
+    });
     let walk = phases::Walk {
         cpus: workload_cpus.as_deref().and_then(CpuSet::of),
         timeline: &timeline,

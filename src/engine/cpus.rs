@@ -125,8 +125,7 @@ mod tests {
     #[test]
     fn the_engine_runs_its_stream_threads_on_its_set() {
         use crate::engine::{
-            run, BackendKind, EngineOptions, Op, Pacing, Pattern, Phase, Placement, Plan, Step,
-            Stop, StreamPlan,
+            run, EngineOptions, Op, Pacing, Pattern, Phase, Placement, Plan, Step, Stop, StreamPlan,
         };
         let &one = allowed_cpus().last().expect("this process runs somewhere");
         let dir = tempfile::tempdir().unwrap();
@@ -162,10 +161,8 @@ mod tests {
             len: 1 << 20,
         }];
         let opts = EngineOptions {
-            direct: false,
-            backend: BackendKind::Psync,
-            time_scale: 1.0,
             cpus: CpuSet::of(&[one]),
+            ..EngineOptions::buffered()
         };
         let mut seen = None;
         run(&plan, &placements, opts, |p| {

@@ -186,6 +186,19 @@ pub struct EngineOptions {
     pub cpus: Option<cpus::CpuSet>,
 }
 
+impl EngineOptions {
+    /// Buffered psync I/O at the device's own speed, on every CPU: what unit tests run.
+    #[cfg(test)]
+    pub(crate) fn buffered() -> Self {
+        EngineOptions {
+            direct: false,
+            backend: BackendKind::Psync,
+            time_scale: 1.0,
+            cpus: None,
+        }
+    }
+}
+
 /// The engine could not run a phase, or could not keep its samples.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

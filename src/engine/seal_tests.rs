@@ -59,12 +59,7 @@ fn written_file(seal: Seal, depth: u32, backend: BackendKind) -> Vec<u8> {
             len: REGION,
         })
         .collect();
-    let opts = EngineOptions {
-        direct: false,
-        backend: BackendKind::Psync,
-        time_scale: 1.0,
-        cpus: None,
-    };
+    let opts = EngineOptions::buffered();
     let out = run(&plan, &placements, opts, |_| {}).unwrap();
     assert!(out
         .streams

@@ -75,11 +75,12 @@ pub fn lead_cpus(servers: &[Json]) -> Vec<usize> {
 }
 
 /// The CPUs the stream threads of a trial run on under `policy`, its stack's device servers
-/// reporting `servers`; None for every CPU the process may use.
-pub fn for_stack(policy: Policy, servers: &[Json]) -> Option<Vec<usize>> {
+/// reporting `servers()` (asked only when the policy needs them); None for every CPU the
+/// process may use.
+pub fn for_stack(policy: Policy, servers: impl FnOnce() -> Vec<Json>) -> Option<Vec<usize>> {
     match policy {
         Policy::All => None,
-        Policy::Apart => keep_off(&crate::engine::cpus::allowed_cpus(), &lead_cpus(servers)),
+        Policy::Apart => keep_off(&crate::engine::cpus::allowed_cpus(), &lead_cpus(&servers())),
     }
 }
 
@@ -98,7 +99,13 @@ mod tests {
         assert!(e.contains("`timer`") && e.contains("all, apart"), "{e}");
         // `all` runs everywhere whatever the servers say.
         let servers = [json!({"device": "loop0", "server": {"timer_cpus": [0]}})];
-        assert_eq!(for_stack(Policy::All, &servers), None);
+        let asked = std::cell::Cell::new(false);
+        let servers = || {
+            asked.set(true);
+            servers.to_vec()
+        };
+        assert_eq!(for_stack(Policy::All, servers), None);
+        assert!(!asked.get());
     }
 
     #[test]

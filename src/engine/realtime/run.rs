@@ -232,7 +232,7 @@ mod tests {
     use super::*;
     use crate::analysis::buffer;
     use crate::engine::realtime::{FrameSizes, Schedule};
-    use crate::engine::{self, BackendKind, EngineOptions, Pacing, Pattern, Placement, Plan};
+    use crate::engine::{self, EngineOptions, Pacing, Pattern, Placement, Plan};
     use crate::engine::{StreamIo, StreamPlan};
 
     fn stream(name: &str, rt: Realtime, op: Op) -> StreamPlan {
@@ -290,12 +290,7 @@ mod tests {
                 }
             })
             .collect();
-        let opts = EngineOptions {
-            direct: false,
-            backend: BackendKind::Psync,
-            time_scale: 1.0,
-            cpus: None,
-        };
+        let opts = EngineOptions::buffered();
         let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
         let end = 600_000_000;
         for (i, rt) in [rec, play].iter().enumerate() {
@@ -344,12 +339,7 @@ mod tests {
             offset: 0,
             len: 1 << 20,
         }];
-        let opts = EngineOptions {
-            direct: false,
-            backend: BackendKind::Psync,
-            time_scale: 1.0,
-            cpus: None,
-        };
+        let opts = EngineOptions::buffered();
         let out = engine::run(&plan, &placements, opts, |_| {}).unwrap();
         let data = std::fs::read(&path).unwrap();
         let writes = &out.streams[0].samples;

@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_offsets_it_always_gave() {
-        use crate::engine::{self, BackendKind, EngineOptions, Placement};
+        use crate::engine::{self, EngineOptions, Placement};
         // One record stream, so only its first I/O comes before sampling begins.
         let p = params(&[
             ("recorders", "1"),
@@ -399,12 +399,7 @@ mod tests {
             offset: 0,
             len: 1 << 20,
         }];
-        let opts = EngineOptions {
-            direct: false,
-            backend: BackendKind::Psync,
-            time_scale: 1.0,
-            cpus: None,
-        };
+        let opts = EngineOptions::buffered();
         let out = engine::run(&plan, &placements, opts, |_| {});
         let offsets: Vec<u64> = out.unwrap().streams[0]
             .samples

@@ -241,12 +241,7 @@ fn run_set(groups: &str) -> (SampleSet, tempfile::TempDir) {
         };
         placements.push(p);
     }
-    let opts = EngineOptions {
-        direct: false,
-        backend: BackendKind::Psync,
-        time_scale: 1.0,
-        cpus: None,
-    };
+    let opts = EngineOptions::buffered();
     let mut e = Engine::new(
         &plan,
         &placements,
