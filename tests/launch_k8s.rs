@@ -94,19 +94,11 @@ fn the_indexed_job_validates_and_its_indexes_make_the_whole_study() {
     let data = w.join("data");
     std::fs::create_dir(&data).unwrap();
     let study = w.join("kube.toml");
-    let stack = |n: &str| {
-        format!(
-            "[[stacks]]\nname = \"{n}\"\ndevices = [\"dir:{}\"]\n",
-            data.display()
-        )
-    };
     std::fs::write(
         &study,
         format!(
-            "name = \"kube\"\nrepeats = 2\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"8\", region_size = \"2MiB\", io_size = \"64KiB\", window = \"20ms\" }}\n{}{}{}",
-            stack("a"),
-            stack("b"),
-            stack("c")
+            "name = \"kube\"\nrepeats = 2\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"8\", region_size = \"2MiB\", io_size = \"64KiB\", window = \"20ms\" }}\n{}",
+            dir_stacks(&data, &["a", "b", "c"])
         ),
     )
     .unwrap();

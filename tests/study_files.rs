@@ -626,3 +626,55 @@ fn workload_cpus_is_read_checked_and_written_back() {
     );
     assert_eq!(builtin::load("dvr").unwrap().workload_cpus, Policy::All);
 }
+
+#[test]
+fn pause_is_read_checked_quickened_and_written_back() {
+    use std::time::Duration;
+    let s = file::parse(GOOD, &origin()).unwrap();
+    assert!(s.pause.is_none());
+    assert!(!expand(&s, &Options::default())
+        .unwrap()
+        .study
+        .to_toml()
+        .contains("pause"));
+    let text = edit(
+        "device = \"image:size=1GiB\"\n",
+        "device = \"image:size=1GiB\"\npause = \"1m\"\n",
+    )
+    .replace("[quick]\n", "[quick]\npause = \"1500ms\"\n");
+    let s = file::parse(&text, &origin()).unwrap();
+    assert_eq!(s.pause.duration(), Duration::from_secs(60));
+    let full = expand(&s, &Options::default()).unwrap();
+    let toml = full.study.to_toml();
+    assert!(toml.contains("pause = \"60s\""), "{toml}");
+    assert_eq!(file::parse(&toml, &origin()).unwrap(), full.study);
+    let quick = Options {
+        quick: true,
+        ..Options::default()
+    };
+    let q = expand(&s, &quick).unwrap();
+    assert_eq!(q.study.pause.duration(), Duration::from_millis(1500));
+    assert_eq!(file::parse(&q.study.to_toml(), &origin()).unwrap(), q.study);
+    // The pause is part of how the study ran: it changes the study's hash, not a trial's digest.
+    let plain = expand(&file::parse(GOOD, &origin()).unwrap(), &Options::default()).unwrap();
+    let hash = iotrial::study::identity::study_hash;
+    assert_ne!(hash(&full.study), hash(&plain.study));
+    let digests = |e: &iotrial::study::Expansion| -> Vec<String> {
+        e.trials.iter().map(|t| t.digest.clone()).collect()
+    };
+    assert_eq!(digests(&full), digests(&plain));
+    let (line, _, key, msg) = err(&edit(
+        "device = \"image:size=1GiB\"\n",
+        "device = \"image:size=1GiB\"\npause = \"a while\"\n",
+    ));
+    assert_eq!((line, key.as_deref()), (4, Some("pause")));
+    assert!(msg.contains("a while") && msg.contains("5s"), "{msg}");
+    let (_, _, key, msg) = err(&GOOD.replace("[quick]\n", "[quick]\npause = \"2d\"\n"));
+    assert_eq!(key.as_deref(), Some("quick.pause"));
+    assert!(msg.contains("2d"), "{msg}");
+    // The streaming study pauses between its trials at full size, not under --quick.
+    let streaming = builtin::load("streaming").unwrap();
+    assert!(!streaming.pause.is_none());
+    assert!(expand(&streaming, &quick).unwrap().study.pause.is_none());
+    assert!(builtin::load("dvr").unwrap().pause.is_none());
+}

@@ -23,20 +23,12 @@ fn read_json(p: &Path) -> Value {
 fn small_study(work: &Path, samples: u32) -> PathBuf {
     let data = work.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    let stack = |n: &str| {
-        format!(
-            "[[stacks]]\nname = \"{n}\"\ndevices = [\"dir:{}\"]\n",
-            data.display()
-        )
-    };
     let study = work.join(format!("small-{samples}.toml"));
     std::fs::write(
         &study,
         format!(
-            "name = \"small\"\nrepeats = 2\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"{samples}\", region_size = \"2MiB\", io_size = \"64KiB\", window = \"10s\" }}\n{}{}{}",
-            stack("a"),
-            stack("b"),
-            stack("c")
+            "name = \"small\"\nrepeats = 2\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"{samples}\", region_size = \"2MiB\", io_size = \"64KiB\", window = \"10s\" }}\n{}",
+            dir_stacks(&data, &["a", "b", "c"])
         ),
     )
     .unwrap();

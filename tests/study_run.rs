@@ -25,6 +25,19 @@ fn assert_all_done(root: &Path) {
     assert!(trials.iter().all(|t| t["status"] == "done"), "{m}");
 }
 
+/// Runs `iotrial study STUDY --out OUT --resume`, expecting success; its standard output.
+fn resumed(work: &Path, study: &Path, out: &Path) -> String {
+    let a = iotrial(work)
+        .arg("study")
+        .arg(study)
+        .arg("--out")
+        .arg(out)
+        .arg("--resume")
+        .assert()
+        .success();
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -100,19 +113,11 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
     let data = work.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let study = work.path().join("three.toml");
-    let stack = |n: &str| {
-        format!(
-            "[[stacks]]\nname = \"{n}\"\ndevices = [\"dir:{}\"]\n",
-            data.display()
-        )
-    };
     std::fs::write(
         &study,
         format!(
-            "name = \"three\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"4000\", region_size = \"8MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}{}{}",
-            stack("a"),
-            stack("b"),
-            stack("c")
+            "name = \"three\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"4000\", region_size = \"8MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
+            dir_stacks(&data, &["a", "b", "c"])
         ),
     )
     .unwrap();
@@ -143,15 +148,7 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
     assert!(!status.success(), "killed");
     let first = root.join("trials/a/dvr/r1/result.json");
     let before = std::fs::metadata(&first).unwrap().modified().unwrap();
-    let a = iotrial(work.path())
-        .arg("study")
-        .arg(&study)
-        .arg("--out")
-        .arg(&out)
-        .arg("--resume")
-        .assert()
-        .success();
-    let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let said = resumed(work.path(), &study, &out);
     assert!(
         !said.contains("a/dvr/r1:"),
         "finished trial not rerun: {said}"
@@ -270,4 +267,99 @@ fn results_dir(out: &Path) -> Option<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .find(|p| p.is_dir())
+}
+
+/// A study of two dvr trials on a directory (no root) that pauses `pause` between trials.
+fn paused_study(work: &Path, pause: &str) -> PathBuf {
+    let data = work.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let study = work.join("paused.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"paused\"\npause = \"{pause}\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"16\", region_size = \"4MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
+            dir_stacks(&data, &["a", "b"])
+        ),
+    )
+    .unwrap();
+    study
+}
+
+#[test]
+fn a_study_pauses_after_a_trial_and_records_the_idle_time() {
+    let work = tempfile::tempdir().unwrap();
+    let study = paused_study(work.path(), "300ms");
+    let out = work.path().join("out");
+    let said = study_succeeds(work.path(), &study, &out);
+    let pausing: Vec<&str> = said.lines().filter(|l| l.starts_with("pausing")).collect();
+    assert_eq!(
+        pausing.len(),
+        1,
+        "one pause, between the two trials: {said}"
+    );
+    assert!(pausing[0].contains("before b/dvr/r1"), "{said}");
+    let root = results_root(&out);
+    let a = read_json(&root.join("trials/a/dvr/r1/result.json"));
+    assert!(a["trial"].get("idle_before_s").is_none(), "{}", a["trial"]);
+    let b = read_json(&root.join("trials/b/dvr/r1/result.json"));
+    // A lower bound only: the pause is never shorter than asked.
+    let idle = b["trial"]["idle_before_s"].as_f64().unwrap();
+    assert!(idle >= 0.3, "{idle}");
+    let toml = std::fs::read_to_string(root.join("study.toml")).unwrap();
+    assert!(toml.contains("pause = \"300ms\""), "{toml}");
+}
+
+#[test]
+fn a_study_stopped_in_its_pause_keeps_its_trials_and_resumes_without_one() {
+    use std::io::BufRead;
+    let work = tempfile::tempdir().unwrap();
+    let study = paused_study(work.path(), "1h");
+    let out = work.path().join("out");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iotrial"))
+        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
+        .env("TMPDIR", work.path())
+        .arg("study")
+        .arg(&study)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Synchronise on the line the study prints as its pause begins.
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut said = String::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        said.push_str(&l);
+        said.push('\n');
+        if l.starts_with("pausing") {
+            break;
+        }
+    }
+    assert!(said.contains("pausing 3600.0 s before b/dvr/r1"), "{said}");
+    signal(&child, rustix::process::Signal::INT);
+    let status = reaped(&mut child, 60);
+    assert_eq!(status.code(), Some(130), "interrupted: {said}");
+    let root = results_root(&out);
+    let m = read_json(&root.join("manifest.json"));
+    let status_of = |id: &str| {
+        m["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .map(|t| t["status"].clone())
+    };
+    assert_eq!(status_of("a/dvr/r1"), Some("done".into()), "{m}");
+    assert_eq!(status_of("b/dvr/r1"), Some("pending".into()), "{m}");
+    // Resumed, the first trial it runs has nothing to pause after.
+    let said = resumed(work.path(), &study, &out);
+    assert!(
+        !said.contains("pausing") && said.contains("b/dvr/r1:"),
+        "{said}"
+    );
+    assert_all_done(&root);
+    let b = read_json(&root.join("trials/b/dvr/r1/result.json"));
+    assert!(b["trial"].get("idle_before_s").is_none(), "{}", b["trial"]);
 }

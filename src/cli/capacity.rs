@@ -128,6 +128,7 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         id: id.clone(),
         digest: exp.trials[0].digest.clone(),
         study_hash: manifest.hash(),
+        idle_before_s: None,
     });
     iotrial::result::write(&tmp.join("result.json"), &found.doc)?;
     let dir = results.commit_trial(&tmp, &stack.name, w.name(), 1)?;

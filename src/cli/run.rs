@@ -106,6 +106,7 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         id: exp.trials[0].id.clone(),
         digest: exp.trials[0].digest.clone(),
         study_hash: manifest.hash(),
+        idle_before_s: None,
     });
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     trial::write(&tmp, &output)?;

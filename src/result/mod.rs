@@ -120,6 +120,11 @@ pub struct TrialIdentity {
     pub digest: String,
     /// The hash of the resolved study it belongs to.
     pub study_hash: String,
+    /// Seconds from the end of the study's last trial that ran to this trial's start, in a
+    /// study that pauses between trials (`pause`); absent otherwise, and for a study's first
+    /// trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_before_s: Option<f64>,
 }
 
 /// Where a trial ran and how its I/O was done.

@@ -240,6 +240,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         stacks,
         monitor: study.monitor.clone(),
         workload_cpus: study.workload_cpus,
+        pause: quick.pause.unwrap_or(study.pause),
     };
     Ok((resolved, resolved_params))
 }
@@ -304,6 +305,7 @@ fn single(
         stacks: vec![stack],
         monitor: on.monitor.clone(),
         workload_cpus: on.cpus,
+        pause: Default::default(),
     };
     expand(&study, &Options::default())
 }

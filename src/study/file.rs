@@ -7,6 +7,7 @@
 use super::assign::Assignments;
 use super::error::StudyError;
 use super::locate::{key_at, line_col};
+use super::pause::Pause;
 use crate::capacity::CapacitySpec;
 use crate::cause::{Cause, HasCause};
 use crate::monitor::{self, SettingsError};
@@ -48,6 +49,9 @@ pub struct Study {
     /// Where every trial's stream threads run (`workload_cpus`).
     #[serde(default, skip_serializing_if = "Policy::is_all")]
     pub workload_cpus: Policy,
+    /// How long the host is left idle after a trial that ran before the next one (`pause`).
+    #[serde(default, skip_serializing_if = "Pause::is_none")]
+    pub pause: Pause,
 }
 
 /// The `[quick]` table: applied by `--quick`.
@@ -65,6 +69,9 @@ pub struct Quick {
     /// The stacks `--quick` runs (all when empty); `--only` still picks among all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stacks: Vec<String>,
+    /// Replaces `pause`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<Pause>,
 }
 
 impl Quick {
@@ -74,6 +81,7 @@ impl Quick {
             && self.repeats.is_none()
             && self.set.is_empty()
             && self.stacks.is_empty()
+            && self.pause.is_none()
     }
 }
 
@@ -134,6 +142,7 @@ struct RawStudy {
     monitor: Option<Spanned<String>>,
     monitor_interval: Option<Spanned<String>>,
     workload_cpus: Option<Spanned<String>>,
+    pause: Option<Spanned<String>>,
     #[serde(default)]
     devices: RawDevices,
     quick: Option<RawQuick>,
@@ -154,6 +163,7 @@ struct RawQuick {
     set: RawSet,
     #[serde(default)]
     stacks: Vec<Spanned<String>>,
+    pause: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -275,6 +285,7 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     }
     let monitor = read_monitor(&src, &raw)?;
     let workload_cpus = read_workload_cpus(&src, &raw)?;
+    let pause = read_pause(&src, raw.pause.as_ref(), "pause")?.unwrap_or_default();
     let devices = read_devices(&src, &raw.devices, None)?;
     let quick = read_quick(&src, raw.quick.as_ref(), &devices)?;
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
@@ -308,7 +319,18 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         stacks: raw.stacks,
         monitor,
         workload_cpus,
+        pause,
     })
+}
+
+/// A pause between trials (`pause`, `quick.pause`); an error points at the key.
+fn read_pause(
+    src: &Src,
+    v: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Option<Pause>, StudyError> {
+    v.map(|v| Pause::parse(v.get_ref()).map_err(|e| src.at(v.span(), Some(key.into()), e)))
+        .transpose()
 }
 
 /// `workload_cpus`: `all` (the default) or `apart`; an error points at the key.
@@ -393,6 +415,7 @@ fn read_quick(
         repeats,
         set: assignments(src, &q.set, "quick.set")?,
         stacks: q.stacks.iter().map(|s| s.get_ref().clone()).collect(),
+        pause: read_pause(src, q.pause.as_ref(), "quick.pause")?,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Studies: workloads x stacks x repeats. A study file (or a built-in one) is parsed and
 //! checked ([`mod@file`]), expanded into an ordered list of trials with `--quick`, `--only` and
 //! `--device` applied ([`mod@expand`]), each trial named the same on every machine ([`identity`]),
-//! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]), tracked in the
+//! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]) with a [`pause`]
+//! between its trials when it asks for one, tracked in the
 //! results directory's manifest so a study can be resumed ([`manifest`], [`results`]), and
 //! summarised in a comparison table ([`table`]). Results directories of one study's parts are
 //! combined by [`merge`], which derives again the figures relating trials ([`relate`]).
@@ -15,6 +16,7 @@ pub mod identity;
 mod locate;
 pub mod manifest;
 pub mod merge;
+pub mod pause;
 mod reference;
 pub mod relate;
 pub mod results;

@@ -3,6 +3,7 @@
 //! `--resume` continues it. Ends with the comparison table and the report.
 
 use super::manifest::{resume, Manifest, Status};
+use super::pause::{self, Pause};
 use super::reference;
 use super::results::ResultsDir;
 use super::table::StudyTable;
@@ -23,6 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How to run a study.
 #[derive(Debug, Clone, Default)]
@@ -140,6 +142,14 @@ fn devices_of(specs: &[String]) -> Result<Vec<DeviceSpec>, DeviceSpecError> {
 /// Prints what every stack would do, running nothing.
 fn dry_run(study: &Study, opts: &RunOptions, say: &mut dyn Write) -> Result<StudyRun, RunError> {
     let exp = expand(study, &opts.expand)?;
+    if !exp.study.pause.is_none() {
+        let p = exp.study.pause.text();
+        writeln!(
+            say,
+            "# the study pauses {p} after every trial that runs, before the next (pause = \"{p}\")"
+        )
+        .map_err(said)?;
+    }
     let mut seen = Vec::new();
     for t in &exp.trials {
         if seen.contains(&t.stack.name) {
@@ -250,6 +260,8 @@ pub fn run(
     let mut runner = Runner {
         monitor: exp.study.monitor.clone(),
         cpus: exp.study.workload_cpus,
+        pause: exp.study.pause,
+        last_ran: None,
         results,
         manifest,
         ledger,
@@ -367,6 +379,10 @@ struct Runner<'a> {
     monitor: monitor::Settings,
     /// Where every trial's stream threads run.
     cpus: crate::trial::cpus::Policy,
+    /// The study's pause after a trial that ran.
+    pause: Pause,
+    /// When the last trial that ran (done or failed) ended.
+    last_ran: Option<Instant>,
     results: ResultsDir,
     manifest: Manifest,
     ledger: Ledger,
@@ -376,14 +392,19 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Runs `todo` in order until done or stopped; (interrupted, trials failed).
+    /// Runs `todo` in order until done or stopped, pausing after every trial that ran as the
+    /// study asks; (interrupted, trials failed).
     fn all(&mut self, todo: &[Trial]) -> Result<(bool, usize), RunError> {
         let mut failed = 0;
         for t in todo {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.load(Ordering::Relaxed) || !self.settle(t)? {
                 return Ok((true, failed));
             }
-            match self.trial(t)? {
+            let end = self.trial(t)?;
+            if matches!(end, TrialEnd::Done | TrialEnd::Failed) {
+                self.last_ran = Some(Instant::now());
+            }
+            match end {
                 TrialEnd::Interrupted => return Ok((true, failed)),
                 TrialEnd::Failed => failed += 1,
                 TrialEnd::Done | TrialEnd::Skipped => {}
@@ -392,13 +413,53 @@ impl Runner<'_> {
         Ok((false, failed))
     }
 
+    /// Waits out what is left of the study's pause since the last trial that ran, before
+    /// `next`; false when the study was stopped during it. A trial skipped at once (the host
+    /// cannot build its stack) does not start a pause of its own.
+    fn settle(&mut self, next: &Trial) -> Result<bool, RunError> {
+        let Some(ended) = self.last_ran else {
+            return Ok(true);
+        };
+        let left = pause::left(self.pause, ended, Instant::now());
+        if left.is_zero() {
+            return Ok(true);
+        }
+        writeln!(
+            self.say,
+            "pausing {:.1} s before {} (the study's pause = \"{}\" after a trial: the host settles)",
+            left.as_secs_f64(),
+            next.id,
+            self.pause.text()
+        )
+        .map_err(said)?;
+        self.say.flush().map_err(said)?;
+        Ok(pause::wait(Instant::now() + left, self.stop))
+    }
+
+    /// Seconds since the last trial that ran ended, in a study that pauses between trials.
+    fn idle(&self) -> Option<f64> {
+        let ended = self.last_ran.filter(|_| !self.pause.is_none())?;
+        Some((ended.elapsed().as_secs_f64() * 1e3).round() / 1e3)
+    }
+
+    /// Trial `t`'s identity in the study, with the host's idle time before it.
+    fn identity(&self, t: &Trial, idle: Option<f64>) -> crate::result::TrialIdentity {
+        crate::result::TrialIdentity {
+            id: t.id.clone(),
+            digest: t.digest.clone(),
+            study_hash: self.manifest.hash(),
+            idle_before_s: idle,
+        }
+    }
+
     /// Runs `t` and records how it ended: done, skipped when the host cannot run it, failed
     /// otherwise, or back to pending when interrupted.
     fn trial(&mut self, t: &Trial) -> Result<TrialEnd, RunError> {
         let root = self.results.root.clone();
+        let idle = self.idle();
         self.manifest.update(&root, &t.id, Status::Running, None)?;
         if let Some(spec) = &t.capacity {
-            return self.capacity(t, spec);
+            return self.capacity(t, spec, idle);
         }
         let mut out = match self.run(t) {
             Ok(out) => out,
@@ -408,11 +469,7 @@ impl Runner<'_> {
             }
             Err(e) => return self.not_run(t, &e),
         };
-        out.doc.trial = Some(crate::result::TrialIdentity {
-            id: t.id.clone(),
-            digest: t.digest.clone(),
-            study_hash: self.manifest.hash(),
-        });
+        out.doc.trial = Some(self.identity(t, idle));
         let tmp = self
             .results
             .begin_trial(&t.stack.name, &t.workload, t.repeat)
@@ -452,7 +509,12 @@ impl Runner<'_> {
 
     /// Runs `t` as a capacity search: its probes go into the trial's temporary directory as
     /// they run, and the directory takes its final name with the search's result.json.
-    fn capacity(&mut self, t: &Trial, spec: &CapacitySpec) -> Result<TrialEnd, RunError> {
+    fn capacity(
+        &mut self,
+        t: &Trial,
+        spec: &CapacitySpec,
+        idle: Option<f64>,
+    ) -> Result<TrialEnd, RunError> {
         let root = self.results.root.clone();
         let tmp = self
             .results
@@ -470,11 +532,7 @@ impl Runner<'_> {
             }
         };
         let mut found = found;
-        found.doc.trial = Some(crate::result::TrialIdentity {
-            id: t.id.clone(),
-            digest: t.digest.clone(),
-            study_hash: self.manifest.hash(),
-        });
+        found.doc.trial = Some(self.identity(t, idle));
         crate::result::write(&tmp.join("result.json"), &found.doc)?;
         self.results
             .commit_trial(&tmp, &t.stack.name, &t.workload, t.repeat)

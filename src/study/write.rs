@@ -59,6 +59,9 @@ impl Study {
         if !self.workload_cpus.is_all() {
             let _ = writeln!(o, "workload_cpus = {}", quote(self.workload_cpus.name()));
         }
+        if !self.pause.is_none() {
+            let _ = writeln!(o, "pause = {}", quote(&self.pause.text()));
+        }
         devices_table(&mut o, "devices", &self.devices);
         if !self.quick.is_empty() {
             let _ = writeln!(o, "\n[quick]");
@@ -67,6 +70,9 @@ impl Study {
             }
             if let Some(r) = self.quick.repeats {
                 let _ = writeln!(o, "repeats = {r}");
+            }
+            if let Some(p) = self.quick.pause {
+                let _ = writeln!(o, "pause = {}", quote(&p.text()));
             }
             if !self.quick.stacks.is_empty() {
                 let names = toml::Value::try_from(&self.quick.stacks).expect("names serialize");

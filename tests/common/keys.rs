@@ -85,9 +85,10 @@ pub fn cut_only(key: &str) -> bool {
 /// host's figures in it only where a monitor's series covers that second), the memory
 /// stall (only where the kernel keeps pressure stall information), and the workload's CPUs
 /// (only where the trial kept its streams apart from an emulated device's timer;
-/// tests/emu_stack.rs checks it is written then).
+/// tests/emu_stack.rs checks it is written then), and the host's idle time before a trial
+/// (only in a study that pauses between trials; tests/study_run.rs checks it is written then).
 pub fn absent_here(doc: &Value, key: &str) -> bool {
-    if key == "target.workload_cpus" {
+    if key == "target.workload_cpus" || key == "trial.idle_before_s" {
         return true;
     }
     let late = doc["monitor"]["late_seconds"].as_array();

@@ -126,6 +126,20 @@ pub fn study_succeeds(work: &Path, study: &Path, out: &Path) -> String {
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
 
+/// A study file's `[[stacks]]` tables, one per name in `names`, each on the directory `data`
+/// (stacks that need no root).
+pub fn dir_stacks(data: &Path, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            format!(
+                "[[stacks]]\nname = \"{n}\"\ndevices = [\"dir:{}\"]\n",
+                data.display()
+            )
+        })
+        .collect()
+}
+
 /// `iotrial study NAME --quick --dry-run` under `work`: its output and the stacks it lists, in
 /// order.
 pub fn dry_run_stacks(work: &Path, study: &str) -> (String, Vec<String>) {
