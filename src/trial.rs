@@ -380,6 +380,7 @@ fn run_in_guest(
         host_monitor_dir: dir.as_ref().map(|d| d.path()),
         repeat: setup.repeat,
         cuts_power: plan.cuts_power(),
+        host_cpus: &|servers| cpus::for_stack(setup.cpus, || servers),
     };
     let got = crate::vm::run(&t, ledger, stop).and_then(|g| {
         let files = guest_files(&g)?;
@@ -412,6 +413,7 @@ fn run_in_guest(
         doc.stack["emulated"] = json!(emulated);
     }
     doc.verdict[result::HOST_CPU_PCT] = json!(g.host_cpu_pct);
+    doc.target.workload_cpus = g.host_cpus.clone();
     // Where the trial ran is this host; the guest's own view (its kernel, its virtual disks)
     // is kept beside the virtual machine.
     let host = crate::result::fingerprint::Fingerprint {

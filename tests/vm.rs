@@ -80,6 +80,52 @@ fn guests_under(work: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Every thread (its name and the CPUs it may run on) of the processes whose command line
+/// names a path under `work` and holds `program`.
+fn threads_under(work: &Path, program: &str) -> Vec<(String, Vec<usize>)> {
+    let w = work.display().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(c) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let c = String::from_utf8_lossy(&c).replace('\0', " ");
+        if !(c.contains(program) && c.contains(&w)) {
+            continue;
+        }
+        for t in std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
+                continue;
+            };
+            let field = |k: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            out.push((field("Name:"), cpu_list(&field("Cpus_allowed_list:"))));
+        }
+    }
+    out
+}
+
+/// The CPUs of a kernel CPU list (`0-2,5`).
+fn cpu_list(text: &str) -> Vec<usize> {
+    let n = |s: &str| s.parse::<usize>().unwrap();
+    text.split(',')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => (n(a)..=n(b)).collect::<Vec<_>>(),
+            None => vec![n(p)],
+        })
+        .collect()
+}
+
 #[test]
 fn a_trial_in_a_guest_has_a_verdict_stack_vm_and_host_cpu() {
     let Some((work, out, _turn)) = guest_dirs(
@@ -234,10 +280,11 @@ fn a_study_puts_native_and_guest_side_by_side_with_their_ratio() {
 
 /// Starts an endless dvr trial in a guest on an emulated HDD, its files under `work`, and
 /// waits until the guest says on its console (kept under `work`) that the trial began.
-fn start_endless_guest_trial(work: &Path, out: &Path) -> std::process::Child {
+fn start_endless_guest_trial(work: &Path, out: &Path, extra: &[&str]) -> std::process::Child {
     let o = out.display().to_string();
     let mut args = vec!["run", "dvr", "--out", &o, "--target", HDD, "--fs", "xfs"];
     args.push(VM);
+    args.extend(extra);
     args.extend(ENDLESS);
     let child = spawn_iotrial(work, &args);
     wait_until("the trial begins in the guest", 600, || {
@@ -256,9 +303,31 @@ fn sigint_during_a_guest_trial_leaves_no_qemu_loop_or_mount() {
     let Some((work, out, _turn)) = guest_dirs(test, &["mkfs.xfs"]) else {
         return;
     };
-    let mut child = start_endless_guest_trial(work.path(), out.path());
+    let apart = ["--workload-cpus", "apart"];
+    let mut child = start_endless_guest_trial(work.path(), out.path(), &apart);
     let loops = loop_backings_under(work.path());
     assert!(!loops.is_empty());
+    // Kept apart, every thread of QEMU runs off the CPU of the device server's reply timer.
+    let lead: Vec<usize> = threads_under(work.path(), "device serve")
+        .into_iter()
+        .filter(|(comm, _)| comm == "emu-timer")
+        .flat_map(|(_, cpus)| cpus)
+        .collect();
+    let qemu = threads_under(work.path(), "qemu-system");
+    assert!(!lead.is_empty() && !qemu.is_empty(), "{lead:?} {qemu:?}");
+    if iotrial::engine::cpus::allowed_cpus().len() > 1 {
+        for (comm, cpus) in &qemu {
+            assert!(
+                cpus.iter().all(|c| !lead.contains(c)),
+                "QEMU's {comm} on {cpus:?}, the timer on {lead:?}"
+            );
+        }
+    } else {
+        skip(
+            test,
+            "one CPU: the guest cannot be kept off the timer's (checked only its cleanup)",
+        );
+    }
     signal(&child, rustix::process::Signal::INT);
     let status = reaped(&mut child, 60);
     assert_eq!(status.code(), Some(130));
@@ -272,7 +341,7 @@ fn sigkill_during_a_guest_trial_is_released_by_the_device_server() {
     let Some((work, out, _turn)) = guest_dirs(test, &["mkfs.xfs"]) else {
         return;
     };
-    let mut child = start_endless_guest_trial(work.path(), out.path());
+    let mut child = start_endless_guest_trial(work.path(), out.path(), &[]);
     let loops = loop_backings_under(work.path());
     child.kill().unwrap();
     assert!(!reaped(&mut child, 10).success());

@@ -44,17 +44,21 @@ impl CpuSet {
 
     /// The CPUs in the set, ascending.
     pub fn cpus(&self) -> Vec<usize> {
-        (0..MAX_CPUS)
-            .filter(|&c| self.bits[c / 64] & (1 << (c % 64)) != 0)
-            .collect()
+        (0..MAX_CPUS).filter(|&c| self.holds(c)).collect()
     }
 
-    /// Restricts the calling thread to the set.
+    /// Whether CPU `c` is in the set.
+    pub fn holds(&self, c: usize) -> bool {
+        c < MAX_CPUS && self.bits[c / 64] & (1 << (c % 64)) != 0
+    }
+
+    /// Restricts the calling thread to the set. It allocates nothing, so a child process may
+    /// call it between fork and exec (threads it starts later inherit the set).
     pub fn pin_calling_thread(&self) -> std::io::Result<()> {
         // SAFETY: a zeroed set filled with CPUs below its size, applied to the calling thread.
         let ok = unsafe {
             let mut set = std::mem::zeroed::<libc::cpu_set_t>();
-            for c in self.cpus() {
+            for c in (0..MAX_CPUS).filter(|&c| self.holds(c)) {
                 libc::CPU_SET(c, &mut set);
             }
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0

@@ -5,8 +5,10 @@
 //! preempt it. With the `apart` policy (a study's `workload_cpus`, `iotrial run
 //! --workload-cpus`) the stream threads keep off the lead timers' CPUs while at least one
 //! other CPU is left: the emulated hardware gets a CPU of its own, as a real drive has its own
-//! processor, and the workload one CPU less. `all` (the default) lets them run everywhere.
-//! result.json's `target.workload_cpus` says what a trial did.
+//! processor, and the workload one CPU less. In a guest the workload's threads on the host are
+//! QEMU's (its vCPUs, its I/O workers writing the guest's disks), and QEMU runs on the same
+//! CPUs. `all` (the default) lets them run everywhere. result.json's `target.workload_cpus`
+//! says what a trial did.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;

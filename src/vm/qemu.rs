@@ -4,6 +4,7 @@
 //! dies with the run, and the last lines of its console for errors.
 
 use super::host::QEMU;
+use crate::engine::cpus::CpuSet;
 use crate::stack::vm_key::{Accel, Cache};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ pub struct Machine {
     pub disks: Vec<PathBuf>,
     /// Kernel modules the guest loads while it boots (`iotrial.modules=` on its command line).
     pub modules: Vec<String>,
+    /// The host CPUs every QEMU thread runs on (its vCPUs, its I/O workers); None: every CPU.
+    pub host_cpus: Option<CpuSet>,
 }
 
 /// The kernel command line argument that names the modules to load while booting.
@@ -102,20 +105,27 @@ impl Machine {
         c
     }
 
-    /// Starts QEMU; it is killed if this thread's process dies first.
+    /// Starts QEMU, on [`Machine::host_cpus`] when given; it is killed if this thread's
+    /// process dies first.
     pub fn spawn(&self) -> std::io::Result<Child> {
+        let cpus = self.host_cpus;
         let mut cmd = Command::new(&self.qemu);
         cmd.args(self.args())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        // SAFETY: prctl and sched_setaffinity are async-signal-safe and pinning allocates
+        // nothing; nothing else runs between fork and exec. Every thread QEMU starts inherits
+        // the CPU set.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                Ok(())
+                match cpus {
+                    Some(set) => set.pin_calling_thread(),
+                    None => Ok(()),
+                }
             });
         }
         cmd.spawn()
@@ -174,6 +184,7 @@ mod tests {
             aio: "native",
             disks: vec!["/dev/loop3".into(), "/dev/loop4".into()],
             modules: vec!["xfs".into()],
+            host_cpus: None,
         };
         let line = m.command_line();
         assert!(

@@ -6,6 +6,7 @@
 use super::channel::{self, Channel, Msg, Received, Request};
 use super::qemu::{self, Machine};
 use super::{cpu, host, image, modules, VmError};
+use crate::engine::cpus::CpuSet;
 use crate::stack::actions::Actions;
 use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use crate::stack::dirty;
@@ -45,6 +46,10 @@ pub struct GuestTrial<'a> {
     /// The workload cuts the power of its devices: the host's device servers do it when the
     /// guest asks.
     pub cuts_power: bool,
+    /// The host CPUs QEMU runs on, given what the servers of the stack's emulated devices
+    /// report (each stats object with `device` where it serves one of the guest's disks);
+    /// None: every CPU.
+    pub host_cpus: &'a dyn Fn(Vec<Json>) -> Option<Vec<usize>>,
 }
 
 /// What came back: the trial's files (in `dir`, which the ledger removes), the virtual
@@ -62,6 +67,8 @@ pub struct GuestRun {
     pub warnings: Vec<String>,
     /// What the host's monitors recorded (phases `boot` and `trial` on the host's timeline).
     pub host_monitor: Option<crate::monitor::Recorded>,
+    /// The host CPUs QEMU ran on ([`GuestTrial::host_cpus`]); None: every CPU.
+    pub host_cpus: Option<Vec<usize>>,
 }
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
@@ -79,6 +86,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
     let host_dirty = limit_host_dirty(t, &attached, ledger, &mut actions)?;
     let work = work_dir(ledger)?;
     let request = request(t, &attached);
+    let host_cpus = (t.host_cpus)(ledger.server_stats_of(&served(&attached)));
     let machine = Machine {
         qemu: qemu_path,
         accel,
@@ -92,6 +100,7 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         aio: aio_name(t.settings.aio),
         disks: attached.iter().map(|a| a.path.clone()).collect(),
         modules: request.modules.clone(),
+        host_cpus: host_cpus.as_deref().and_then(CpuSet::of),
     };
     let timeline = Arc::new(Timeline::start());
     let monitors = t.host_monitor_dir.map(|dir| {
@@ -167,7 +176,23 @@ pub fn run(t: &GuestTrial, ledger: &mut Ledger, stop: &AtomicBool) -> Result<Gue
         host_cpu_pct: out.cpu_pct,
         host_monitor,
         warnings,
+        host_cpus,
     })
+}
+
+/// The host's emulated devices passed to the guest, each with the FUSE mount point its server
+/// serves: what [`Ledger::server_stats_of`] names the servers' devices by.
+fn served(attached: &[Attached]) -> Vec<StackDevice> {
+    attached
+        .iter()
+        .filter(|a| a.emulated.is_some())
+        .map(|a| StackDevice {
+            name: kernel_name(&a.path),
+            path: a.path.clone(),
+            role: DeviceRole::Data,
+            emulated: a.emulated.clone(),
+        })
+        .collect()
 }
 
 /// With `cache=writeback` QEMU writes the guest's disks through the host's page cache, which
