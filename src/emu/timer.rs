@@ -227,16 +227,28 @@ impl<T: Send + 'static> TimerQueue<T> {
         };
         let roles = std::iter::once(Role::Lead(placement.lead_cpu))
             .chain(placement.standby.map(Role::Standby));
+        // Each thread says when it has its CPU and class: the queue is returned only then, so
+        // `realtime()` is settled and no item fires on a thread still in the ordinary class.
+        let (placed, settled) = std::sync::mpsc::channel::<()>();
+        let mut started = 0;
         for role in roles {
-            let (inner, fire) = (Arc::clone(&inner), Arc::clone(&fire));
+            let (inner, fire, placed) = (Arc::clone(&inner), Arc::clone(&fire), placed.clone());
             let name = match role {
                 Role::Lead(_) => "emu-timer",
                 Role::Standby(_) => "emu-standby",
             };
             let thread = std::thread::Builder::new()
                 .name(name.into())
-                .spawn(move || run(&inner, &*fire, role))?;
+                .spawn(move || run(&inner, &*fire, role, placed))?;
             lock(&queue.threads).push(thread);
+            started += 1;
+        }
+        drop(placed);
+        for _ in 0..started {
+            // An error means a thread ended before it said so; `running()` reports that.
+            if settled.recv().is_err() {
+                break;
+            }
         }
         Ok(queue)
     }
@@ -344,7 +356,14 @@ enum Role {
     Standby(Option<usize>),
 }
 
-fn run<T, F: Fn(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, fire: &F, role: Role) {
+/// A timer thread: takes its CPU and class, says so on `placed`, then fires items until the
+/// queue shuts down.
+fn run<T, F: Fn(u64, T, &Pusher<T>)>(
+    inner: &Arc<Inner<T>>,
+    fire: &F,
+    role: Role,
+    placed: std::sync::mpsc::Sender<()>,
+) {
     let pusher = Pusher {
         inner: Arc::clone(inner),
     };
@@ -361,6 +380,8 @@ fn run<T, F: Fn(u64, T, &Pusher<T>)>(inner: &Arc<Inner<T>>, fire: &F, role: Role
     if lead {
         inner.realtime.store(realtime, Relaxed);
     }
+    let _ = placed.send(());
+    drop(placed);
     let after = if lead { 0 } else { STANDBY_AFTER_NS };
     let mut early = Early::new();
     let mut st = lock(&inner.state);
@@ -468,10 +489,13 @@ mod tests {
             let _ = tx.send(class());
         })
         .unwrap();
+        // Settled when `start` returns, before the lead thread has fired anything.
+        let realtime = q.realtime();
         q.push(clock.now_ns(), ());
         let timer = rx.recv().unwrap();
         let worker = spawning_real_time(|| std::thread::spawn(class).join().unwrap());
-        if q.realtime() {
+        assert_eq!(q.realtime(), realtime);
+        if realtime {
             assert_eq!(timer, (libc::SCHED_FIFO, TIMER_PRIORITY));
             assert_eq!(worker, (libc::SCHED_FIFO, WORKER_PRIORITY));
         } else {
