@@ -298,7 +298,7 @@ fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> 
     };
     if f - 1.0 <= precision {
         return Some(format!(
-            "{AT_RAW}{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}, within the {}% precision of its own mean (two standard errors over {} intervals): not measurably above the drives, so it is ranked, and marked",
+            "{AT_RAW}{what} {} MB/s is {} of the {} MB/s its drives can take raw{total}, within the {}% precision of its own mean (two standard errors over {} intervals): not measurably above the drives",
             num(level),
             num(f),
             num(raw),
@@ -309,7 +309,7 @@ fn impossible(v: &Verdict, shown: &[f64], media: Option<f64>) -> Option<String> 
     let beyond = v.total_mb_s.map_or(level, |t| t.max(level));
     match media {
         Some(m) if beyond <= m => Some(format!(
-            "{WITHIN_MODEL}{what} {} MB/s is {} of the {} MB/s its drives took in the raw trial{total}, but within the {} MB/s their model streams at: the raw trial's drives took less than their model's rate, so the figure is not above what the drives can do: it is ranked, and marked",
+            "{WITHIN_MODEL}{what} {} MB/s is {} of the {} MB/s its drives took in the raw trial{total}, but within the {} MB/s their model streams at: the raw trial's drives took less than their model's rate, so the figure is not above what the drives can do",
             num(level),
             num(f),
             num(raw),

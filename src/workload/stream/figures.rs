@@ -204,7 +204,11 @@ impl Verdict {
             values,
             meets_target: self.meets_target,
             impossible: self.impossible.clone().filter(|w| !ranked(w)),
-            marked: self.impossible.clone().filter(|w| ranked(w)),
+            marked: self
+                .impossible
+                .as_deref()
+                .filter(|w| ranked(w))
+                .map(|w| cause(w).to_string()),
         }
     }
 }
@@ -219,6 +223,24 @@ pub const AT_RAW: &str = "at the drives' raw rate: ";
 /// raw rate or within what their models stream at is one the drives can do.
 pub fn ranked(why: &str) -> bool {
     why.starts_with(AT_RAW) || why.starts_with(WITHIN_MODEL)
+}
+
+/// What results written by earlier versions put after a ranked cause's figures: what the
+/// ranking made of it then. The ranking decides that now ([`ranked`]), so a report of those
+/// results shows the cause without it, and never "ranked" beside "not ranked".
+const CONSEQUENCES: &[&str] = &[
+    ", and not ranked above stacks measured below them",
+    ", yet it is not ranked against stacks judged by that trial",
+    ", so it is ranked, and marked",
+    ": it is ranked, and marked",
+];
+
+/// The cause `why`, without a consequence an earlier version wrote into it.
+pub fn cause(why: &str) -> &str {
+    CONSEQUENCES
+        .iter()
+        .find_map(|c| why.strip_suffix(c))
+        .unwrap_or(why)
 }
 
 /// How a cause of `impossible` begins when the figure is above what the raw trial's drives

@@ -261,6 +261,16 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
         (None, Some(why.as_str()))
     );
     assert!(near.warnings.iter().any(|w| w.contains("is ranked")));
+    // Results written by earlier versions put what the ranking then made of the cause after
+    // it; the table shows the cause alone, never "not ranked" on a ranked row.
+    for old in [
+        ", and not ranked above stacks measured below them",
+        ", so it is ranked, and marked",
+    ] {
+        let mut v = near.verdict.clone();
+        v.impossible = Some(format!("{why}{old}"));
+        assert_eq!(v.figures().marked.as_deref(), Some(why.as_str()), "{old}");
+    }
     let far = at("45");
     let why = far.verdict.impossible.clone().unwrap();
     assert!(why.contains("page cache, not the drives"), "{why}");
@@ -282,6 +292,11 @@ fn raw_fraction_is_the_settled_level_over_the_raw_capability() {
         (f.impossible, f.marked.as_deref()),
         (None, Some(why.as_str()))
     );
+    let mut old = within.verdict.clone();
+    old.impossible = Some(format!(
+        "{why}, yet it is not ranked against stacks judged by that trial"
+    ));
+    assert_eq!(old.figures().marked.as_deref(), Some(why.as_str()));
     let over = with_media("49");
     let why = over.verdict.impossible.clone().unwrap();
     assert!(
