@@ -44,7 +44,12 @@ impl CpuSet {
 
     /// The CPUs in the set, ascending.
     pub fn cpus(&self) -> Vec<usize> {
-        (0..MAX_CPUS).filter(|&c| self.holds(c)).collect()
+        self.each().collect()
+    }
+
+    /// The CPUs in the set, ascending, without allocating.
+    fn each(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..MAX_CPUS).filter(|&c| self.holds(c))
     }
 
     /// Whether CPU `c` is in the set.
@@ -58,7 +63,7 @@ impl CpuSet {
         // SAFETY: a zeroed set filled with CPUs below its size, applied to the calling thread.
         let ok = unsafe {
             let mut set = std::mem::zeroed::<libc::cpu_set_t>();
-            for c in (0..MAX_CPUS).filter(|&c| self.holds(c)) {
+            for c in self.each() {
                 libc::CPU_SET(c, &mut set);
             }
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0

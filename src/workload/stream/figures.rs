@@ -236,7 +236,7 @@ const CONSEQUENCES: &[&str] = &[
 ];
 
 /// The cause `why`, without a consequence an earlier version wrote into it.
-pub fn cause(why: &str) -> &str {
+fn cause(why: &str) -> &str {
     CONSEQUENCES
         .iter()
         .find_map(|c| why.strip_suffix(c))
