@@ -259,7 +259,15 @@ fn builtin_dvr_is_the_seed_matrix() {
     let from_file = builtin::load("studies/dvr.toml").unwrap();
     assert_eq!(from_file, builtin::load("dvr").unwrap());
 
-    let mut exp = expand(&from_file, &Options::default()).unwrap();
+    let all = expand(&from_file, &Options::default()).unwrap();
+    assert_eq!(all.study.repeats, 3, "three repeats of every stack");
+    assert_eq!(all.trials.len(), 21);
+    assert!(
+        all.trials[7..14].iter().all(|t| t.repeat == 2),
+        "round-robin: the second repeat of every stack after the first of all"
+    );
+    let mut exp = all;
+    exp.trials.truncate(7);
     let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(
         ids,
@@ -312,7 +320,7 @@ fn quick_only_and_device() {
         ..Options::default()
     };
     let exp = expand(&dvr, &quick).unwrap();
-    assert_eq!(exp.trials.len(), 7);
+    assert_eq!(exp.trials.len(), 21, "7 stacks, 3 repeats, quick too");
     for t in &exp.trials {
         if t.stack.name != "host-dir" {
             assert_eq!(t.stack.devices, ["emu:hdd,drive=wd80emaz,size=4GiB"]);

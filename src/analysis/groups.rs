@@ -206,10 +206,10 @@ pub fn rank(values: &[Vec<f64>], higher_better: bool, rule: &Rule) -> Groups {
         [one] if k > 1 && ranks[*one] == Some((1, 1)) => Some(*one),
         _ => None,
     };
-    let best_mean =
-        have.iter()
-            .copied()
-            .reduce(|x, y| if better(means[y], means[x]) { y } else { x });
+    let best_mean = have
+        .iter()
+        .copied()
+        .reduce(|x, y| if better(means[y], means[x]) { y } else { x });
     Groups {
         ranks,
         pairs,
