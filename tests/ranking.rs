@@ -190,6 +190,24 @@ fn narrow_intervals_add_repeats_up_to_the_maximum_and_wide_ones_stop_at_the_mini
         .unwrap()
         .iter()
         .all(|t| t["status"] == "done"));
+    // A merge of the run keeps the repeats it added.
+    let merged = w.join("merged");
+    iotrial(w)
+        .arg("merge")
+        .arg(&merged)
+        .arg(&root)
+        .assert()
+        .success();
+    let mm = read_json(&merged.join("manifest.json"));
+    let done: Vec<&str> = mm["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "done")
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(done.len(), 12, "{mm}");
+    assert!(done.contains(&"c/dvr/r4") && merged.join("trials/c/dvr/r4/result.json").exists());
 
     // A target every interval meets (three positive values never spread to ±1000% of their
     // mean): the study stops at its minimum.
