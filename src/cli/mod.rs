@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod capture;
 pub mod cleanup;
 pub mod device;
+pub mod docs;
 pub mod errors;
 pub mod launch;
 pub mod list;
@@ -72,6 +73,16 @@ enum Command {
         #[arg(value_enum)]
         what: list::ListWhat,
     },
+    /// Print the shell completion script of bash, zsh or fish.
+    Completions {
+        #[arg(value_enum)]
+        shell: docs::Shell,
+    },
+    /// Print the man page (roff) of iotrial, or of one of its subcommands.
+    Man {
+        /// A subcommand (`run`, `study`, ...): its own page.
+        subcommand: Option<String>,
+    },
     /// The guest agent of a VM trial: the first process of the guest iotrial boots (never
     /// run by hand).
     #[command(hide = true)]
@@ -94,6 +105,8 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),
         Command::List { what } => list::run(what),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { subcommand } => docs::man(subcommand),
         Command::Guest => iotrial::guest::main(),
     }
 }
