@@ -99,9 +99,14 @@ fn report_rows(work: &Path, root: &Path) -> (Vec<String>, String) {
 fn a_study_repeats_round_robin_and_edited_results_move_the_star() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let (root, said) = run(w, &study(w, ""), &[]);
+    let (root, said) = run(w, &study(w, "note = \"a note on what it cannot say\""), &[]);
     assert!(
         said.contains("9 trials to run (3 repeats of every stack, round-robin)"),
+        "{said}"
+    );
+    assert_eq!(
+        said.matches("note: a note on what it cannot say").count(),
+        2,
         "{said}"
     );
     let order = run_order(&root);
@@ -134,6 +139,7 @@ fn a_study_repeats_round_robin_and_edited_results_move_the_star() {
     let (rows, md) = report_rows(w, &root);
     assert!(rows[0].starts_with("| ★ a | 3 | 1 |"), "{md}");
     assert!(rows[1].starts_with("| b | 3 | 2 |"), "{md}");
+    assert!(md.contains("- note: a note on what it cannot say"), "{md}");
     // The HTML report says the same.
     let html = std::fs::read_to_string(root.join("report.html")).unwrap();
     assert_eq!(html.matches("★</span> a<").count(), 1, "one star, on a");

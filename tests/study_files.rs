@@ -321,6 +321,18 @@ fn quick_only_and_device() {
     };
     let exp = expand(&dvr, &quick).unwrap();
     assert_eq!(exp.trials.len(), 21, "7 stacks, 3 repeats, quick too");
+    // The quick study says what it cannot answer; the full one has no such note.
+    let note = exp.study.note.as_deref().unwrap_or_default();
+    assert!(note.contains("does not order the ext4 variants"), "{note}");
+    assert!(expand(&dvr, &Options::default())
+        .unwrap()
+        .study
+        .note
+        .is_none());
+    assert!(
+        exp.study.to_toml().contains("note = "),
+        "study.toml keeps it"
+    );
     for t in &exp.trials {
         if t.stack.name != "host-dir" {
             assert_eq!(t.stack.devices, ["emu:hdd,drive=wd80emaz,size=4GiB"]);

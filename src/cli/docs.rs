@@ -28,6 +28,17 @@ pub fn completions(shell: Shell) -> Result<()> {
     print(&out)
 }
 
+/// Lets a listing end quietly when its reader stops early (`iotrial list models | head`), as
+/// other commands that only print do: SIGPIPE back to its default, which Rust's runtime had
+/// set to be ignored. Only for subcommands that print and hold nothing to release.
+pub fn quiet_on_closed_pipe() {
+    // SAFETY: setting a signal's disposition to its default has no preconditions; it runs
+    // before any thread of this process is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Writes `bytes` to stdout; a reader that stopped early (`| head`) is no error.
 fn print(bytes: &[u8]) -> Result<()> {
     use std::io::Write;

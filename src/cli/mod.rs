@@ -72,6 +72,9 @@ enum Command {
     List {
         #[arg(value_enum)]
         what: list::ListWhat,
+        /// Print Markdown tables (as docs/ holds them) instead of terminal ones.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Print the shell completion script of bash, zsh or fish.
     Completions {
@@ -104,7 +107,10 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),
-        Command::List { what } => list::run(what),
+        Command::List { what, markdown } => {
+            docs::quiet_on_closed_pipe();
+            list::run(what, markdown)
+        }
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { subcommand } => docs::man(subcommand),
         Command::Guest => iotrial::guest::main(),

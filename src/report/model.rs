@@ -362,6 +362,7 @@ fn header(study: &Study) -> Vec<(String, String)> {
             "device size",
             distinct(study, |t| t.result.device_size().map(size_text)),
         ),
+        ("note", json_text(&m["resolved"]["note"])),
     ];
     rows.into_iter()
         .filter(|(_, v)| !v.is_empty() && v != "-")

@@ -245,6 +245,7 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
         max_repeats: opts.max_repeats.or(quick.max_repeats).or(study.max_repeats),
         interval: opts.interval.or(quick.interval).or(study.interval),
         noise: study.noise,
+        note: quick.note.clone().or(study.note.clone()),
         out: study.out.clone(),
         device,
         // Every name is replaced by its spec in the stacks.
@@ -308,6 +309,7 @@ fn single(
         max_repeats: None,
         interval: None,
         noise: None,
+        note: None,
         out: None,
         device: None,
         devices: Default::default(),

@@ -44,6 +44,10 @@ pub struct Study {
     /// The relative difference below which two stacks tie (`noise = "2%"`, the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Percent>,
+    /// What the study's answer rests on or cannot say, printed with its table and in its
+    /// report (`note`; `[quick] note` replaces it under `--quick`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Parent of the results directory; `None`: the caller's default (`results`).
     pub out: Option<String>,
     /// Device spec for stacks that name none.
@@ -83,6 +87,9 @@ pub struct Quick {
     /// Replaces `interval`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Percent>,
+    /// Replaces `note`: what the quick study cannot answer that the full one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Parameter overrides applied to every workload after its own `set`.
     pub set: Assignments,
     /// The stacks `--quick` runs (all when empty); `--only` still picks among all of them.
@@ -100,6 +107,7 @@ impl Quick {
             && self.repeats.is_none()
             && self.max_repeats.is_none()
             && self.interval.is_none()
+            && self.note.is_none()
             && self.set.is_empty()
             && self.stacks.is_empty()
             && self.pause.is_none()
@@ -173,6 +181,7 @@ struct RawStudy {
     max_repeats: Option<Spanned<i64>>,
     interval: Option<Spanned<String>>,
     noise: Option<Spanned<String>>,
+    note: Option<String>,
     out: Option<String>,
     device: Option<Spanned<String>>,
     monitor: Option<Spanned<String>>,
@@ -197,6 +206,7 @@ struct RawQuick {
     repeats: Option<Spanned<i64>>,
     max_repeats: Option<Spanned<i64>>,
     interval: Option<Spanned<String>>,
+    note: Option<String>,
     #[serde(default)]
     set: RawSet,
     #[serde(default)]
@@ -355,6 +365,7 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         max_repeats,
         interval,
         noise,
+        note: raw.note,
         out: raw.out,
         device: raw.device.map(Spanned::into_inner),
         devices,
@@ -491,6 +502,7 @@ fn read_quick(
         repeats,
         max_repeats: read_max_repeats(src, q.max_repeats.as_ref(), min, "quick.max_repeats")?,
         interval: read_percent(src, q.interval.as_ref(), "quick.interval")?,
+        note: q.note.clone(),
         set: assignments(src, &q.set, "quick.set")?,
         stacks: q.stacks.iter().map(|s| s.get_ref().clone()).collect(),
         pause: read_pause(src, q.pause.as_ref(), "quick.pause")?,

@@ -251,6 +251,9 @@ pub fn run(
         results.root.display()
     )
     .map_err(said)?;
+    if let Some(n) = &exp.study.note {
+        writeln!(say, "note: {n}").map_err(said)?;
+    }
     if opts.resume.is_some() {
         release_leftovers(&results.root, say)?;
     }

@@ -57,6 +57,9 @@ impl Study {
         if let Some(n) = self.noise {
             let _ = writeln!(o, "noise = {}", quote(&n.text()));
         }
+        if let Some(n) = &self.note {
+            let _ = writeln!(o, "note = {}", quote(n));
+        }
         if let Some(out) = &self.out {
             let _ = writeln!(o, "out = {}", quote(out));
         }
@@ -85,6 +88,9 @@ impl Study {
             }
             if let Some(i) = self.quick.interval {
                 let _ = writeln!(o, "interval = {}", quote(&i.text()));
+            }
+            if let Some(n) = &self.quick.note {
+                let _ = writeln!(o, "note = {}", quote(n));
             }
             if let Some(p) = self.quick.pause {
                 let _ = writeln!(o, "pause = {}", quote(&p.text()));
