@@ -182,6 +182,10 @@ fn narrow_intervals_add_repeats_up_to_the_maximum_and_wide_ones_stop_at_the_mini
     );
     assert!(said.contains("(2-4 repeats"), "{said}");
     assert!(said.contains("round 3: 3 more trials"), "{said}");
+    assert!(
+        said.contains("a/dvr after 2 repeats: ±") && said.contains("wider than ±0.0001%: one more"),
+        "{said}"
+    );
     assert!(said.contains("round 4: 3 more trials"), "{said}");
     assert!(!said.contains("round 5"), "{said}");
     let order = run_order(&root);
@@ -225,7 +229,10 @@ fn narrow_intervals_add_repeats_up_to_the_maximum_and_wide_ones_stop_at_the_mini
         &["--repeats", "3", "--interval", "1000%"],
     );
     assert!(!said.contains("round 4"), "{said}");
-    assert!(said.contains("narrow enough after 3 repeats"), "{said}");
+    assert!(
+        said.contains("after 3 repeats: ±") && said.contains("narrow enough"),
+        "{said}"
+    );
     assert_eq!(run_order(&root).len(), 9);
     // A part of the study runs its own repeats only.
     let (_, said) = run(

@@ -52,22 +52,30 @@ pub fn standings(study: &Study, root: &Path) -> Result<Vec<Standing>, ReportErro
     Ok(out)
 }
 
-/// What a standing says, for the study's progress lines: `ext4/dvr: ±3.1% after 3 repeats,
-/// one more` / `... narrow enough` / `... at the maximum`.
-pub fn describe(s: &Standing) -> String {
+/// What a standing says, for the study's progress lines: `ext4/dvr after 3 repeats: ±3.1%,
+/// wider than ±2%: one more` / `...: ±0.8%, narrow enough` / `...: at max_repeats`.
+pub fn describe(s: &Standing, interval: Option<f64>) -> String {
+    let pct = |w: f64| format!("±{}%", crate::present::num(w * 100.0));
     let width = |w: Option<f64>| match w {
-        Some(w) if w.is_finite() => format!("±{}%", crate::present::num(w * 100.0)),
+        Some(w) if w.is_finite() => pct(w),
         _ => "no interval yet".into(),
     };
     let what = match s.decision {
-        Decision::BelowMinimum => "below the study's repeats".to_string(),
-        Decision::TooWide(w) => format!("{}, wider than the study's interval: one more", width(w)),
+        Decision::BelowMinimum => "below the study's repeats: one more".to_string(),
+        Decision::TooWide(w) => format!(
+            "{}, wider than {}: one more",
+            width(w),
+            interval.map_or_else(
+                || "asked".into(),
+                |i| format!("±{}", crate::units::Percent::from_share(i).text())
+            )
+        ),
         Decision::Narrow(w) => format!("{}, narrow enough", width(Some(w))),
-        Decision::AtMaximum => "at the study's max_repeats".into(),
+        Decision::AtMaximum => "at max_repeats".into(),
         Decision::Fixed => "the study adds no repeats".into(),
     };
     format!(
-        "{}/{}: {what} after {} repeat{}",
+        "{}/{} after {} repeat{}: {what}",
         s.stack,
         s.workload,
         s.repeats,

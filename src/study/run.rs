@@ -453,7 +453,8 @@ impl Runner<'_> {
             };
             let mut todo = Vec::new();
             for st in &standings {
-                writeln!(self.say, "{}", super::adaptive::describe(st)).map_err(said)?;
+                let line = super::adaptive::describe(st, rule.width);
+                writeln!(self.say, "{line}").map_err(said)?;
                 if !st.decision.more() {
                     continue;
                 }
