@@ -97,17 +97,23 @@ fn an_md_array_is_made_of_the_drives_and_stopped_after_the_unmount() {
         drive < array && array < mount,
         "released in reverse: {ledger:?}"
     );
-    // Seven 1 GiB images fit in memory on any machine that builds this: their tmpfs is
-    // recorded before the devices on them, so it is unmounted after they are released.
-    let images = position(
-        &ledger,
-        |r| matches!(r, Resource::Mount { target } if target.ends_with("images")),
-    );
-    assert!(images < drive, "{ledger:?}");
-    assert!(
-        text.contains("mount -t tmpfs -o size=7517241344,mode=0700"),
-        "{text}"
-    );
+    // Seven 1 GiB images fit in memory unless other runs' image tmpfs (tests running beside
+    // this one) have taken the room: then they go on disk and the log says why. In memory,
+    // their tmpfs is recorded before the devices on it, so it is unmounted after they are
+    // released.
+    let images = ledger
+        .iter()
+        .position(|r| matches!(r, Resource::Mount { target } if target.ends_with("images")));
+    match images {
+        Some(images) => {
+            assert!(images < drive, "{ledger:?}");
+            assert!(
+                text.contains("mount -t tmpfs -o size=7517241344,mode=0700"),
+                "{text}"
+            );
+        }
+        None => assert!(!text.contains("mount -t tmpfs"), "{text}"),
+    }
 }
 
 #[test]
