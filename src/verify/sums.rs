@@ -14,25 +14,27 @@ const POLY16: u16 = 0xA001;
 /// x^7 + x^3 + 1 without its top term.
 const POLY7: u8 = 0x09;
 
-const TABLE64: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u64;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ POLY64
-            } else {
-                c >> 1
-            };
-            k += 1;
+/// The byte-at-a-time table of a reflected CRC of type `$t` and polynomial `$poly`.
+macro_rules! reflected_table {
+    ($t:ty, $poly:expr) => {{
+        let mut t = [0 as $t; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as $t;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 { (c >> 1) ^ $poly } else { c >> 1 };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
         }
-        t[i] = c;
-        i += 1;
-    }
-    t
-};
+        t
+    }};
+}
+pub(crate) use reflected_table;
+
+const TABLE64: [u64; 256] = reflected_table!(u64, POLY64);
 
 const TABLE32: [u32; 256] = {
     let mut t = [0u32; 256];
@@ -54,25 +56,7 @@ const TABLE32: [u32; 256] = {
     t
 };
 
-const TABLE16: [u16; 256] = {
-    let mut t = [0u16; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u16;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ POLY16
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-};
+const TABLE16: [u16; 256] = reflected_table!(u16, POLY16);
 
 /// The 7-bit remainder of each byte times x^7: indexed by `(crc << 1) ^ byte`.
 const TABLE7: [u8; 256] = {
