@@ -1,5 +1,5 @@
-//! `iotrial list`: the workload kinds with their parameters, the built-in studies, and the
-//! device models with theirs.
+//! `iotrial list`: the workload kinds with their parameters, the built-in studies, the device
+//! models with theirs, and fio's options with what iotrial does with each.
 
 use anyhow::Result;
 use iotrial::present::Rows;
@@ -15,11 +15,16 @@ pub enum ListWhat {
     Studies,
     /// Device models for emu: devices, their parameters and defaults.
     Models,
+    /// Every option of fio's HOWTO (and the others iotrial reads): honoured, honoured with a
+    /// difference, ignored as harmless or refused, with why.
+    FioOptions,
 }
 
-/// Prints the list asked for.
-pub fn run(what: ListWhat) -> Result<()> {
+/// Prints the list asked for; `markdown`: fio's options as docs/fio-options.md.
+pub fn run(what: ListWhat, markdown: bool) -> Result<()> {
     match what {
+        ListWhat::FioOptions if markdown => print!("{}", iotrial::fio::table::markdown()),
+        ListWhat::FioOptions => print!("{}", iotrial::fio::table::text()),
         ListWhat::Workloads => workloads(),
         ListWhat::Studies => {
             let rows = Rows {

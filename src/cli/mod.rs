@@ -71,6 +71,9 @@ enum Command {
     List {
         #[arg(value_enum)]
         what: list::ListWhat,
+        /// fio-options: print the table as docs/fio-options.md holds it.
+        #[arg(long)]
+        markdown: bool,
     },
     /// The guest agent of a VM trial: the first process of the guest iotrial boots (never
     /// run by hand).
@@ -93,7 +96,7 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),
-        Command::List { what } => list::run(what),
+        Command::List { what, markdown } => list::run(what, markdown),
         Command::Guest => iotrial::guest::main(),
     }
 }

@@ -45,7 +45,7 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     }
     if let (Amount::Bytes(s), None) = (j.size, j.filesize) {
         let bs = j.bs.read.min().min(j.bs.write.min());
-        if s < bs && !j.fill_device {
+        if s < bs && !j.fill_device && j.replay.logs.is_empty() {
             return bad("size", format!("must be at least bs ({bs} bytes)"));
         }
     }
@@ -75,6 +75,18 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
                 "a priority per I/O needs ioengine=libaio or io_uring, which carry one; {} does not",
                 j.ioengine.name()
             ),
+        );
+    }
+    if j.verify_only && j.verify.is_none() {
+        return bad(
+            "verify_only",
+            "verify_only checks what an earlier run wrote with verify=; give the job its verify= too".into(),
+        );
+    }
+    if j.verify_only && j.time_based {
+        return bad(
+            "verify_only",
+            "verify_only reads the job's region once; it does not take time_based (fio refuses it too)".into(),
         );
     }
     if j.time_based && j.runtime <= 0.0 {
@@ -243,7 +255,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
     let mut index = 0;
     for j in jobs {
         for k in 0..j.numjobs {
-            if j.filename.is_some() {
+            if j.filename.is_some() || !j.replay.logs.is_empty() {
                 let e = shared.entry(place::names(j, k)).or_insert(Shared {
                     owner: index,
                     ..Shared::default()

@@ -6,7 +6,7 @@
 
 use super::super::spec::{JobSpec, VerifySpec};
 use super::values::{pattern, Arg};
-use super::Opt;
+use super::{honoured, Opt};
 use crate::verify::Checksum;
 
 /// The job's verify settings, made with fio's defaults the first time an option asks.
@@ -19,6 +19,9 @@ fn verify_of(j: &mut JobSpec) -> &mut VerifySpec {
         backlog: 0,
         fatal: false,
         implied: false,
+        state_save: false,
+        state_load: false,
+        experimental: false,
     })
 }
 
@@ -56,10 +59,9 @@ fn pct(a: &Arg) -> Result<u32, String> {
 
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
-    Opt {
-        names: &["verify"],
-        set: verify,
-    },
+    honoured(&["verify"], verify).differs(
+        "every checksum but fio's SHA-3 ones, each stored as fio 3.33 stores it (its sha512 field holds only some of the data's first and last bytes, its sha256 field a non-standard hash: fio's own); verify=null does not verify",
+    ),
     opt!(["verify_interval"], |j, a| {
         let n = a.bytes()?;
         if n == 0 {
@@ -82,6 +84,22 @@ pub static OPTIONS: &[Opt] = &[
         }
     }),
     opt!(["verify_backlog"], |j, a| verify_of(j).backlog = a.int()?),
+    opt!(["verify_only"], |j, a| j.verify_only = a.flag()?).differs(
+        "iotrial reads the job's region back in the job's order and checks the blocks its headers say the job wrote (fio re-creates the write offsets); the files are kept as they are",
+    ),
+    opt!(["verify_state_save"], |j, a| verify_of(j).state_save = a.flag()?)
+        .differs(
+            "iotrial's own state file (which blocks each completed write covered), under fio's name local-JOB-CLONE-verify.state in the working directory; fio cannot read it, nor iotrial fio's",
+        )
+        .default_differs(
+            "off: iotrial writes a state file only when asked (fio's default is on)",
+        ),
+    opt!(["verify_state_load"], |j, a| verify_of(j).state_load = a.flag()?).differs(
+        "reads iotrial's own state file (see verify_state_save) and checks only the blocks it says were written; a missing state file ends the job with why",
+    ),
+    opt!(["experimental_verify"], |j, a| verify_of(j).experimental = a.flag()?).differs(
+        "iotrial reads back what its own record of the written blocks lists either way, which is what fio's experimental verify re-creates",
+    ),
     opt!(["verify_fatal"], |j, a| verify_of(j).fatal = a.flag()?),
     opt!(["zero_buffers"], |j, a| j.buffers.zero = a.flag()?),
     opt!(["refill_buffers"], |j, a| j.buffers.refill = a.flag()?),
