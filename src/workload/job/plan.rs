@@ -103,12 +103,17 @@ fn largest(j: &JobSpec) -> u64 {
     moved(j).map(|d| d.max()).max().unwrap_or(4096)
 }
 
-/// The block sizes of the directions a job moves data in (its trims move none).
+/// The block sizes of the directions a job moves data in (its trims move none, but a
+/// trimwrite job writes each block it trimmed, as long as the trim).
 fn moved(j: &JobSpec) -> impl Iterator<Item = &super::spec::BlockSizes> {
-    [(j.rw.reads(), &j.bs.read), (j.rw.writes(), &j.bs.write)]
-        .into_iter()
-        .filter(|(does, _)| *does)
-        .map(|(_, d)| d)
+    [
+        (j.rw.reads(), &j.bs.read),
+        (j.rw.writes(), &j.bs.write),
+        (j.rw.kind == RwKind::TrimWrite, &j.bs.trim),
+    ]
+    .into_iter()
+    .filter(|(does, _)| *does)
+    .map(|(_, d)| d)
 }
 
 /// What a job's streams do, for the stack and the report.

@@ -190,6 +190,8 @@ pub struct JobGen {
     replay: Option<Replayer>,
     replay_next: Option<Step>,
     replay_t0: Option<u64>,
+    /// When the next request was due (its lateness is its lag, as a paced job's).
+    replay_at: Option<u64>,
     /// The I/Os in flight (file, offset, length), and one held back until those it overlaps
     /// complete (`serialize_overlap`).
     flying: Vec<(u32, u64, u32)>,
@@ -353,6 +355,7 @@ impl JobGen {
             }),
             replay_next: None,
             replay_t0: None,
+            replay_at: None,
             flying: Vec::with_capacity(if j.ioengine.is_async() {
                 j.iodepth as usize
             } else {
@@ -854,6 +857,7 @@ impl JobGen {
             if now < at {
                 return Some(Next::Wait(at));
             }
+            self.replay_at = Some(at);
         }
         let sync = matches!(step.op.kind, TraceKind::Sync | TraceKind::Datasync);
         (sync && in_flight > 0).then_some(Next::Reap(0))
@@ -1177,6 +1181,10 @@ impl IoGen for JobGen {
         if j.serialize_overlap && self.overlaps(&io) {
             self.held = Some(io);
             return Next::Reap(in_flight.saturating_sub(1));
+        }
+        if let Some(at) = self.replay_at.take() {
+            // A replayed request is late by how long after its time it goes.
+            lag = now.saturating_sub(at);
         }
         io.lag_ns = lag;
         io.prio = self.prio_of(&io);
