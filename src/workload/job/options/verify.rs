@@ -95,7 +95,7 @@ pub static OPTIONS: &[Opt] = &[
             "off: iotrial writes a state file only when asked (fio's default is on)",
         ),
     opt!(["verify_state_load"], |j, a| verify_of(j).state_load = a.flag()?).differs(
-        "reads iotrial's own state file (see verify_state_save) and checks only the blocks it says were written; a missing state file ends the job with why",
+        "reads iotrial's own state file (see verify_state_save) and checks only the blocks it says were written; a missing state file ends the job with why. Across trials it checks the data only where the files outlive the trial (a `block:` target): a `dir:` or `image:` target's files go with the trial",
     ),
     opt!(["experimental_verify"], |j, a| verify_of(j).experimental = a.flag()?).differs(
         "iotrial reads back what its own record of the written blocks lists either way, which is what fio's experimental verify re-creates",

@@ -19,7 +19,9 @@ const LOGS_AFTER: &str = "iotrial writes its logs from its samples after the run
 /// The ignored options.
 pub static OPTIONS: &[Opt] = &[
     ignored(&["directory"], "iotrial does its I/O on the stack's target, not in this directory"),
-    ignored(&["thread"], "iotrial runs every job as a thread"),
+    ignored(&["thread"], "iotrial runs every job as a thread").default_differs(
+        "a thread per clone (fio forks a process per job unless thread is given; its forked jobs each get a scheduler share of their own on a busy host)",
+    ),
     ignored(&["openfiles"], "iotrial keeps every file of a job open while it runs"),
     ignored(&["allow_file_create"], "iotrial lays out its jobs' files on the stack's target itself"),
     ignored(&["create_serialize"], "iotrial lays out the jobs' files one job after the other"),
