@@ -655,8 +655,6 @@ pub struct JobSpec {
     pub create_only: bool,
     /// A pause after each this many seconds of I/O (`thinktime_iotime`); 0: by blocks only.
     pub thinktime_iotime: f64,
-    /// Count `thinktime_blocks` at issue (`thinktime_blocks_type=issue`), not at completion.
-    pub thinktime_issue: bool,
     /// After a pause the rate's schedule starts again from then (`rate_ignore_thinktime`),
     /// rather than catching up.
     pub rate_ignore_thinktime: bool,
@@ -807,7 +805,6 @@ impl JobSpec {
             exitall_on_error: false,
             create_only: false,
             thinktime_iotime: 0.0,
-            thinktime_issue: false,
             rate_ignore_thinktime: false,
             write_hint: None,
             offset_align: 0,

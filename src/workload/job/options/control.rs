@@ -64,8 +64,12 @@ pub static OPTIONS: &[Opt] = &[
         a.seconds(1e-6)?),
     opt!(["thinktime_blocks"], |j, a| j.thinktime_blocks =
         a.int()?.max(1)),
-    opt!(["thinktime_blocks_type"], |j, a| j.thinktime_issue =
-        a.choice(&["complete", "issue"])? == "issue"),
+    opt!(["thinktime_blocks_type"], |_j, a| {
+        a.choice(&["complete", "issue"])?;
+    })
+    .differs(
+        "iotrial counts issued I/Os and lets the queue drain before each pause, for either type: at queue depth 1 the pauses fall where fio's do, deeper it pauses after N I/Os have been issued and completed",
+    ),
     opt!(["thinktime_iotime"], |j, a| j.thinktime_iotime =
         a.seconds(1.0)?),
     opt!(["rate_ignore_thinktime"], |j, a| j.rate_ignore_thinktime =
