@@ -13,8 +13,10 @@ pub mod dist;
 pub mod fileops;
 pub mod offsets;
 pub mod place;
+mod replayed;
 pub mod sizes;
 pub mod steady;
+mod thread;
 pub mod verify;
 pub mod zones;
 
@@ -22,7 +24,6 @@ use super::spec::{ioprio, Engine, ExitWhat, FileService, JobSpec, RwKind, ZoneMo
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
 use crate::trace::replay::{Replayer, Step};
-use crate::trace::TraceKind;
 use offsets::{FileCursor, Picking};
 use place::{FilePlan, JobFile};
 use std::os::fd::OwnedFd;
@@ -809,91 +810,6 @@ impl JobGen {
                 ..Io::default()
             });
         }
-    }
-
-    /// Puts the calling (stream) thread where the job asks: on its CPUs (`cpus_allowed`,
-    /// with the engine's pinning) and at its nice value; a refusal ends the job saying why.
-    fn place_thread(&mut self, j: &JobSpec) {
-        if let Some(cpus) = crate::workload::job::options::sched_cpus(j, self.c.clone) {
-            let pinned = crate::engine::cpus::CpuSet::of(&cpus)
-                .ok_or_else(|| std::io::Error::other("no CPU"))
-                .and_then(|set| set.pin_calling_thread());
-            match pinned {
-                Ok(()) => self.cpus = Some(cpus),
-                Err(e) if self.stop.is_none() => {
-                    self.stop = Some(format!("could not run on CPUs {cpus:?}: {e}"));
-                }
-                Err(_) => {}
-            }
-        }
-        if let Some(n) = j.nice {
-            // SAFETY: setpriority of the calling thread (its tid), no pointers.
-            let r =
-                unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, n) };
-            if r < 0 && self.stop.is_none() {
-                self.stop = Some(format!(
-                    "the kernel refused nice={n} ({})",
-                    std::io::Error::last_os_error()
-                ));
-            }
-        }
-    }
-
-    /// A replay's next request, drawn once and kept until it goes; `None` once the log is done.
-    fn replay_peek(&mut self) -> Option<Step> {
-        if self.replay_next.is_none() {
-            self.replay_next = self.replay.as_mut()?.next_step();
-        }
-        self.replay_next
-    }
-
-    /// What a replay must do before its next request may go: wait for its time, or (a sync)
-    /// for what is in flight; `None` when it may go now, or the log is done.
-    fn replay_wait(&mut self, now: u64, in_flight: usize) -> Option<Next> {
-        let step = self.replay_peek()?;
-        let t0 = *self.replay_t0.get_or_insert(now);
-        if let Some(due) = step.due_ns {
-            let at = t0 + (due as f64 * self.ns_per_s / 1e9) as u64;
-            if now < at {
-                return Some(Next::Wait(at));
-            }
-            self.replay_at = Some(at);
-        }
-        let sync = matches!(step.op.kind, TraceKind::Sync | TraceKind::Datasync);
-        (sync && in_flight > 0).then_some(Next::Reap(0))
-    }
-
-    /// The replay's next request as an I/O of the job's files.
-    fn replayed(&mut self) -> Option<Io> {
-        let step = self.replay_peek()?;
-        self.replay_next = None;
-        let o = step.op;
-        let f = if self.c.job.replay.redirect.is_some() {
-            0
-        } else {
-            (o.file as usize).min(self.files.len().saturating_sub(1))
-        };
-        let file = &self.files[f];
-        let op = match o.kind {
-            TraceKind::Read => Op::Read,
-            TraceKind::Write => Op::Write,
-            TraceKind::Trim => Op::Trim,
-            TraceKind::Sync => Op::Fsync,
-            TraceKind::Datasync => Op::Fdatasync,
-        };
-        let len = if op.is_data() || op == Op::Trim {
-            o.len.min(u64::from(u32::MAX)) as u32
-        } else {
-            0
-        };
-        self.pass_ios += 1;
-        Some(Io {
-            file: f as u32,
-            op,
-            offset: file.base + file.start + o.offset,
-            len,
-            ..Io::default()
-        })
     }
 
     /// Whether `io` overlaps an I/O in flight on its file.

@@ -38,9 +38,10 @@ fn max_latency_ends_the_job_and_exitall_on_error_every_job() {
 
 #[test]
 fn thinktime_by_io_time_and_a_rate_that_does_not_catch_up() {
-    // A 20 ms pause after every 10 ms of I/O: over 100 ms, at least 3 pauses.
+    // A 20 ms pause after every 10 ms of I/O: over 300 ms, up to 10 of them; at least 3
+    // however late the host lets them end.
     let (s, _d) = run_jobs(
-        "[t]\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=100ms\nthinktime=20ms\nthinktime_blocks=1000000\nthinktime_iotime=10ms\n",
+        "[t]\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=300ms\nthinktime=20ms\nthinktime_blocks=1000000\nthinktime_iotime=10ms\n",
     );
     let gaps = s[0]
         .samples

@@ -667,5 +667,4 @@ fn under_a_cut_a_shared_file_is_read_back_by_the_first_job_that_writes_it() {
     assert!(plain.streams[1].source.as_ref().unwrap().written.is_none());
 }
 
-#[path = "tests_vocab.rs"]
 mod vocab;
