@@ -49,6 +49,15 @@ fn summary() -> String {
     )
 }
 
+/// The options whose default differs from fio's, with how.
+fn defaults() -> Vec<(&'static str, &'static str)> {
+    let mut d: Vec<(&str, &str)> = options::table()
+        .filter_map(|o| o.default.map(|how| (o.name(), how)))
+        .collect();
+    d.sort();
+    d
+}
+
 /// An option with its aliases.
 fn names(r: &Row) -> String {
     if r.aliases.is_empty() {
@@ -61,7 +70,11 @@ fn names(r: &Row) -> String {
 /// The table for the terminal: one block per option.
 pub fn text() -> String {
     let mut out = summary();
-    out.push_str("\n\n");
+    out.push_str("\n\nWhere iotrial's default differs from fio's:\n");
+    for (name, how) in defaults() {
+        out.push_str(&format!("  {name}: {how}\n"));
+    }
+    out.push('\n');
     for r in options::rows() {
         out.push_str(&format!("{:<34} {}", names(&r), r.status));
         if !r.engines.is_empty() {
@@ -86,6 +99,11 @@ pub fn markdown() -> String {
          before anything is made on the target.\n\n{}\n\n",
         summary()
     );
+    out.push_str("Where iotrial's default differs from fio's (every other option's default is fio's own; `invalidate=1`, fio's, drops a buffered job's cached pages before it starts and at each new pass):\n\n");
+    for (name, how) in defaults() {
+        out.push_str(&format!("- `{name}`: {how}\n"));
+    }
+    out.push('\n');
     out.push_str("| option | status | engines | the difference, or why |\n");
     out.push_str("|---|---|---|---|\n");
     for r in options::rows() {
@@ -125,5 +143,6 @@ mod tests {
         assert!(md.contains("| `verify` | honoured, differs |"), "{md}");
         assert!(md.contains("| `exec_prerun` | refused |"));
         assert!(text().contains("readwrite"));
+        assert!(md.contains("- `size`: 256 MiB per clone"), "{md}");
     }
 }
