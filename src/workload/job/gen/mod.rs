@@ -193,8 +193,8 @@ pub struct JobGen {
     replay_t0: Option<u64>,
     /// When the next request was due (its lateness is its lag, as a paced job's).
     replay_at: Option<u64>,
-    /// The I/Os in flight (file, offset, length), and one held back until those it overlaps
-    /// complete (`serialize_overlap`).
+    /// With `serialize_overlap`, the I/Os in flight (file, offset, length), and one held back
+    /// until those it overlaps complete; empty otherwise.
     flying: Vec<(u32, u64, u32)>,
     held: Option<Io>,
     /// When its I/O time since the last pause began (`thinktime_iotime`).
@@ -1127,7 +1127,7 @@ impl IoGen for JobGen {
                 self.think = true;
             }
         }
-        if self.flying.len() < self.flying.capacity() {
+        if j.serialize_overlap && self.flying.len() < self.flying.capacity() {
             self.flying.push((io.file, io.offset, io.len));
         }
         self.refill =
