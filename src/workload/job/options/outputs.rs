@@ -14,10 +14,12 @@ fn log_name(v: Option<&str>) -> Option<String> {
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
     opt!(["write_lat_log"], |j, a| j.logs.lat = log_name(a.value)).differs(
-        "its lat and clat logs hold the same latency, issue to completion; no slat log is written",
+        "its lat and clat logs hold the same latency, issue to completion; no slat log is written; the priority column is 0 (see log_prio)",
     ),
-    opt!(["write_bw_log"], |j, a| j.logs.bw = log_name(a.value)),
-    opt!(["write_iops_log"], |j, a| j.logs.iops = log_name(a.value)),
+    opt!(["write_bw_log"], |j, a| j.logs.bw = log_name(a.value))
+        .differs("the priority column is 0 (see log_prio)"),
+    opt!(["write_iops_log"], |j, a| j.logs.iops = log_name(a.value))
+        .differs("the priority column is 0 (see log_prio)"),
     opt!(["log_avg_msec"], |j, a| j.logs.avg_msec = a.int()?),
     opt!(["log_offset"], |j, a| j.logs.offset = a.flag()?),
     opt!(["log_max_value", "log_window_value"], |j, a| {

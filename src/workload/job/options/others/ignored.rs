@@ -41,7 +41,7 @@ pub static OPTIONS: &[Opt] = &[
     ignored(&["verify_backlog_batch"], "iotrial reads back every block of a backlog"),
     ignored(
         &["log_prio"],
-        "iotrial counts each stream's I/Os per priority in result.json (`streams[].prio_ios`) rather than in its log lines",
+        "iotrial counts each stream's I/Os per priority in result.json (`streams[].prio_ios`) rather than in its log lines, whose priority column is 0 (fio's is 1 for a real-time I/O, or with log_prio the priority in hex)",
     )
     .unlisted(),
     ignored(&["error_dump"], "iotrial keeps every I/O's errno in samples.csv"),
