@@ -1263,12 +1263,7 @@ impl IoGen for JobGen {
             r.insert("cpus".into(), serde_json::json!(cpus));
         }
         if self.c.job.iolog_out.is_some() {
-            let paths: Vec<String> = self
-                .files
-                .iter()
-                .map(|f| f.path.display().to_string())
-                .collect();
-            r.insert("files".into(), serde_json::json!(paths));
+            r.insert("files".into(), serde_json::json!(names));
         }
         if let Some(s) = &self.steady {
             let start = self.start_at.unwrap_or(0);
