@@ -121,7 +121,7 @@ fn size_unit(u: &str) -> Option<f64> {
 }
 
 /// A size in bytes as fio reads it: a number (decimal, `0x` hex) with a suffix of
-/// [`size_unit`]'s, or fio's arithmetic in parentheses (`(4k*1024)`).
+/// `size_unit`'s, or fio's arithmetic in parentheses (`(4k*1024)`).
 pub fn bytes(v: &str) -> Result<u64, String> {
     let t = v.trim();
     if t.starts_with('(') {
