@@ -196,8 +196,11 @@ pub fn same_option(a: &str, b: &str) -> bool {
 pub fn apply(job: &mut JobSpec, key: &str, value: Option<&str>) -> Result<Option<String>, String> {
     let arg = Arg { key, value };
     let Some(o) = find(key) else {
+        let near = nearest(key)
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default();
         return Err(format!(
-            "fio option '{key}' is not supported by iotrial: it is not an option of fio {FIO_VERSION} nor of a later fio iotrial reads (`iotrial list fio-options` lists them all, with what iotrial does with each)"
+            "fio option '{key}' is not supported by iotrial: it is not an option of fio {FIO_VERSION} nor of a later fio iotrial reads (`iotrial list fio-options` lists them all, with what iotrial does with each){near}"
         ));
     };
     if let Some(set) = o.set {
@@ -229,6 +232,30 @@ pub fn apply(job: &mut JobSpec, key: &str, value: Option<&str>) -> Result<Option
         }
         Status::Refused(why) => Err(format!("fio option '{key}' cannot be honoured: {why}")),
     }
+}
+
+/// The option name closest to `key` (at most two edits away), if any.
+fn nearest(key: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (k, cb) in b.iter().enumerate() {
+                let cur = row[k + 1];
+                row[k + 1] = (prev + usize::from(ca != *cb)).min(row[k] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    };
+    table()
+        .flat_map(|o| o.names.iter().copied())
+        .map(|n| (distance(key, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// One row of the option table, as `iotrial list fio-options` prints it.
@@ -314,6 +341,8 @@ mod tests {
             e.contains("not supported") && e.contains("list fio-options"),
             "{e}"
         );
+        let e = apply(&mut j, "iodepht", Some("4")).unwrap_err();
+        assert!(e.ends_with("did you mean iodepth?"), "{e}");
         let e = apply(&mut j, "exec_prerun", Some("rm -rf /")).unwrap_err();
         assert!(e.contains("cannot be honoured"), "{e}");
     }
