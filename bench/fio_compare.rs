@@ -6,7 +6,11 @@
 //! (registered buffers and file for both) and with libaio (the kernel's native AIO for both);
 //! 1 MiB sequential writes; all time-based; and the
 //! two 4 KiB random-read cases of one job again as fio's default runs a job with a size and no
-//! `time_based`: one pass over 1 GiB. iotrial samples every I/O (spilled, then written to
+//! `time_based`: one pass over 1 GiB; and two buffered one-pass cases (fio's default
+//! `direct=0`: 4 KiB random reads over 256 MiB, 128 KiB sequential reads over 1 GiB), each tool
+//! run twice in a row over the same region, so the second run follows one that read it
+//! through the page cache (both drop its cached pages first: fio's `invalidate=1`). iotrial
+//! samples every I/O (spilled, then written to
 //! samples.csv). Prints IOPS and MB/s of each (median of the rounds), the ratio iotrial / fio,
 //! the median latency of each (fio's clat p50, iotrial's p50), then iotrial's one-pass p50 over
 //! its time-based p50 for both engines, and CPU time per I/O: the processes' own (getrusage of
@@ -33,13 +37,16 @@ use std::process::Command;
 /// zram's size: two 512 MiB regions, or one pass over 1 GiB, at 1 MiB, and room to spare.
 const DISK: &str = "1536M";
 
-/// One case: its name, fio's options, iotrial's parameters (the same, in iotrial's words), and
-/// whether it makes one pass over its size (else it runs for the bench's runtime).
+/// One case: its name, fio's options, iotrial's parameters (the same, in iotrial's words),
+/// whether it makes one pass over its size (else it runs for the bench's runtime), and whether
+/// it reads through the page cache (fio's default `direct=0`; then each tool runs twice in a
+/// row, and each run is compared with the other tool's run of the same rank).
 struct Case {
     name: &'static str,
     fio: &'static [&'static str],
     iotrial: &'static [&'static str],
     one_pass: bool,
+    buffered: bool,
 }
 
 const CASES: &[Case] = &[
@@ -48,6 +55,7 @@ const CASES: &[Case] = &[
         fio: &["--rw=randread", "--bs=4k", "--ioengine=psync", "--size=1g"],
         iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=1g"],
         one_pass: false,
+        buffered: false,
     },
     Case {
         name: "4k randread QD1 psync, 2 jobs",
@@ -67,6 +75,7 @@ const CASES: &[Case] = &[
             "numjobs=2",
         ],
         one_pass: false,
+        buffered: false,
     },
     Case {
         name: "4k randread QD32 io_uring",
@@ -87,6 +96,7 @@ const CASES: &[Case] = &[
             "size=1g",
         ],
         one_pass: false,
+        buffered: false,
     },
     Case {
         name: "4k randread QD32 libaio",
@@ -105,6 +115,7 @@ const CASES: &[Case] = &[
             "size=1g",
         ],
         one_pass: false,
+        buffered: false,
     },
     Case {
         name: "1M seq write QD1 psync",
@@ -119,12 +130,14 @@ const CASES: &[Case] = &[
         ],
         iotrial: &["rw=write", "bs=1m", "ioengine=psync", "size=1g"],
         one_pass: false,
+        buffered: false,
     },
     Case {
         name: "4k randread QD1 psync, one pass over 1 GiB",
         fio: &["--rw=randread", "--bs=4k", "--ioengine=psync", "--size=1g"],
         iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=1g"],
         one_pass: true,
+        buffered: false,
     },
     Case {
         name: "4k randread QD32 io_uring, one pass over 1 GiB",
@@ -145,6 +158,26 @@ const CASES: &[Case] = &[
             "size=1g",
         ],
         one_pass: true,
+        buffered: false,
+    },
+    Case {
+        name: "4k randread QD1 psync, buffered, one pass over 256 MiB",
+        fio: &[
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--size=256m",
+        ],
+        iotrial: &["rw=randread", "bs=4k", "ioengine=psync", "size=256m"],
+        one_pass: true,
+        buffered: true,
+    },
+    Case {
+        name: "128k read QD1 psync, buffered, one pass over 1 GiB",
+        fio: &["--rw=read", "--bs=128k", "--ioengine=psync", "--size=1g"],
+        iotrial: &["rw=read", "bs=128k", "ioengine=psync", "size=1g"],
+        one_pass: true,
+        buffered: true,
     },
 ];
 
@@ -218,7 +251,8 @@ struct Run {
 fn fio(fio: &Path, dev: &str, c: &Case, runtime: u32) -> Run {
     let before = children_cpu_s();
     let mut cmd = Command::new(fio);
-    cmd.args(["--name=job", "--thread", "--direct=1", "--offset=1m"]);
+    cmd.args(["--name=job", "--thread", "--offset=1m"]);
+    cmd.arg(format!("--direct={}", u8::from(!c.buffered)));
     if !c.one_pass {
         cmd.arg("--time_based").arg(format!("--runtime={runtime}"));
     }
@@ -273,7 +307,12 @@ fn iotrial(dev: &str, c: &Case, runtime: u32, out: &Path) -> Run {
         .arg(format!("block:{dev}"))
         .arg("--out")
         .arg(out);
-    for s in c.iotrial.iter().copied().chain(["direct=true"]) {
+    let direct = if c.buffered {
+        "direct=false"
+    } else {
+        "direct=true"
+    };
+    for s in c.iotrial.iter().copied().chain([direct]) {
         cmd.args(["--set", s]);
     }
     if !c.one_pass {
@@ -352,48 +391,89 @@ fn main() {
     let chosen = CASES
         .iter()
         .filter(|c| only.is_empty() || only.iter().any(|w| c.name.contains(w.as_str())));
+    let mut twice: Vec<String> = Vec::new();
     for c in chosen {
-        let (mut f, mut i) = (Vec::new(), Vec::new());
+        // A buffered case runs each tool twice in a row: the second run follows one that
+        // read the same region through the page cache.
+        let runs = if c.buffered { 2 } else { 1 };
+        let (mut f, mut i) = (vec![Vec::new(); runs], vec![Vec::new(); runs]);
         for r in 0..rounds {
             let out = tmp.path().join(format!("r{r}"));
+            let fio_runs = |f: &mut Vec<Vec<Run>>| {
+                for run in f.iter_mut() {
+                    run.push(fio(&fio_bin, &dev, c, runtime));
+                }
+            };
+            let iotrial_runs = |i: &mut Vec<Vec<Run>>| {
+                for run in i.iter_mut() {
+                    run.push(iotrial(&dev, c, runtime, &out));
+                    let _ = std::fs::remove_dir_all(&out);
+                }
+            };
             if r % 2 == 0 {
-                f.push(fio(&fio_bin, &dev, c, runtime));
-                i.push(iotrial(&dev, c, runtime, &out));
+                fio_runs(&mut f);
+                iotrial_runs(&mut i);
             } else {
-                i.push(iotrial(&dev, c, runtime, &out));
-                f.push(fio(&fio_bin, &dev, c, runtime));
+                iotrial_runs(&mut i);
+                fio_runs(&mut f);
             }
-            let _ = std::fs::remove_dir_all(&out);
         }
         let m = |v: &[Run], g: fn(&Run) -> f64| median(v.iter().map(g).collect());
+        if c.buffered {
+            for k in 0..runs {
+                let per: Vec<String> = f[k]
+                    .iter()
+                    .zip(&i[k])
+                    .map(|(a, b)| format!("{:.3}", b.iops / a.iops))
+                    .collect();
+                twice.push(format!(
+                    "| {} | {} | {:.0} | {:.0} | **{:.3}** | {} |",
+                    c.name,
+                    ["first", "second"][k],
+                    m(&f[k], |r| r.iops),
+                    m(&i[k], |r| r.iops),
+                    m(&i[k], |r| r.iops) / m(&f[k], |r| r.iops),
+                    per.join(", ")
+                ));
+            }
+        }
+        let (f, i) = (&f[0], &i[0]);
         let per_round: Vec<String> = f
             .iter()
-            .zip(&i)
+            .zip(i)
             .map(|(a, b)| format!("{:.3}", b.iops / a.iops))
             .collect();
-        p50.insert(c.name, m(&i, |r| r.p50_us));
+        p50.insert(c.name, m(i, |r| r.p50_us));
         println!(
             "| {} | {:.0} | {:.0} | **{:.3}** | {:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
             c.name,
-            m(&f, |r| r.iops),
-            m(&i, |r| r.iops),
-            m(&i, |r| r.iops) / m(&f, |r| r.iops),
-            m(&f, |r| r.mb_s),
-            m(&i, |r| r.mb_s),
-            m(&f, |r| r.p50_us),
-            m(&i, |r| r.p50_us),
-            m(&f, |r| r.proc_us),
-            m(&i, |r| r.proc_us),
-            m(&f, |r| r.work_us),
-            m(&i, |r| r.work_us),
+            m(f, |r| r.iops),
+            m(i, |r| r.iops),
+            m(i, |r| r.iops) / m(f, |r| r.iops),
+            m(f, |r| r.mb_s),
+            m(i, |r| r.mb_s),
+            m(f, |r| r.p50_us),
+            m(i, |r| r.p50_us),
+            m(f, |r| r.proc_us),
+            m(i, |r| r.proc_us),
+            m(f, |r| r.work_us),
+            m(i, |r| r.work_us),
         );
         eprintln!(
             "  {}: per-round ratios {}; I/Os per run fio {:.0}, iotrial {:.0}",
             c.name,
             per_round.join(", "),
-            m(&f, |r| r.ios),
-            m(&i, |r| r.ios)
+            m(f, |r| r.ios),
+            m(i, |r| r.ios)
         );
+    }
+    if !twice.is_empty() {
+        println!();
+        println!("| buffered case | run of the two in a row | fio IOPS | iotrial IOPS | ratio | per round |");
+        println!("|---|---|---|---|---|---|");
+        for row in &twice {
+            println!("{row}");
+        }
     }
     println!();
     println!("| iotrial p50, one pass over time-based | one pass µs | time-based µs | ratio |");

@@ -11,10 +11,13 @@
 //! its I/Os and errors, refused and why, or failed), then the counts: of the files that use
 //! only the engines iotrial runs, how many ran on every target, and the refusals by reason.
 //! Results: bench/README.md. `FIO_EXAMPLES_TARGETS` (`dir,image,emu`) and
-//! `FIO_EXAMPLES_ONLY` (file names, comma-separated) narrow a run.
+//! `FIO_EXAMPLES_ONLY` (file names, comma-separated) narrow a run. With `FIO_KEPT` naming
+//! fio's `t/jobs` directory, the kept set of fio files that are not examples (fio's test jobs)
+//! is tried first, each accepted or refused by `iotrial study --dry-run` ([`fio_kept`]).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod fio_kept;
 
 use common::figures::total_ios;
 use common::{missing, Need};
@@ -234,8 +237,15 @@ fn cell(o: &Outcome) -> String {
 }
 
 fn main() {
+    let kept = std::env::var("FIO_KEPT").ok();
+    if let Some(k) = &kept {
+        let run = std::env::var("FIO_KEPT_RUN").is_ok_and(|v| v == "1");
+        fio_kept::report(&fio_kept::try_all(Path::new(k), run), k);
+    }
     let Ok(dir) = std::env::var("FIO_EXAMPLES") else {
-        println!("fio_examples: skipped: set FIO_EXAMPLES to the examples/ directory of fio's repository");
+        if kept.is_none() {
+            println!("fio_examples: skipped: set FIO_EXAMPLES to the examples/ directory of fio's repository (and FIO_KEPT to its t/jobs for the kept set)");
+        }
         return;
     };
     let targets: Vec<String> = std::env::var("FIO_EXAMPLES_TARGETS")

@@ -48,15 +48,19 @@ fn what_iotrial_cannot_run_fails_with_exit_2_naming_the_line_and_why_and_makes_n
     for (text, needle) in [
         (
             "[global]\nbs=4k\n\n[w]\nrw=write\nbogus_option=1\n",
-            "bad.fio:6: fio option 'bogus_option' is not supported by iotrial; supported: name, description, rw,",
+            "bad.fio:6: fio option 'bogus_option' is not supported by iotrial: it is not an option of fio 3.33",
         ),
         (
             "[global]\nbs=4k ; comment\n[w]\nioengine=rbd\n",
             "bad.fio:4: ioengine=rbd cannot be honoured: it is a network engine",
         ),
         (
-            "[w]\nrw=write\nnuma_cpu_nodes=0\n",
-            "bad.fio:3: fio option 'numa_cpu_nodes' cannot be honoured",
+            "[w]\nrw=write\nnuma_cpu_nodes=0-4095\n",
+            "bad.fio:3: numa_cpu_nodes=0-4095: NUMA node ",
+        ),
+        (
+            "[w]\nrw=write\nexec_prerun=touch /tmp/x\n",
+            "bad.fio:3: fio option 'exec_prerun' cannot be honoured: iotrial never runs a shell command",
         ),
         ("[w]\nbs=4q\n", "bad.fio:2: bs: '4q' has an unknown size unit"),
     ] {

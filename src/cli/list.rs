@@ -1,6 +1,7 @@
-//! `iotrial list`: the workload kinds with their parameters, the built-in studies, and the
-//! device models with theirs; `--markdown` prints the same tables as Markdown (docs/workloads.md
-//! holds the workloads' tables as this prints them, checked by a test).
+//! `iotrial list`: the workload kinds with their parameters, the built-in studies, the device
+//! models with theirs, and fio's options with what iotrial does with each; `--markdown` prints
+//! the same tables as Markdown (docs/workloads.md and docs/fio-options.md hold them as this
+//! prints them, checked by tests).
 
 use anyhow::Result;
 use iotrial::present::Rows;
@@ -16,6 +17,9 @@ pub enum ListWhat {
     Studies,
     /// Device models for emu: devices, their parameters and defaults.
     Models,
+    /// Every option of fio's HOWTO (and the others iotrial reads): honoured, honoured with a
+    /// difference, ignored as harmless or refused, with why.
+    FioOptions,
 }
 
 /// Prints `rows` as a terminal table, or as Markdown.
@@ -30,6 +34,8 @@ fn print(rows: &Rows, markdown: bool) {
 /// Prints the list asked for, as terminal tables or as Markdown.
 pub fn run(what: ListWhat, markdown: bool) -> Result<()> {
     match what {
+        ListWhat::FioOptions if markdown => print!("{}", iotrial::fio::table::markdown()),
+        ListWhat::FioOptions => print!("{}", iotrial::fio::table::text()),
         ListWhat::Workloads => workloads(markdown),
         ListWhat::Studies => {
             let rows = Rows {

@@ -72,7 +72,7 @@ enum Command {
     List {
         #[arg(value_enum)]
         what: list::ListWhat,
-        /// Print Markdown tables (as docs/ holds them) instead of terminal ones.
+        /// Print Markdown tables (as docs/ holds them, fio-options as docs/fio-options.md) instead of terminal ones.
         #[arg(long)]
         markdown: bool,
     },

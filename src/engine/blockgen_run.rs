@@ -88,6 +88,8 @@ impl Slots {
             lag_ns: f.io.lag_ns,
             errno,
             phase: 0,
+            file: f.io.file,
+            asked: f.io.len,
         });
         self.taken += 1;
         protocol.collected[self.index].store(self.taken, Ordering::Relaxed);

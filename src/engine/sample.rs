@@ -104,6 +104,11 @@ pub struct Sample {
     pub errno: i32,
     /// Index of the phase it was issued in, in the trial's list of phases.
     pub phase: u16,
+    /// Which of the stream's files it went to (a generated stream of several files, in the
+    /// order the generator opened them); 0 for a stream of one target.
+    pub file: u32,
+    /// Bytes it asked to move (`bytes` is what it moved); 0 for a sync.
+    pub asked: u32,
 }
 
 impl Sample {
@@ -130,6 +135,8 @@ impl Sample {
             lag_ns: lag,
             errno,
             phase: 0,
+            file: 0,
+            asked: asked.min(u64::from(u32::MAX)) as u32,
         }
     }
 

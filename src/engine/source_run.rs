@@ -95,6 +95,8 @@ pub fn run(mut job: SourceJob, protocol: &Protocol, barrier: &Barrier) -> Source
             lag_ns: lag,
             errno,
             phase: 0,
+            file: 0,
+            asked: 0,
         });
         taken += 1;
         protocol.collected[job.index].store(taken, std::sync::atomic::Ordering::Relaxed);

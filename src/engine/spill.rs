@@ -7,8 +7,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Bytes per record: offset, bytes, issue_ns, latency_ns, lag_ns (u64 each), errno (i32),
-/// phase (u16), op (u8), one byte of padding.
-pub const RECORD: usize = 48;
+/// phase (u16), op (u8), one byte of padding, file and asked (u32 each).
+pub const RECORD: usize = 56;
 
 /// The spill file of stream `index` in `dir`.
 pub fn path(dir: &Path, index: usize) -> PathBuf {
@@ -27,6 +27,8 @@ pub fn write(w: &mut BufWriter<std::fs::File>, samples: &[Sample]) -> io::Result
         rec[40..44].copy_from_slice(&s.errno.to_le_bytes());
         rec[44..46].copy_from_slice(&s.phase.to_le_bytes());
         rec[46] = s.op.code();
+        rec[48..52].copy_from_slice(&s.file.to_le_bytes());
+        rec[52..56].copy_from_slice(&s.asked.to_le_bytes());
         w.write_all(&rec)?;
     }
     Ok(())
@@ -61,6 +63,8 @@ pub fn read_each(path: &Path, f: &mut dyn FnMut(&Sample)) -> io::Result<()> {
             lag_ns: u64_at(&rec, 32),
             errno: i32::from_le_bytes(rec[40..44].try_into().expect("4 bytes")),
             phase: u16::from_le_bytes(rec[44..46].try_into().expect("2 bytes")),
+            file: u32::from_le_bytes(rec[48..52].try_into().expect("4 bytes")),
+            asked: u32::from_le_bytes(rec[52..56].try_into().expect("4 bytes")),
         });
     }
 }
@@ -83,6 +87,8 @@ mod tests {
                 errno: -1,
                 phase: 2,
                 op: Op::Unlink,
+                file: 9,
+                asked: 4096,
             },
             Sample::default(),
         ];

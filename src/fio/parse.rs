@@ -74,6 +74,61 @@ fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, S
     Ok(out)
 }
 
+/// A relative path a job file names (an iolog, a pattern file), made absolute as fio finds it
+/// (from the working directory), or beside the job file `file` when it is only there, so the
+/// job reads the same file wherever it is planned later. Left as it is when neither has it.
+fn anchored(path: &str, file: &str) -> String {
+    let p = Path::new(path);
+    if p.is_absolute() || path == "-" {
+        return path.to_string();
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if cwd.join(p).exists() {
+            return cwd.join(p).display().to_string();
+        }
+    }
+    let beside = Path::new(file).parent().map(|d| d.join(p));
+    match beside {
+        Some(b) if b.exists() => std::fs::canonicalize(&b).unwrap_or(b).display().to_string(),
+        _ => path.to_string(),
+    }
+}
+
+/// The value of option `key` with the files it names anchored ([`anchored`]): `read_iolog`'s
+/// (':'-separated) and the `'file'` pieces of a pattern.
+fn anchor_value(key: &str, value: &str, file: &str) -> String {
+    match key {
+        "read_iolog" => value
+            .split(':')
+            .map(|p| anchored(p, file))
+            .collect::<Vec<_>>()
+            .join(":"),
+        "buffer_pattern" | "verify_pattern" => {
+            let mut out = String::new();
+            let mut rest = value;
+            while let Some(at) = rest.find(['\'', '"']) {
+                out.push_str(&rest[..at]);
+                let quote = rest.as_bytes()[at] as char;
+                let Some(end) = rest[at + 1..].find(quote) else {
+                    break;
+                };
+                let inner = &rest[at + 1..at + 1 + end];
+                let inner = match quote {
+                    '\'' => anchored(inner, file),
+                    _ => inner.to_string(),
+                };
+                out.push(quote);
+                out.push_str(&inner);
+                out.push(quote);
+                rest = &rest[at + end + 2..];
+            }
+            out.push_str(rest);
+            out
+        }
+        _ => value.to_string(),
+    }
+}
+
 /// Applies `opts` to `job`, keeping notes (`file:line: note`); the first option iotrial
 /// cannot honour fails with its line.
 fn apply(
@@ -131,7 +186,12 @@ pub fn parse_text(
         }
         expanded.push('\n');
     }
-    let sections = jobfile::sections(&expanded).map_err(|e| at(e.line, e.message))?;
+    let mut sections = jobfile::sections(&expanded).map_err(|e| at(e.line, e.message))?;
+    for o in sections.iter_mut().flat_map(|s| s.options.iter_mut()) {
+        if let Some(v) = &o.value {
+            o.value = Some(anchor_value(&o.key, v, file));
+        }
+    }
     let expanded_at = |opts: &[Assign]| -> Result<(), FioError> {
         match opts
             .iter()
@@ -167,6 +227,7 @@ pub fn parse_text(
                 apply(&mut j, std::slice::from_ref(o), file, &mut notes)?;
             }
         }
+        crate::workload::job::resolve::resolve(&mut j);
         for note in crate::workload::job::job_notes(&j) {
             notes.push(format!("{file}:{}: {note}", s.line));
         }
@@ -232,7 +293,10 @@ mod tests {
             m.starts_with("b.fio:3: fio option 'bogus' is not supported"),
             "{m}"
         );
-        assert!(m.contains("rwmixread"), "lists what is supported: {m}");
+        assert!(
+            m.contains("iotrial list fio-options"),
+            "says where the list is: {m}"
+        );
         assert_eq!(e.why(), Cause::Input);
         let e = parse_text("c.fio", "[j]\nsize=${NOPE}\n", &env).unwrap_err();
         assert!(

@@ -258,6 +258,8 @@ fn to_trace(events: &[Event], target: &Target) -> Trace {
                 kind,
                 offset: if sized { at - target.start } else { 0 },
                 len: if sized { e.sectors * 512 } else { 0 },
+                file: 0,
+                wait_us: 0,
             })
         })
         .collect();
@@ -265,5 +267,6 @@ fn to_trace(events: &[Event], target: &Target) -> Trace {
         ops,
         files: Vec::new(),
         format: "iolog3",
+        undeclared: None,
     }
 }

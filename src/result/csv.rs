@@ -219,6 +219,8 @@ impl Rows {
             lag_ns: 0,
             errno,
             phase: u16::try_from(p).map_err(|_| "more than 65535 phases".to_string())?,
+            file: 0,
+            asked: 0,
         };
         match self.streams.iter_mut().find(|s| s.name == rec[0]) {
             Some(s) => s.samples.push(sample),

@@ -92,6 +92,8 @@ pub fn parse(text: &str) -> Result<Trace, LineError> {
             kind,
             offset,
             len,
+            file: 0,
+            wait_us: 0,
         });
     }
     Ok(trace)

@@ -1,8 +1,9 @@
 //! fio's iolog: version 2 (`FILE ACTION [OFFSET LENGTH]`, no times) and version 3
 //! (`TIMESTAMP FILE ACTION [OFFSET LENGTH]`, the timestamp in µs since the log began, as fio
 //! 3.33 writes and replays it). File actions are `add`, `open`, `close`; I/O actions `read`,
-//! `write`, `sync`, `datasync`, `trim` (`wait` in version 2 is read as no I/O). [`write_v3`]
-//! writes a trace back in version 3, which `fio --read_iolog` replays.
+//! `write`, `sync`, `datasync`, `trim`, and in version 2 `wait` (its offset field the
+//! microseconds to wait before the next I/O). [`write_v3`] writes a trace back in version 3,
+//! which `fio --read_iolog` replays.
 
 use super::{number, LineError, Trace, TraceKind, TraceOp};
 use std::io::Write;
@@ -25,6 +26,7 @@ pub fn parse(text: &str) -> Result<Trace, LineError> {
         format,
         ..Trace::default()
     };
+    let mut wait_us = 0u64;
     for (i, raw) in lines {
         let n = i + 1;
         let l = raw.trim();
@@ -44,15 +46,24 @@ pub fn parse(text: &str) -> Result<Trace, LineError> {
             .next()
             .ok_or_else(|| (n, format!("missing action after file '{file}'")))?;
         let kind = match action {
-            "add" | "open" | "close" | "wait" => {
+            "add" | "open" | "close" => {
                 if action == "add" && !trace.files.iter().any(|x| x == file) {
                     trace.files.push(file.to_string());
                 }
                 None
             }
+            "wait" => {
+                if !timed {
+                    // Version 2's delay is its offset field (fio's `ipo->delay`).
+                    wait_us =
+                        wait_us.saturating_add(f.next().and_then(|d| d.parse().ok()).unwrap_or(0));
+                }
+                None
+            }
             "read" => Some(TraceKind::Read),
             "write" => Some(TraceKind::Write),
-            "sync" | "datasync" => Some(TraceKind::Sync),
+            "sync" => Some(TraceKind::Sync),
+            "datasync" => Some(TraceKind::Datasync),
             "trim" => Some(TraceKind::Trim),
             a => {
                 return Err((
@@ -77,11 +88,23 @@ pub fn parse(text: &str) -> Result<Trace, LineError> {
             return Err((n, "offset + length overflows".into()));
         }
         if let Some(kind) = kind {
+            let index = match trace.files.iter().position(|x| x == file) {
+                Some(k) => k,
+                None => {
+                    if trace.undeclared.is_none() {
+                        trace.undeclared = Some((n, file.to_string()));
+                    }
+                    trace.files.push(file.to_string());
+                    trace.files.len() - 1
+                }
+            };
             trace.ops.push(TraceOp {
                 at_ns,
                 kind,
                 offset,
                 len,
+                file: index as u32,
+                wait_us: std::mem::take(&mut wait_us),
             });
         }
     }
@@ -97,17 +120,25 @@ pub fn write_v3(out: &mut impl Write, trace: &Trace, file: &str) -> std::io::Res
     writeln!(out, "0 {file} add")?;
     writeln!(out, "0 {file} open")?;
     for o in &trace.ops {
-        match o.kind {
-            TraceKind::Sync => writeln!(out, "{} {file} sync", us(o))?,
-            k => writeln!(
-                out,
-                "{} {file} {} {} {}",
-                us(o),
-                k.iolog_name(),
-                o.offset,
-                o.len
-            )?,
-        }
+        write_op(out, us(o), file, o.kind, o.offset, o.len)?;
     }
     writeln!(out, "{last} {file} close")
+}
+
+/// Writes one I/O line of an iolog version 3: at `us`, `kind` on `file` (offset and length
+/// for a read, write or trim).
+pub fn write_op(
+    out: &mut impl Write,
+    us: u64,
+    file: &str,
+    kind: TraceKind,
+    offset: u64,
+    len: u64,
+) -> std::io::Result<()> {
+    match kind {
+        TraceKind::Sync | TraceKind::Datasync => {
+            writeln!(out, "{us} {file} {}", kind.iolog_name())
+        }
+        k => writeln!(out, "{us} {file} {} {offset} {len}", k.iolog_name()),
+    }
 }

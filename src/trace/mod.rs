@@ -5,6 +5,7 @@
 
 pub mod blkparse;
 pub mod iolog;
+pub mod replay;
 
 use crate::cause::{Cause, HasCause};
 use std::path::{Path, PathBuf};
@@ -15,8 +16,10 @@ use std::path::{Path, PathBuf};
 pub enum TraceKind {
     Read,
     Write,
-    /// A cache flush (fio's `sync` / `datasync`, blktrace's F).
+    /// A cache flush (fio's `sync`, blktrace's F).
     Sync,
+    /// fio's `datasync`: the data flushed, not every piece of metadata.
+    Datasync,
     /// A discard (fio's `trim`, blktrace's D in the RWBS field).
     Trim,
 }
@@ -28,6 +31,7 @@ impl TraceKind {
             TraceKind::Read => "read",
             TraceKind::Write => "write",
             TraceKind::Sync => "sync",
+            TraceKind::Datasync => "datasync",
             TraceKind::Trim => "trim",
         }
     }
@@ -43,6 +47,10 @@ pub struct TraceOp {
     pub offset: u64,
     /// Bytes (0 for a sync).
     pub len: u64,
+    /// Which of the trace's `files` it goes to (0 for a trace of one device).
+    pub file: u32,
+    /// Microseconds to wait before it (an iolog v2's `wait` lines), 0 for none.
+    pub wait_us: u64,
 }
 
 /// A whole trace, in issue order.
@@ -53,6 +61,9 @@ pub struct Trace {
     pub files: Vec<String>,
     /// `iolog2`, `iolog3` or `blkparse`.
     pub format: &'static str,
+    /// The first line whose I/O names a file no `add` line named before it, and the file (an
+    /// iolog fio would not replay).
+    pub undeclared: Option<(usize, String)>,
 }
 
 impl Trace {
@@ -72,6 +83,16 @@ impl Trace {
     /// One past the highest byte it touches.
     pub fn extent(&self) -> u64 {
         self.ops.iter().map(|o| o.offset + o.len).max().unwrap_or(0)
+    }
+
+    /// One past the highest byte it touches in file `file`.
+    pub fn extent_of(&self, file: u32) -> u64 {
+        self.ops
+            .iter()
+            .filter(|o| o.file == file)
+            .map(|o| o.offset + o.len)
+            .max()
+            .unwrap_or(0)
     }
 }
 

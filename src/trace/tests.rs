@@ -20,12 +20,26 @@ fn iolog_v3_as_fio_writes_it() {
             at_ns: Some(10_118_000),
             kind: TraceKind::Write,
             offset: 0,
-            len: 8192
+            len: 8192,
+            file: 0,
+            wait_us: 0,
         }
     );
     assert_eq!(t.data_totals(), (2, 12288));
     assert!(t.timed());
     assert_eq!(t.extent(), 65536);
+}
+
+#[test]
+fn iolog_v2_waits_files_and_what_was_not_added() {
+    let t = p("fio version 2 iolog\na add\nb add\na write 0 4096\nb wait 1500 0\nb wait 500 0\nb datasync\nc read 0 512\n").unwrap();
+    assert_eq!(t.files, ["a", "b", "c"]);
+    let files: Vec<u32> = t.ops.iter().map(|o| o.file).collect();
+    assert_eq!(files, [0, 1, 2]);
+    assert_eq!(t.ops[1].kind, TraceKind::Datasync);
+    assert_eq!((t.ops[0].wait_us, t.ops[1].wait_us), (0, 2000));
+    assert_eq!(t.undeclared, Some((8, "c".to_string())));
+    assert_eq!((t.extent_of(0), t.extent_of(2)), (4096, 512));
 }
 
 #[test]
@@ -47,7 +61,9 @@ fn blkparse_issues_are_read_and_the_summary_ends_it() {
             at_ns: Some(0),
             kind: TraceKind::Write,
             offset: 3417048 * 512,
-            len: 4096
+            len: 4096,
+            file: 0,
+            wait_us: 0,
         }
     );
     assert_eq!(t.ops[1].at_ns, Some(400_000));

@@ -7,21 +7,7 @@
 const POLY: u32 = 0x82F6_3B78;
 
 /// Byte-at-a-time table of the polynomial, built at compile time.
-const TABLE: [u32; 256] = {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ POLY } else { c >> 1 };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-};
+const TABLE: [u32; 256] = super::sums::reflected_table!(u32, POLY);
 
 /// CRC-32C of `data`.
 pub fn crc32c(data: &[u8]) -> u32 {

@@ -7,13 +7,15 @@
 //! 24 time_sec u32         28 time_nsec u32 (when the write was issued)
 //! 32 thread u16           34 numberio u16 (the writer's sequence number, mod 2^16)
 //! 36 crc32 u32: CRC-32C of bytes 0..36 (fio's: without the final inversion)
-//! 40 the checksum of the data (md5: 16 bytes; crc32c: 4; meta and pattern: none), then data
+//! 40 the checksum of the data (md5 16 bytes, crc64 8, crc32 and crc32c 4, crc16 2, crc7 1,
+//!    sha256 64, sha512 128, sha1 20, xxhash 4; meta and pattern: none), then data
 //! ```
 //! All fields little-endian. One header starts every `verify_interval` bytes of a written
 //! block; its checksum covers the data from the end of the checksum to the next header.
 
 use super::crc32c::crc32c_fio as crc32c;
 use super::md5::md5;
+use super::{sha, sums};
 
 /// The header's first two bytes.
 pub const MAGIC: u16 = 0xACCA;
@@ -30,18 +32,39 @@ pub enum Checksum {
     Meta,
     /// MD5 of the data.
     Md5,
+    /// fio's CRC-64 of the data ([`super::sums::crc64`]).
+    Crc64,
+    /// fio's CRC-32 of the data ([`super::sums::crc32`]).
+    Crc32,
     /// CRC-32C of the data (`crc32c`, also `crc32c-intel`).
     Crc32c,
+    /// fio's CRC-16 and CRC-7 of the data.
+    Crc16,
+    Crc7,
+    /// fio's SHA-256, SHA-512 and SHA-1 fields ([`super::sha`]).
+    Sha256,
+    Sha512,
+    Sha1,
+    /// XXH32 of the data, seeded with 1.
+    Xxhash,
     /// The data holds the job's `verify_pattern`, compared byte for byte.
     Pattern,
 }
 
 impl Checksum {
-    /// Every kind, in the order `verify=` lists them.
-    pub const ALL: [Checksum; 4] = [
+    /// Every kind, in fio's order of `verify_type`.
+    pub const ALL: [Checksum; 12] = [
         Checksum::Meta,
         Checksum::Md5,
+        Checksum::Crc64,
+        Checksum::Crc32,
         Checksum::Crc32c,
+        Checksum::Crc16,
+        Checksum::Crc7,
+        Checksum::Sha256,
+        Checksum::Sha512,
+        Checksum::Xxhash,
+        Checksum::Sha1,
         Checksum::Pattern,
     ];
 
@@ -50,7 +73,15 @@ impl Checksum {
         match self {
             Checksum::Meta => 1,
             Checksum::Md5 => 2,
+            Checksum::Crc64 => 3,
+            Checksum::Crc32 => 4,
             Checksum::Crc32c => 5,
+            Checksum::Crc16 => 7,
+            Checksum::Crc7 => 8,
+            Checksum::Sha256 => 9,
+            Checksum::Sha512 => 10,
+            Checksum::Xxhash => 15,
+            Checksum::Sha1 => 16,
             Checksum::Pattern => 17,
         }
     }
@@ -58,22 +89,16 @@ impl Checksum {
     /// The kind fio's `verify_type` value names, if iotrial implements it.
     pub fn from_fio_type(t: u16) -> Option<Checksum> {
         match t {
-            1 => Some(Checksum::Meta),
-            2 => Some(Checksum::Md5),
-            5 | 6 => Some(Checksum::Crc32c),
-            17 => Some(Checksum::Pattern),
-            _ => None,
+            6 => Some(Checksum::Crc32c),
+            t => Checksum::ALL.into_iter().find(|c| c.fio_type() == t),
         }
     }
 
     /// The kind a `verify=` value names (`crc32c-intel` is `crc32c`).
     pub fn parse(name: &str) -> Option<Checksum> {
         match name {
-            "meta" => Some(Checksum::Meta),
-            "md5" => Some(Checksum::Md5),
-            "crc32c" | "crc32c-intel" => Some(Checksum::Crc32c),
-            "pattern" => Some(Checksum::Pattern),
-            _ => None,
+            "crc32c-intel" => Some(Checksum::Crc32c),
+            n => Checksum::ALL.into_iter().find(|c| c.name() == n),
         }
     }
 
@@ -82,7 +107,15 @@ impl Checksum {
         match self {
             Checksum::Meta => "meta",
             Checksum::Md5 => "md5",
+            Checksum::Crc64 => "crc64",
+            Checksum::Crc32 => "crc32",
             Checksum::Crc32c => "crc32c",
+            Checksum::Crc16 => "crc16",
+            Checksum::Crc7 => "crc7",
+            Checksum::Sha256 => "sha256",
+            Checksum::Sha512 => "sha512",
+            Checksum::Sha1 => "sha1",
+            Checksum::Xxhash => "xxhash",
             Checksum::Pattern => "pattern",
         }
     }
@@ -91,7 +124,13 @@ impl Checksum {
     pub fn sum_len(self) -> usize {
         match self {
             Checksum::Md5 => 16,
-            Checksum::Crc32c => 4,
+            Checksum::Crc64 => 8,
+            Checksum::Crc32 | Checksum::Crc32c | Checksum::Xxhash => 4,
+            Checksum::Crc16 => 2,
+            Checksum::Crc7 => 1,
+            Checksum::Sha256 => 64,
+            Checksum::Sha512 => 128,
+            Checksum::Sha1 => 20,
             Checksum::Meta | Checksum::Pattern => 0,
         }
     }
@@ -105,6 +144,24 @@ impl Checksum {
     /// header and checksum: "Blocksize too small").
     pub fn min_interval(self) -> usize {
         self.prefix_len() + 1
+    }
+
+    /// Writes the checksum of `data` into `out` (its [`Checksum::sum_len`] bytes), as fio
+    /// stores it.
+    fn fill(self, data: &[u8], out: &mut [u8]) {
+        match self {
+            Checksum::Md5 => out.copy_from_slice(&md5(data)),
+            Checksum::Crc64 => out.copy_from_slice(&sums::crc64(data).to_le_bytes()),
+            Checksum::Crc32 => out.copy_from_slice(&sums::crc32(data).to_le_bytes()),
+            Checksum::Crc32c => out.copy_from_slice(&crc32c(data).to_le_bytes()),
+            Checksum::Crc16 => out.copy_from_slice(&sums::crc16(data).to_le_bytes()),
+            Checksum::Crc7 => out[0] = sums::crc7(data),
+            Checksum::Sha256 => out.copy_from_slice(&sha::fio_sha256(data)),
+            Checksum::Sha512 => out.copy_from_slice(&sha::fio_sha512(data)),
+            Checksum::Sha1 => out.copy_from_slice(&sha::fio_sha1(data)),
+            Checksum::Xxhash => out.copy_from_slice(&sums::xxhash_fio(data).to_le_bytes()),
+            Checksum::Meta | Checksum::Pattern => {}
+        }
     }
 }
 
@@ -140,8 +197,8 @@ pub enum Mismatch {
     /// The header covers another length than the interval read.
     #[error("bad header length {stored}, wanted {wanted}")]
     Length { stored: u32, wanted: usize },
-    /// A verify type iotrial does not implement (fio's crc64, sha256, ...).
-    #[error("verify type {0} is not one iotrial checks (meta, md5, crc32c, pattern)")]
+    /// A verify type iotrial does not implement (fio's sha3 family).
+    #[error("verify type {0} is not one iotrial checks (meta, md5, crc64, crc32, crc32c, crc16, crc7, sha256, sha512, xxhash, sha1, pattern)")]
     UnknownType(u16),
     /// The header is whole but the data's checksum (or pattern) differs: the data is damaged,
     /// or only part of the write reached the medium (torn).
@@ -168,17 +225,8 @@ pub fn seal(interval: &mut [u8], h: &BlockHeader, sum: Checksum) {
         sum.name()
     );
     let p = sum.prefix_len();
-    match sum {
-        Checksum::Md5 => {
-            let d = md5(&interval[p..]);
-            interval[HEADER_LEN..p].copy_from_slice(&d);
-        }
-        Checksum::Crc32c => {
-            let c = crc32c(&interval[p..]);
-            interval[HEADER_LEN..p].copy_from_slice(&c.to_le_bytes());
-        }
-        Checksum::Meta | Checksum::Pattern => {}
-    }
+    let (head, data) = interval.split_at_mut(p);
+    sum.fill(data, &mut head[HEADER_LEN..]);
     let len = interval.len() as u32;
     let b = &mut interval[..HEADER_LEN];
     b[0..2].copy_from_slice(&MAGIC.to_le_bytes());
@@ -244,8 +292,6 @@ pub fn inspect(interval: &[u8], pattern: Option<&[u8]>) -> Result<Sealed, Mismat
     }
     let p = checksum.prefix_len();
     let data_ok = match checksum {
-        Checksum::Md5 => md5(&interval[p..]) == interval[HEADER_LEN..p],
-        Checksum::Crc32c => crc32c(&interval[p..]).to_le_bytes() == interval[HEADER_LEN..p],
         Checksum::Meta => true,
         Checksum::Pattern => match pattern.filter(|q| !q.is_empty()) {
             None => true,
@@ -259,6 +305,12 @@ pub fn inspect(interval: &[u8], pattern: Option<&[u8]>) -> Result<Sealed, Mismat
                 true
             }
         },
+        sum => {
+            let mut computed = [0u8; 128];
+            let slot = &mut computed[..sum.sum_len()];
+            sum.fill(&interval[p..], slot);
+            *slot == interval[HEADER_LEN..p]
+        }
     };
     if !data_ok {
         return Err(Mismatch::Data {

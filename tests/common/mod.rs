@@ -7,6 +7,7 @@
 
 pub mod devices;
 pub mod figures;
+pub mod jobs;
 pub mod keys;
 pub mod models;
 pub mod need;

@@ -196,6 +196,8 @@ mod tests {
                     lag_ns: 0,
                     errno: 0,
                     phase: 0,
+                    file: 0,
+                    asked: 0,
                 };
                 t += lat;
                 s

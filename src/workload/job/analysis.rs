@@ -204,7 +204,10 @@ pub fn analyze(jobs: &[JobSpec], samples: &SampleSet) -> Result<JobOutcome, Anal
                 .and_then(|v| serde_json::from_value(v.clone()).ok());
             let latency_target = report_of(samples, &info.name, "latency_target")
                 .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let cpus = report_of(samples, &info.name, "cpus")
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
             streams.push(StreamFigures {
+                cpus,
                 verify,
                 stopped,
                 prio_ios,
@@ -353,6 +356,8 @@ fn verify_of(samples: &SampleSet, name: &str) -> Option<VerifyFigures> {
         f.checksum = v["checksum"].as_str().unwrap_or_default().to_string();
         f.checked = v["checked"].as_u64().unwrap_or(0);
         f.mismatches = v["mismatches"].as_u64().unwrap_or(0);
+        f.not_written = v["not_written"].as_u64().unwrap_or(0);
+        f.state = v["state"].as_str().map(String::from);
         f.first = v["first"]
             .as_array()
             .into_iter()

@@ -79,6 +79,9 @@ pub fn ready(j: &mut JobSpec) {
             backlog: 0,
             fatal: false,
             implied: true,
+            state_save: false,
+            state_load: false,
+            experimental: false,
         });
     }
 }

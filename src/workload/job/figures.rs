@@ -57,6 +57,10 @@ pub struct StreamFigures {
     /// fio's latency-target search (`latency_target`): the queue depth it settled on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetFigures>,
+    /// The CPUs its thread ran on, when its job names them (`cpus_allowed`, `cpumask`,
+    /// `numa_cpu_nodes`; one of them with `cpus_allowed_policy=split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// What a stream's steady-state detection found.
@@ -94,6 +98,17 @@ pub struct VerifyFigures {
     pub mismatches: u64,
     /// The first mismatches: where, and what is wrong.
     pub first: Vec<Mismatch>,
+    /// Intervals read but not checked, because the verify state it loaded
+    /// (`verify_state_load`) says no write of them completed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_written: u64,
+    /// The verify state file it saved or loaded (`verify_state_save`, `verify_state_load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One verify mismatch.

@@ -15,6 +15,7 @@ pub mod output;
 pub mod params;
 mod plan;
 pub mod report;
+pub mod resolve;
 pub mod spec;
 
 pub use analysis::{analyze, JobOutcome};

@@ -156,6 +156,7 @@ pub fn jobs(p: &Params) -> Result<Vec<JobSpec>, ParamError> {
     if text.trim().is_empty() {
         let mut j = base(p, &p.text("name"));
         apply_all(&mut j, &extra).map_err(bad)?;
+        super::resolve::resolve(&mut j);
         return Ok(vec![j]);
     }
     let sections = jobfile::sections(&text).map_err(|e| bad((e.line, e.message)))?;
@@ -170,6 +171,7 @@ pub fn jobs(p: &Params) -> Result<Vec<JobSpec>, ParamError> {
         apply_all(&mut j, &global).map_err(bad)?;
         apply_all(&mut j, &s.options).map_err(bad)?;
         apply_all(&mut j, &extra).map_err(bad)?;
+        super::resolve::resolve(&mut j);
         out.push(j);
     }
     if out.is_empty() {
@@ -209,7 +211,7 @@ pub fn route(overrides: &[(String, String)]) -> Vec<(String, String)> {
         let param = PARAMS.iter().any(|s| s.name == k);
         // Every workload's own keys (a power cut) are iotrial's, never fio options.
         let common = crate::params::COMMON.iter().any(|s| s.name == k);
-        let fio = options::find(k).is_some() || options::NOTED.iter().any(|n| n.0 == k);
+        let fio = options::find(k).is_some();
         if !common && (after_groups || (!param && fio)) {
             extra.push(format!("{k}={v}"));
         } else {

@@ -45,7 +45,7 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
     }
     if let (Amount::Bytes(s), None) = (j.size, j.filesize) {
         let bs = j.bs.read.min().min(j.bs.write.min());
-        if s < bs && !j.fill_device {
+        if s < bs && !j.fill_device && j.replay.logs.is_empty() {
             return bad("size", format!("must be at least bs ({bs} bytes)"));
         }
     }
@@ -77,6 +77,18 @@ pub fn check(j: &JobSpec) -> Result<(), ParamError> {
             ),
         );
     }
+    if j.verify_only && j.verify.is_none() {
+        return bad(
+            "verify_only",
+            "verify_only checks what an earlier run wrote with verify=; give the job its verify= too".into(),
+        );
+    }
+    if j.verify_only && j.time_based {
+        return bad(
+            "verify_only",
+            "verify_only reads the job's region once; it does not take time_based (fio refuses it too)".into(),
+        );
+    }
     if j.time_based && j.runtime <= 0.0 {
         return bad(
             "runtime",
@@ -91,12 +103,17 @@ fn largest(j: &JobSpec) -> u64 {
     moved(j).map(|d| d.max()).max().unwrap_or(4096)
 }
 
-/// The block sizes of the directions a job moves data in (its trims move none).
+/// The block sizes of the directions a job moves data in (its trims move none, but a
+/// trimwrite job writes each block it trimmed, as long as the trim).
 fn moved(j: &JobSpec) -> impl Iterator<Item = &super::spec::BlockSizes> {
-    [(j.rw.reads(), &j.bs.read), (j.rw.writes(), &j.bs.write)]
-        .into_iter()
-        .filter(|(does, _)| *does)
-        .map(|(_, d)| d)
+    [
+        (j.rw.reads(), &j.bs.read),
+        (j.rw.writes(), &j.bs.write),
+        (j.rw.kind == RwKind::TrimWrite, &j.bs.trim),
+    ]
+    .into_iter()
+    .filter(|(does, _)| *does)
+    .map(|(_, d)| d)
 }
 
 /// What a job's streams do, for the stack and the report.
@@ -243,7 +260,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
     let mut index = 0;
     for j in jobs {
         for k in 0..j.numjobs {
-            if j.filename.is_some() {
+            if j.filename.is_some() || !j.replay.logs.is_empty() {
                 let e = shared.entry(place::names(j, k)).or_insert(Shared {
                     owner: index,
                     ..Shared::default()

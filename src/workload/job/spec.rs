@@ -213,6 +213,24 @@ pub struct VerifySpec {
     /// Set by iotrial, not by the job: its writes are sealed for the scan after a power cut
     /// ([`super::cut`]), and no verify report is made.
     pub implied: bool,
+    /// Write which blocks each write completed to a state file when the job ends
+    /// (`verify_state_save`), and read it to check only those (`verify_state_load`).
+    pub state_save: bool,
+    pub state_load: bool,
+    /// fio's `experimental_verify` (iotrial checks the same blocks either way).
+    pub experimental: bool,
+}
+
+/// How a log's window of `log_avg_msec` is summed up (`log_window_value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogWindow {
+    /// The window's mean.
+    #[default]
+    Avg,
+    /// Its largest value.
+    Max,
+    /// Both: the mean, then the largest.
+    Both,
 }
 
 /// fio's log files a job asks for (`write_lat_log`, `write_bw_log`, `write_iops_log`), each by
@@ -228,6 +246,22 @@ pub struct LogSpec {
     pub offset: bool,
     /// A file per job clone (`per_job_logs`, on by default).
     pub per_job: bool,
+    /// What a window's line holds (`log_window_value`, `log_max_value`).
+    pub window: LogWindow,
+    /// Each line also holds the I/O's issue time (`log_issue_time`).
+    pub issue_time: bool,
+}
+
+/// fio's replay of an iolog (`read_iolog` and the `replay_` options).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplaySpec {
+    /// The logs, each with the path it was read from: clone k replays log k (modulo).
+    pub logs: Vec<(String, std::sync::Arc<crate::trace::Trace>)>,
+    /// How the replay runs (`replay_no_stall`, `replay_time_scale`, `replay_align`,
+    /// `replay_scale`, `replay_skip`).
+    pub options: crate::trace::replay::ReplayOptions,
+    /// Every I/O goes to this one file (`replay_redirect`).
+    pub redirect: Option<String>,
 }
 
 /// One entry of `cmdprio_bssplit`: I/Os of `bs` bytes, `pct` % of them with a priority (the
@@ -600,6 +634,44 @@ pub struct JobSpec {
     pub exit_what: ExitWhat,
     /// Options accepted without effect on the I/O, with why (`filename: ...`).
     pub notes: Vec<String>,
+    /// The CPUs its threads may run on (`cpus_allowed`, `cpumask`, `numa_cpu_nodes`), and
+    /// whether each clone takes one of them in turn (`cpus_allowed_policy=split`).
+    pub cpus: Option<Vec<usize>>,
+    pub cpus_split: bool,
+    /// The nice value of its threads (`nice`).
+    pub nice: Option<i32>,
+    /// The file fio's iolog of its I/O is written to (`write_iolog`), in the trial's directory.
+    pub iolog_out: Option<String>,
+    /// The iologs it replays instead of generating I/O (`read_iolog`).
+    pub replay: ReplaySpec,
+    /// An I/O waits for the I/Os in flight it overlaps (`serialize_overlap`).
+    pub serialize_overlap: bool,
+    /// The job ends with ETIMEDOUT when an I/O of the direction takes longer (`max_latency`),
+    /// seconds; 0: no limit.
+    pub max_latency: PerDir<f64>,
+    /// An error that ends the job ends every job (`exitall_on_error`).
+    pub exitall_on_error: bool,
+    /// Lay the files out, do no I/O (`create_only`).
+    pub create_only: bool,
+    /// A pause after each this many seconds of I/O (`thinktime_iotime`); 0: by blocks only.
+    pub thinktime_iotime: f64,
+    /// After a pause the rate's schedule starts again from then (`rate_ignore_thinktime`),
+    /// rather than catching up.
+    pub rate_ignore_thinktime: bool,
+    /// The kernel's write-lifetime hint set on its files (`write_hint`: RWH_WRITE_LIFE_*).
+    pub write_hint: Option<u64>,
+    /// A percentage `offset` is aligned up to this (`offset_align`); 0: bs.
+    pub offset_align: u64,
+    /// The names of its own files (`filename_format`: $jobname, $jobnum, $filenum).
+    pub filename_format: Option<String>,
+    /// `bs` and the like are per sequential and random I/O, not per direction
+    /// (`bs_is_seq_rand`).
+    pub bs_is_seq_rand: bool,
+    /// Only read back and check what an earlier run of the job wrote (`verify_only`).
+    pub verify_only: bool,
+    /// The share of a random job's I/Os that are random, per direction; the rest go on from
+    /// the last (`percentage_random`).
+    pub pct_random: PerDir<u32>,
 }
 
 /// Synchronous writes (fio's `sync`).
@@ -723,6 +795,23 @@ impl JobSpec {
             options: Vec::new(),
             buffer_pattern: None,
             notes: Vec::new(),
+            cpus: None,
+            cpus_split: false,
+            nice: None,
+            iolog_out: None,
+            replay: ReplaySpec::default(),
+            serialize_overlap: false,
+            max_latency: PerDir::all(0.0),
+            exitall_on_error: false,
+            create_only: false,
+            thinktime_iotime: 0.0,
+            rate_ignore_thinktime: false,
+            write_hint: None,
+            offset_align: 0,
+            filename_format: None,
+            bs_is_seq_rand: false,
+            verify_only: false,
+            pct_random: PerDir::all(100),
         }
     }
 

@@ -1,20 +1,19 @@
 //! The replay's source: the trace's reads, writes and syncs in order (trims are skipped), each
 //! offset folded into the target (modulo its size, aligned down to 4 KiB, the request kept
-//! inside it), due at its traced time after the first request in `original` pace.
+//! inside it), due at its traced time after the first request in `original` pace (the
+//! [`Replayer`] a fio job's `read_iolog` replays with too).
 
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{fsops, Op, OpSource, SourceCtx};
+use crate::trace::replay::{ReplayOptions, Replayer};
 use crate::trace::{Trace, TraceKind};
 use crate::workload::place::{self, Target};
 use std::sync::Arc;
 
 pub struct ReplaySource {
-    trace: Arc<Trace>,
+    replay: Replayer,
     target: Target,
     buf: AlignedBuf,
-    pace: bool,
-    t0: u64,
-    next: usize,
     ready: (Op, u64, usize, Option<u64>),
 }
 
@@ -38,14 +37,16 @@ impl ReplaySource {
             .max(4096);
         let mut buf = AlignedBuf::new(biggest.min(target.len) as usize);
         buf.fill_random(ctx.seed);
-        let t0 = trace.ops.iter().filter_map(|o| o.at_ns).min().unwrap_or(0);
+        // Trims are skipped; the rest at its traced time, or as fast as possible.
+        let opts = ReplayOptions {
+            no_stall: !pace,
+            skip: [false, false, true, false],
+            ..ReplayOptions::default()
+        };
         Ok(Box::new(ReplaySource {
-            trace,
+            replay: Replayer::new(trace, opts),
             target,
             buf,
-            pace,
-            t0,
-            next: 0,
             ready: (Op::Read, 0, 0, None),
         }))
     }
@@ -53,29 +54,21 @@ impl ReplaySource {
 
 impl OpSource for ReplaySource {
     fn prepare(&mut self) -> Option<Op> {
-        loop {
-            let o = *self.trace.ops.get(self.next)?;
-            self.next += 1;
-            let op = match o.kind {
-                TraceKind::Read => Op::Read,
-                TraceKind::Write => Op::Write,
-                TraceKind::Sync => Op::Fsync,
-                TraceKind::Trim => continue,
-            };
-            let cap = self.target.len;
-            let len = o.len.min(cap).min(self.buf.as_slice().len() as u64);
-            let mut off = (o.offset % cap) & !4095;
-            if off + len > cap {
-                off = (cap - len) & !4095;
-            }
-            let due = if self.pace {
-                o.at_ns.map(|t| t - self.t0)
-            } else {
-                None
-            };
-            self.ready = (op, off, len as usize, due);
-            return Some(op);
+        let step = self.replay.next_step()?;
+        let o = step.op;
+        let op = match o.kind {
+            TraceKind::Read => Op::Read,
+            TraceKind::Write => Op::Write,
+            _ => Op::Fsync,
+        };
+        let cap = self.target.len;
+        let len = o.len.min(cap).min(self.buf.as_slice().len() as u64);
+        let mut off = (o.offset % cap) & !4095;
+        if off + len > cap {
+            off = (cap - len) & !4095;
         }
+        self.ready = (op, off, len as usize, step.due_ns);
+        Some(op)
     }
 
     fn perform(&mut self) -> Result<u64, i32> {

@@ -13,14 +13,17 @@ pub mod dist;
 pub mod fileops;
 pub mod offsets;
 pub mod place;
+mod replayed;
 pub mod sizes;
 pub mod steady;
+mod thread;
 pub mod verify;
 pub mod zones;
 
 use super::spec::{ioprio, Engine, ExitWhat, FileService, JobSpec, RwKind, ZoneMode};
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Io, IoGen, Next, Op, PrepareCtx, SourceCtx};
+use crate::trace::replay::{Replayer, Step};
 use offsets::{FileCursor, Picking};
 use place::{FilePlan, JobFile};
 use std::os::fd::OwnedFd;
@@ -183,6 +186,23 @@ pub struct JobGen {
     rate_bytes: [u64; 3],
     rate_ios: [u64; 3],
     rate_since: [Option<u64>; 3],
+    /// The iolog it replays (`read_iolog`), its next request once drawn, and when its pass
+    /// began.
+    replay: Option<Replayer>,
+    replay_next: Option<Step>,
+    replay_t0: Option<u64>,
+    /// When the next request was due (its lateness is its lag, as a paced job's).
+    replay_at: Option<u64>,
+    /// With `serialize_overlap`, the I/Os in flight (file, offset, length), and one held back
+    /// until those it overlaps complete; empty otherwise.
+    flying: Vec<(u32, u64, u32)>,
+    held: Option<Io>,
+    /// When its I/O time since the last pause began (`thinktime_iotime`).
+    io_since: Option<u64>,
+    /// The CPUs its thread runs on (`cpus_allowed`), once pinned.
+    cpus: Option<Vec<usize>>,
+    /// Its verify state was loaded (or tried).
+    state_loaded: bool,
 }
 
 /// The tag of a read that checks what the job wrote.
@@ -219,6 +239,7 @@ impl JobGen {
                 .max(1),
             randommap: j.randommap,
             distribution: j.distribution.clone(),
+            pct_random: [j.pct_random.read, j.pct_random.write, j.pct_random.trim],
         };
         let seed = if j.randrepeat {
             j.randseed ^ ctx.seed
@@ -329,8 +350,47 @@ impl JobGen {
             rate_bytes: [0; 3],
             rate_ios: [0; 3],
             rate_since: [None; 3],
+            replay: (!j.replay.logs.is_empty()).then(|| {
+                let (_, t) = &j.replay.logs[c.clone as usize % j.replay.logs.len()];
+                Replayer::new(Arc::clone(t), j.replay.options)
+            }),
+            replay_next: None,
+            replay_t0: None,
+            replay_at: None,
+            flying: Vec::with_capacity(if j.ioengine.is_async() {
+                j.iodepth as usize
+            } else {
+                1
+            }),
+            held: None,
+            io_since: None,
+            cpus: None,
+            state_loaded: false,
             c,
         })
+    }
+
+    /// The paths of its files.
+    fn file_names(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
+    }
+
+    /// Loads its verify state (`verify_state_load`), once, as its first phase begins (an
+    /// earlier job of the same trial may write it); a state it cannot read ends the job.
+    fn load_state(&mut self) {
+        if std::mem::replace(&mut self.state_loaded, true) {
+            return;
+        }
+        let names = self.file_names();
+        let path = verify::state_path(&self.c.job.name, self.c.clone);
+        if let Some(v) = self.verifier.as_mut().filter(|v| v.spec.state_load) {
+            if let Err(e) = v.load_state(&path, &names) {
+                self.stop = Some(e);
+            }
+        }
     }
 
     fn ns(&self, s: f64) -> u64 {
@@ -493,6 +553,10 @@ impl JobGen {
             .flatten()
             .for_each(zones::ZoneCursor::reset_pass);
         self.done.iter_mut().for_each(|d| *d = false);
+        if let Some(r) = &mut self.replay {
+            r.restart();
+            self.replay_t0 = None;
+        }
         // fio drops a buffered job's cached pages (`invalidate`) each time it starts over, as
         // when it first opened its files: a time-based pass or a loop starts uncached.
         let j = &self.c.job;
@@ -639,6 +703,9 @@ impl JobGen {
         if let Some(io) = self.queued.take() {
             return Some(io);
         }
+        if self.replay.is_some() {
+            return self.replayed();
+        }
         let j = self.c.job.clone();
         let budget = if j.time_based {
             u64::MAX
@@ -745,6 +812,16 @@ impl JobGen {
         }
     }
 
+    /// Whether `io` overlaps an I/O in flight on its file.
+    fn overlaps(&self, io: &Io) -> bool {
+        let (a, b) = (io.offset, io.offset + u64::from(io.len));
+        io.len > 0
+            && self
+                .flying
+                .iter()
+                .any(|&(f, o, l)| f == io.file && l > 0 && o < b && a < o + u64::from(l))
+    }
+
     /// When the next I/O of `dir` (of `len` bytes) is due under the job's rate, if paced.
     fn rate_interval(&mut self, dir: usize, len: u64) -> Option<u64> {
         let j = &self.c.job;
@@ -829,6 +906,10 @@ impl IoGen for JobGen {
                 ));
             }
         }
+        self.place_thread(&j);
+        if self.c.ramp_phase.as_deref() != Some(phase) {
+            self.load_state();
+        }
         let start = *self.start_at.get_or_insert_with(|| {
             let (lo, hi) = j.startdelay;
             let delay = lo + (hi - lo) * dist::unit(&mut self.mix);
@@ -864,8 +945,8 @@ impl IoGen for JobGen {
                 self.due = [now; 3];
             }
         }
-        if self.c.exits.ended(self.c.group, self.c.segment) {
-            // exitall: another job's end ends this one.
+        if self.c.exits.ended(self.c.group, self.c.segment) || self.c.job.create_only {
+            // exitall: another job's end ends this one; create_only does no I/O.
             return self.finishing(in_flight);
         }
         if let Some(n) = self.checking(in_flight) {
@@ -880,6 +961,10 @@ impl IoGen for JobGen {
             self.think = false;
             let until = now + self.ns(j.thinktime);
             self.think_until = Some(until);
+            if j.rate_ignore_thinktime {
+                // The rate's schedule starts again after the pause instead of catching up.
+                self.due = [until; 3];
+            }
         }
         if let Some(until) = self.think_until {
             if now < until {
@@ -892,6 +977,7 @@ impl IoGen for JobGen {
                 return Next::Wait(until);
             }
             self.think_until = None;
+            self.io_since = Some(now);
         }
         let steady = self.steady.as_ref().is_some_and(|s| s.attained.is_some());
         let mut searched = false;
@@ -933,6 +1019,17 @@ impl IoGen for JobGen {
                 ..Io::default()
             });
         }
+        if let Some(io) = self.held {
+            // serialize_overlap: it waits until nothing in flight overlaps it.
+            if self.overlaps(&io) {
+                return Next::Reap(in_flight.saturating_sub(1));
+            }
+        }
+        if self.held.is_none() && self.queued.is_none() {
+            if let Some(w) = self.replay_wait(now, in_flight) {
+                return w;
+            }
+        }
         // iodepth_low: once the queue is full, let it drain to the low mark first.
         let depth = if j.ioengine.is_async() {
             j.iodepth as usize
@@ -955,7 +1052,11 @@ impl IoGen for JobGen {
             }
         };
         let mut lag = 0;
-        if let Some(iv) = self.rate_interval(dir, j.bs.get(spec_dir(dir)).max()) {
+        let rated = self.replay.is_none() && self.held.is_none();
+        if let Some(iv) = rated
+            .then(|| self.rate_interval(dir, j.bs.get(spec_dir(dir)).max()))
+            .flatten()
+        {
             let due = self.due[dir];
             if now < due {
                 // The rate's interval is drawn again when it wakes; a fixed one is the same.
@@ -965,7 +1066,7 @@ impl IoGen for JobGen {
             self.due[dir] = due + iv;
         }
         // fio's flow: ahead of its share of the flow's I/Os, the job waits.
-        if let Some(f) = &self.c.flow {
+        if let Some(f) = self.c.flow.as_ref().filter(|_| self.held.is_none()) {
             let total = f.counter.load(Ordering::Relaxed);
             if total > 0
                 && (self.flow_ios as f64 / total as f64)
@@ -977,7 +1078,11 @@ impl IoGen for JobGen {
             self.flow_ios += 1;
         }
         self.picked = None;
-        let Some(mut io) = self.pick(dir) else {
+        let picked = match self.held.take() {
+            Some(io) => Some(io),
+            None => self.pick(dir),
+        };
+        let Some(mut io) = picked else {
             // The pass is over: check it, then the next pass or the end.
             if self.start_check() {
                 self.picked = Some(dir);
@@ -989,6 +1094,14 @@ impl IoGen for JobGen {
             }
             return self.finishing(in_flight);
         };
+        if j.serialize_overlap && self.overlaps(&io) {
+            self.held = Some(io);
+            return Next::Reap(in_flight.saturating_sub(1));
+        }
+        if let Some(at) = self.replay_at.take() {
+            // A replayed request is late by how long after its time it goes.
+            lag = now.saturating_sub(at);
+        }
         io.lag_ns = lag;
         io.prio = self.prio_of(&io);
         // A job that gives some I/Os a priority counts every I/O by its priority, the
@@ -1007,8 +1120,15 @@ impl IoGen for JobGen {
             }
         }
         self.ios += 1;
-        if j.thinktime > 0.0 && self.ios % j.thinktime_blocks == 0 {
-            self.think = true;
+        if j.thinktime > 0.0 {
+            let since = *self.io_since.get_or_insert(now);
+            let by_time = j.thinktime_iotime > 0.0 && now - since >= self.ns(j.thinktime_iotime);
+            if self.ios % j.thinktime_blocks == 0 || by_time {
+                self.think = true;
+            }
+        }
+        if j.serialize_overlap && self.flying.len() < self.flying.capacity() {
+            self.flying.push((io.file, io.offset, io.len));
         }
         self.refill =
             j.iodepth_low > 0 && (j.iodepth_low as usize) < depth && in_flight + 1 >= depth;
@@ -1034,6 +1154,39 @@ impl IoGen for JobGen {
         issue: u64,
         now: u64,
     ) -> Result<u64, i32> {
+        if let Some(k) = self
+            .flying
+            .iter()
+            .position(|&(f, o, l)| (f, o, l) == (io.file, io.offset, io.len))
+        {
+            self.flying.swap_remove(k);
+        }
+        let j = &self.c.job;
+        let limit = match io.op {
+            Op::Read => j.max_latency.read,
+            Op::Write => j.max_latency.write,
+            Op::Trim => j.max_latency.trim,
+            _ => 0.0,
+        };
+        let lat = now.saturating_sub(issue);
+        if limit > 0.0 && lat > self.ns(limit) && self.stop.is_none() {
+            // fio's max_latency: the job ends with ETIMEDOUT.
+            self.stop = Some(format!(
+                "max_latency: a {} of {} bytes at offset {} took {} us, more than {} us (ETIMEDOUT)",
+                io.op.as_str(),
+                io.len,
+                io.offset,
+                lat as f64 / self.ns_per_s * 1e6,
+                limit * 1e6
+            ));
+            if j.exitall_on_error {
+                self.c.exits.all.store(true, Ordering::Relaxed);
+            }
+            return Err(libc::ETIMEDOUT);
+        }
+        if let (Some(v), Ok(n), Op::Write) = (&mut self.verifier, result, io.op) {
+            v.completed(io.file as usize, io.offset, n);
+        }
         if let (Ok(n), false) = (result, self.in_ramp) {
             let lat = now.saturating_sub(issue);
             if let Some(s) = &mut self.steady {
@@ -1064,6 +1217,9 @@ impl IoGen for JobGen {
                     io.offset,
                     crate::engine::sample::errno_name(e)
                 ));
+                if j.exitall_on_error {
+                    self.c.exits.all.store(true, Ordering::Relaxed);
+                }
             }
         }
         let own = io.tag == VERIFY_READ;
@@ -1083,16 +1239,31 @@ impl IoGen for JobGen {
 
     fn report(&mut self) -> Option<serde_json::Value> {
         let mut r = serde_json::Map::new();
+        let names = self.file_names();
+        let path = verify::state_path(&self.c.job.name, self.c.clone);
+        let writes = self.c.job.rw.writes();
+        if let Some(v) = self
+            .verifier
+            .as_mut()
+            .filter(|v| v.spec.state_save && writes)
+        {
+            // What its completed writes covered so far, at the end of each phase it ran in.
+            if let Err(e) = v.save_state(&path, &names) {
+                let why = format!("verify_state_save: {}: {e}", path.display());
+                self.stop.get_or_insert(why);
+            }
+        }
         if let Some(v) = self.verifier.as_ref().filter(|v| !v.spec.implied) {
-            let names: Vec<String> = self
-                .files
-                .iter()
-                .map(|f| f.path.display().to_string())
-                .collect();
             r.insert("verify".into(), v.report(&names));
         }
         if let Some(why) = &self.stop {
             r.insert("stopped".into(), serde_json::json!(why));
+        }
+        if let Some(cpus) = &self.cpus {
+            r.insert("cpus".into(), serde_json::json!(cpus));
+        }
+        if self.c.job.iolog_out.is_some() {
+            r.insert("files".into(), serde_json::json!(names));
         }
         if let Some(s) = &self.steady {
             let start = self.start_at.unwrap_or(0);

@@ -3,7 +3,8 @@
 //! for a negative one); random I/O draws a block (of `blockalign` bytes) by the job's
 //! distribution, and with the random map (the default) takes each block once per pass,
 //! moving to the next free block when the drawn one is taken (fio's `axmap_next_free`);
-//! `randread:N` goes on sequentially for N I/Os from each random offset. A file whose blocks
+//! `randread:N` goes on sequentially for N I/Os from each random offset, and with
+//! `percentage_random` a share of a random job's I/Os go on from the last. A file whose blocks
 //! are all taken, or whose sequential I/O has reached its end, is done for the pass.
 
 use super::super::spec::{Distribution, Sequencer};
@@ -89,6 +90,9 @@ pub struct Picking {
     pub align: u64,
     pub randommap: bool,
     pub distribution: Distribution,
+    /// Per direction, the share of a random job's I/Os that are random, %; the others go on
+    /// from the last (`percentage_random`).
+    pub pct_random: [u32; 3],
 }
 
 /// Where one direction of one file stands.
@@ -158,6 +162,14 @@ impl FileCursor {
         self.granted = len;
         if !p.random {
             return self.next_seq(dir, len, p.modifier);
+        }
+        if p.pct_random[dir] < 100 && r.below(100) as u32 >= p.pct_random[dir] {
+            // percentage_random: this one goes on from the last, if it fits.
+            let off = self.pos[dir];
+            if off + len <= self.len {
+                self.pos[dir] = off + len;
+                return Some(off);
+            }
         }
         if self.run_left > 0 {
             self.run_left -= 1;
@@ -296,6 +308,7 @@ mod tests {
             align: 4096,
             randommap: true,
             distribution: Distribution::Random,
+            pct_random: [100; 3],
         }
     }
 

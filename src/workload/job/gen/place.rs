@@ -1,10 +1,11 @@
 //! A job clone's files and how they are laid out, as fio lays them out: on a filesystem, the
 //! job's files in the directory the stack gave it (`filename`'s names, shared by every job
 //! naming them, or `jobname.clone.file` for `nrfiles` files of the clone's own); on a raw
-//! layout, the region the stack gave it, as one file. Before the job starts (the plan's
-//! `prepare` phase) the clone that owns a file lays it out: created, allocated as `fallocate`
-//! says, and for a job that reads (or `overwrite`) written whole and synced; then read once
-//! with `pre_read`.
+//! layout, the region the stack gave it, as one file; a job replaying an iolog uses the files
+//! the log names, as big as it reaches in them. Before the job starts (the plan's `prepare`
+//! phase) the clone that owns a file lays it out: created, allocated as `fallocate` says, and
+//! for a job that reads (or `overwrite`) written whole and synced (a job that checks what it
+//! reads keeps a file already big enough); then read once with `pre_read`.
 
 use super::super::spec::{Amount, Fallocate, JobSpec, SyncMode};
 use crate::engine::rng::SplitMix64;
@@ -64,8 +65,21 @@ pub fn flat_name(name: &str) -> String {
     }
 }
 
-/// The clone's file names: `filename`'s, or fio's `jobname.clone.file`.
+/// The iolog clone `clone` replays (`read_iolog`), if the job replays one.
+pub fn replay_log(j: &JobSpec, clone: u64) -> Option<&crate::trace::Trace> {
+    let logs = &j.replay.logs;
+    (!logs.is_empty()).then(|| logs[clone as usize % logs.len()].1.as_ref())
+}
+
+/// The clone's file names: `filename`'s, those its iolog names (or `replay_redirect`), or
+/// fio's `jobname.clone.file` (`filename_format`'s when given).
 pub fn names(j: &JobSpec, clone: u64) -> Vec<String> {
+    if let Some(r) = &j.replay.redirect {
+        return vec![flat_name(r)];
+    }
+    if let Some(t) = replay_log(j, clone) {
+        return t.files.iter().map(|f| flat_name(f)).collect();
+    }
     match &j.filename {
         Some(f) => f
             .split(':')
@@ -73,15 +87,39 @@ pub fn names(j: &JobSpec, clone: u64) -> Vec<String> {
             .map(flat_name)
             .collect(),
         None => (0..j.nrfiles)
-            .map(|k| format!("{}.{clone}.{k}", flat_name(&j.name)))
+            .map(|k| match &j.filename_format {
+                Some(f) => flat_name(
+                    &f.replace("$jobname", &j.name)
+                        .replace("$jobnum", &clone.to_string())
+                        .replace("$filenum", &k.to_string())
+                        .replace("$clientuid", "0"),
+                ),
+                None => format!("{}.{clone}.{k}", flat_name(&j.name)),
+            })
             .collect(),
     }
+}
+
+/// Bytes a replayed file is laid out to: as far as the log reaches in it, in whole 4 KiB.
+fn replay_size(t: &crate::trace::Trace, j: &JobSpec) -> u64 {
+    let reach = match &j.replay.redirect {
+        Some(_) => t.extent(),
+        None => (0..t.files.len() as u32)
+            .map(|f| t.extent_of(f))
+            .max()
+            .unwrap_or(0),
+    };
+    let scale = j.replay.options.scale.max(1);
+    (reach / scale).div_ceil(4096).max(1) * 4096
 }
 
 /// Bytes of each file of the clone: `filesize` (a range drawn per file, seeded), else `size`
 /// spread over the files; `whole` is the place's length (for `size=N%`), `zone` fio's
 /// `zonesize`.
 pub fn file_sizes(j: &JobSpec, clone: u64, n: usize, whole: u64, zone: u64) -> Vec<u64> {
+    if let Some(t) = replay_log(j, clone) {
+        return vec![replay_size(t, j); n];
+    }
     let mut r = SplitMix64::new(j.randseed ^ clone.wrapping_mul(0x9E37_79B9));
     (0..n)
         .map(|_| match j.filesize {
@@ -92,13 +130,30 @@ pub fn file_sizes(j: &JobSpec, clone: u64, n: usize, whole: u64, zone: u64) -> V
         .collect()
 }
 
-/// Where clone `clone`'s I/O starts in each file.
+/// Where clone `clone`'s I/O starts in each file: a percentage `offset` aligned up to
+/// `offset_align` (else the smallest block size), as fio aligns it.
 pub fn start_of(j: &JobSpec, clone: u64, whole: u64, zone: u64) -> u64 {
-    j.offset.of(whole, zone) + clone * j.offset_increment.of(whole, zone)
+    if replay_log(j, clone).is_some() {
+        // A replay's offsets are the log's own.
+        return 0;
+    }
+    let mut offset = j.offset.of(whole, zone);
+    if matches!(j.offset, Amount::Percent(_)) {
+        let align = match j.offset_align {
+            0 => j.bs.read.min().min(j.bs.write.min()),
+            a => a,
+        }
+        .max(1);
+        offset = offset.div_ceil(align) * align;
+    }
+    offset + clone * j.offset_increment.of(whole, zone)
 }
 
 /// Bytes of a file the clone's I/O reaches: its start plus its share of `size`.
 pub fn extent(j: &JobSpec, clone: u64, whole: u64, zone: u64) -> u64 {
+    if let Some(t) = replay_log(j, clone) {
+        return replay_size(t, j);
+    }
     let n = names(j, clone).len().max(1) as u64;
     let per = match (j.filesize, j.size) {
         (Some((_, hi)), _) => hi,
@@ -191,6 +246,12 @@ pub fn lay_out(
         if fill {
             fill_whole(&f.path, (f.base, f.size), seal, ctx.stop)?;
         }
+        return Ok(());
+    }
+    // A job that checks what it reads keeps a file big enough, as fio keeps any: laying it
+    // out again would replace what it is to check.
+    let checks = j.verify_only || j.verify.as_ref().is_some_and(|v| v.check && !j.rw.writes());
+    if checks && std::fs::metadata(&f.path).is_ok_and(|m| m.len() >= f.size) {
         return Ok(());
     }
     let new_layout = fill || j.overwrite;
@@ -290,11 +351,26 @@ pub fn open(j: &JobSpec, f: &JobFile, direct: bool) -> std::io::Result<OwnedFd> 
         SyncMode::Dsync => flags |= OFlags::DSYNC,
         SyncMode::None => {}
     }
-    Ok(rustix::fs::open(
-        &f.path,
-        flags,
-        Mode::from_raw_mode(0o644),
-    )?)
+    let fd = rustix::fs::open(&f.path, flags, Mode::from_raw_mode(0o644))?;
+    if let Some(hint) = j.write_hint {
+        set_write_hint(&fd, hint)?;
+    }
+    Ok(fd)
+}
+
+/// Sets the kernel's write-lifetime hint of `fd`'s inode (fcntl F_SET_RW_HINT, fio's
+/// `write_hint`).
+fn set_write_hint(fd: &OwnedFd, hint: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    /// F_LINUX_SPECIFIC_BASE + 12.
+    const F_SET_RW_HINT: libc::c_int = 1036;
+    let h: u64 = hint;
+    // SAFETY: fcntl on an open descriptor with a pointer to a u64 that outlives the call.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), F_SET_RW_HINT, &h as *const u64) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Drops the file's cached pages (fio's `invalidate`), and gives the kernel the access

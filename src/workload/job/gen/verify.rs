@@ -37,6 +37,12 @@ struct Written {
     len: u64,
 }
 
+/// Whether bit `k` of `bits` is set.
+fn bit(bits: &[u64], k: u64) -> bool {
+    bits.get((k / 64) as usize)
+        .is_some_and(|word| word & (1 << (k % 64)) != 0)
+}
+
 impl Written {
     fn new(start: u64, len: u64, interval: u64) -> Written {
         Written {
@@ -53,6 +59,8 @@ pub struct Verifier {
     pub spec: VerifySpec,
     interval: u64,
     written: Vec<Written>,
+    /// The intervals whose writes completed.
+    done: Vec<Written>,
     /// Writes since the last backlog check, with where they went.
     backlog: VecDeque<(usize, u64, u32)>,
     /// Sealed writes so far (each header's `numberio`).
@@ -63,6 +71,23 @@ pub struct Verifier {
     pub checked: u64,
     pub mismatches: u64,
     pub found: Vec<Finding>,
+    /// A loaded state (`verify_state_load`): only the intervals it lists are checked.
+    allowed: Option<Vec<Written>>,
+    /// Intervals read but not checked: the state says no write completed there.
+    pub not_written: u64,
+    /// The state file saved or loaded, if any.
+    pub state: Option<String>,
+}
+
+/// The first line of iotrial's verify state file.
+const STATE_HEADER: &str = "iotrial verify state 1";
+
+/// The path of job `job`'s clone `clone`'s state file: fio's name, in the working directory.
+pub fn state_path(job: &str, clone: u64) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!(
+        "local-{}-{clone}-verify.state",
+        job.replace('/', ".")
+    ))
 }
 
 impl Verifier {
@@ -75,11 +100,13 @@ impl Verifier {
         thread: u16,
         seed: u64,
     ) -> Verifier {
+        let bits: Vec<Written> = regions
+            .iter()
+            .map(|&(s, l)| Written::new(s, l, interval.max(1)))
+            .collect();
         Verifier {
-            written: regions
-                .iter()
-                .map(|&(s, l)| Written::new(s, l, interval.max(1)))
-                .collect(),
+            done: bits.clone(),
+            written: bits,
             interval: interval.max(1),
             backlog: VecDeque::new(),
             numberio: 0,
@@ -88,8 +115,110 @@ impl Verifier {
             checked: 0,
             mismatches: 0,
             found: Vec::new(),
+            allowed: None,
+            not_written: 0,
+            state: None,
             spec,
         }
+    }
+
+    /// Writes which intervals of each file (named `names`) its completed writes covered to
+    /// `path`, synced: iotrial's verify state.
+    pub fn save_state(&mut self, path: &std::path::Path, names: &[String]) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut t = format!("{STATE_HEADER}\ninterval {}\n", self.interval);
+        for (w, name) in self.done.iter().zip(names) {
+            let file = std::path::Path::new(name)
+                .file_name()
+                .map_or(name.clone(), |f| f.to_string_lossy().to_string());
+            t.push_str(&format!("file {file} {} {}\n", w.start, w.len));
+            let end = w.len / self.interval;
+            let mut k = 0;
+            while k < end {
+                if bit(&w.bits, k) {
+                    let from = k;
+                    while k < end && bit(&w.bits, k) {
+                        k += 1;
+                    }
+                    t.push_str(&format!("written {from} {k}\n"));
+                }
+                k += 1;
+            }
+        }
+        let mut f = std::fs::File::create(path)?;
+        f.write_all(t.as_bytes())?;
+        f.sync_all()?;
+        self.state = Some(path.display().to_string());
+        Ok(())
+    }
+
+    /// Reads the state at `path` for files named `names`: from now on only the intervals it
+    /// lists as written are checked.
+    pub fn load_state(&mut self, path: &std::path::Path, names: &[String]) -> Result<(), String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("verify_state_load: cannot read {}: {e}", path.display()))?;
+        let bad = |n: usize, m: &str| format!("verify_state_load: {}:{n}: {m}", path.display());
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        if lines.next().map(|l| l.1) != Some(STATE_HEADER) {
+            return Err(bad(
+                1,
+                &format!("not iotrial's verify state (a first line '{STATE_HEADER}')"),
+            ));
+        }
+        let mut allowed: Vec<Written> = Vec::new();
+        for (n, l) in lines {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let num = |k: usize| -> Result<u64, String> {
+                f.get(k)
+                    .and_then(|x| x.parse().ok())
+                    .ok_or_else(|| bad(n, &format!("'{l}': a number expected")))
+            };
+            match f.first().copied() {
+                Some("interval") if num(1)? != self.interval => {
+                    return Err(bad(
+                        n,
+                        &format!(
+                        "the state was saved with a verify interval of {} bytes, the job checks {}",
+                        num(1)?,
+                        self.interval
+                    ),
+                    ))
+                }
+                Some("interval") => {}
+                Some("file") => {
+                    let k = allowed.len();
+                    let own = names.get(k).map(|p| {
+                        std::path::Path::new(p)
+                            .file_name()
+                            .map_or(p.clone(), |x| x.to_string_lossy().to_string())
+                    });
+                    if own.as_deref() != f.get(1).copied() {
+                        return Err(bad(
+                            n,
+                            &format!(
+                                "the state names file {}, the job's file {} is {}",
+                                f.get(1).unwrap_or(&""),
+                                k + 1,
+                                own.unwrap_or_default()
+                            ),
+                        ));
+                    }
+                    allowed.push(Written::new(num(2)?, num(3)?, self.interval));
+                }
+                Some("written") => {
+                    let w = allowed
+                        .last_mut()
+                        .ok_or_else(|| bad(n, "'written' before any 'file' line"))?;
+                    for k in num(1)?..num(2)?.min(w.len / self.interval) {
+                        w.bits[(k / 64) as usize] |= 1 << (k % 64);
+                    }
+                }
+                _ => return Err(bad(n, &format!("'{l}' is not a line of a verify state"))),
+            }
+        }
+        self.allowed = Some(allowed);
+        self.state = Some(path.display().to_string());
+        Ok(())
     }
 
     /// Fills `buf` (a write of `len` bytes to `offset` of file `file`) with its data and seals
@@ -125,6 +254,20 @@ impl Verifier {
         }
     }
 
+    /// Marks the intervals a write of `n` bytes at `offset` of file `file` covered as
+    /// completed (what `verify_state_save` saves).
+    pub fn completed(&mut self, file: usize, offset: u64, n: u64) {
+        let interval = self.interval;
+        if let Some(w) = self.done.get_mut(file) {
+            let first = offset.saturating_sub(w.start) / interval;
+            for k in first..first + n / interval {
+                if let Some(word) = w.bits.get_mut((k / 64) as usize) {
+                    *word |= 1 << (k % 64);
+                }
+            }
+        }
+    }
+
     /// Whether a backlog of writes is due for checking.
     pub fn backlog_due(&self) -> bool {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
@@ -137,10 +280,7 @@ impl Verifier {
 
     /// Whether interval `k` of file `file`'s region was written by this job.
     fn was_written(&self, file: usize, k: u64) -> bool {
-        self.written
-            .get(file)
-            .and_then(|w| w.bits.get((k / 64) as usize))
-            .is_some_and(|word| word & (1 << (k % 64)) != 0)
+        self.written.get(file).is_some_and(|w| bit(&w.bits, k))
     }
 
     /// The next run of written intervals of file `file` at or after `from` (absolute), at most
@@ -179,6 +319,15 @@ impl Verifier {
             }
             if piece.len() < self.spec.checksum.min_interval() {
                 continue;
+            }
+            if let Some(allowed) = &self.allowed {
+                let listed = allowed
+                    .get(file)
+                    .is_some_and(|w| at >= w.start && bit(&w.bits, (at - w.start) / self.interval));
+                if !listed {
+                    self.not_written += 1;
+                    continue;
+                }
             }
             self.checked += 1;
             let what = match inspect(piece, pattern.as_deref()) {
@@ -225,6 +374,8 @@ impl Verifier {
             "interval": self.interval,
             "checked": self.checked,
             "mismatches": self.mismatches,
+            "not_written": self.not_written,
+            "state": self.state,
             "first": self.found.iter().map(|f| json!({
                 "file": names.get(f.file).cloned().unwrap_or_default(),
                 "offset": f.offset,
@@ -247,6 +398,9 @@ mod tests {
             backlog: 0,
             fatal: false,
             implied: false,
+            state_save: false,
+            state_load: false,
+            experimental: false,
         }
     }
 

@@ -1,11 +1,14 @@
 //! fio's options that steer a job while it runs: the least rate it must keep (`ratemin`,
-//! `rate_iops_min`, `rate_cycle`), pauses (`thinktime`, `thinktime_spin`, `thinktime_blocks`),
-//! its share of a token flow (`flow`, `flow_id`, `flow_sleep`), what errors it goes on after
-//! (`continue_on_error`, `ignore_error`), and which jobs end with it (`exitall`, `exit_what`).
+//! `rate_iops_min`, `rate_cycle`), pauses (`thinktime`, `thinktime_spin`, `thinktime_blocks`,
+//! `thinktime_blocks_type`, `thinktime_iotime`, `rate_ignore_thinktime`), its share of a token
+//! flow (`flow`, `flow_id`, `flow_sleep`), the longest an I/O may take (`max_latency`), I/Os
+//! that wait for those they overlap (`serialize_overlap`), what errors it goes on after
+//! (`continue_on_error`, `ignore_error`), and which jobs end with it (`exitall`, `exit_what`,
+//! `exitall_on_error`).
 
 use super::super::spec::{ExitWhat, JobSpec};
-use super::values::{bytes, int, Arg};
-use super::Opt;
+use super::values::{bytes, int, seconds, Arg};
+use super::{honoured, Opt};
 
 /// An errno by its name (`ENOSPC`) or number.
 fn errno_of(s: &str) -> Result<i32, String> {
@@ -51,7 +54,8 @@ fn continue_on_error(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
 
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
-    opt!(["ratemin"], |j, a| j.ratemin = a.dirs(&j.ratemin, bytes)?),
+    opt!(["rate_min", "ratemin"], |j, a| j.ratemin =
+        a.dirs(&j.ratemin, bytes)?),
     opt!(["rate_iops_min"], |j, a| j.rate_iops_min =
         a.dirs(&j.rate_iops_min, int)?),
     opt!(["rate_cycle"], |j, a| j.rate_cycle = a.seconds(1e-3)?),
@@ -60,6 +64,22 @@ pub static OPTIONS: &[Opt] = &[
         a.seconds(1e-6)?),
     opt!(["thinktime_blocks"], |j, a| j.thinktime_blocks =
         a.int()?.max(1)),
+    opt!(["thinktime_blocks_type"], |_j, a| {
+        a.choice(&["complete", "issue"])?;
+    })
+    .differs(
+        "iotrial counts issued I/Os and lets the queue drain before each pause, for either type: at queue depth 1 the pauses fall where fio's do, deeper it pauses after N I/Os have been issued and completed",
+    ),
+    opt!(["thinktime_iotime"], |j, a| j.thinktime_iotime =
+        a.seconds(1.0)?),
+    opt!(["rate_ignore_thinktime"], |j, a| j.rate_ignore_thinktime =
+        a.flag()?),
+    opt!(["max_latency"], |j, a| j.max_latency =
+        a.dirs(&j.max_latency, |v| seconds(v, 1e-6))?),
+    opt!(["serialize_overlap"], |j, a| j.serialize_overlap =
+        a.flag()?),
+    opt!(["exitall_on_error"], |j, a| j.exitall_on_error =
+        a.flag()?),
     opt!(["flow"], |j, a| {
         let v = a.need()?;
         let w: i64 = v.parse().map_err(|_| format!("flow={v}: a whole number"))?;
@@ -68,14 +88,8 @@ pub static OPTIONS: &[Opt] = &[
     }),
     opt!(["flow_id"], |j, a| j.flow_id = a.int()?),
     opt!(["flow_sleep"], |j, a| j.flow_sleep = a.seconds(1e-6)?),
-    Opt {
-        names: &["continue_on_error"],
-        set: continue_on_error,
-    },
-    Opt {
-        names: &["ignore_error"],
-        set: ignore_error,
-    },
+    honoured(&["continue_on_error"], continue_on_error),
+    honoured(&["ignore_error"], ignore_error),
     opt!(["exitall"], |j, a| j.exitall = a.flag()?),
     opt!(["exit_what"], |j, a| {
         j.exit_what = match a.choice(&["group", "stonewall", "all"])? {

@@ -1,11 +1,12 @@
 //! The core of fio's job options: what a job does (`rw`, `rwmixread`, `bs`), where
 //! (`size`, `offset`, `offset_increment`), how many and how deep (`numjobs`, `iodepth`,
 //! `ioengine`, `direct`), for how long (`runtime`, `time_based`, `ramp_time`), how fast
-//! (`rate`, `rate_iops`), and what is reported (`name`, `description`, `percentile_list`).
+//! (`rate`, `rate_iops`), and what is reported (`name`, `description`, `percentile_list`);
+//! `kb_base` (1024 only) and `offset_align`.
 
 use super::super::spec::{BlockSizes, JobSpec, Rw, RwKind};
 use super::values::{bytes, int, Arg};
-use super::{engines, Opt};
+use super::{engines, honoured, Opt};
 
 fn rw(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
     let v = a.need()?;
@@ -97,21 +98,33 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["name"], |j, a| j.name = a.need()?.to_string()),
     opt!(["description"], |j, a| j.description =
         a.value.unwrap_or("").trim().to_string()),
-    Opt {
-        names: &["rw", "readwrite"],
-        set: rw,
-    },
+    honoured(&["rw", "readwrite"], rw),
     opt!(["rwmixread"], |j, a| j.rwmixread = percent(a)?),
     opt!(["rwmixwrite"], |j, a| j.rwmixread = 100 - percent(a)?),
     opt!(["bs", "blocksize"], |j, a| j.bs =
         a.dirs(&j.bs, block_size)?),
-    opt!(["size"], |j, a| j.size = a.amount()?),
+    opt!(["size"], |j, a| j.size = a.amount()?).default_differs(
+        "256 MiB per clone (fio takes the size of an existing file or device, and refuses a job that would create a file without one)",
+    ),
+    opt!(["kb_base"], |_j, a| {
+        if a.int()? != 1024 {
+            return Err(format!(
+                "{}={}: iotrial reads every size suffix as a power of 1024 (fio's default, kb_base=1024); write the sizes in bytes or with 1024-based suffixes",
+                a.key,
+                a.need()?
+            ));
+        }
+    })
+    .differs("only 1024, fio's default: kb_base=1000 is refused"),
+    opt!(["offset_align"], |j, a| j.offset_align = a.bytes()?),
     opt!(["offset"], |j, a| j.offset = a.amount()?),
     opt!(["offset_increment"], |j, a| j.offset_increment =
         a.amount()?),
     opt!(["numjobs"], |j, a| j.numjobs = a.int()?),
     opt!(["iodepth"], |j, a| j.iodepth = a.int()?),
-    opt!(["ioengine"], |j, a| j.ioengine = engines::parse(a.need()?)?),
+    opt!(["ioengine"], |j, a| j.ioengine = engines::parse(a.need()?)?).differs(
+        "iotrial runs psync, sync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, falloc, ftruncate and the six file engines; the others are refused with why",
+    ),
     opt!(["direct"], |j, a| j.direct = a.flag()?),
     opt!(["buffered"], |j, a| j.direct = !a.flag()?),
     opt!(["runtime", "timeout"], |j, a| j.runtime = a.seconds(1.0)?),
@@ -123,12 +136,13 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["rate_process"], |j, a| j.rate_poisson =
         a.choice(&["linear", "poisson"])? == "poisson"),
     opt!(["fsync"], |j, a| j.fsync = a.int()?),
-    opt!(["randseed"], |j, a| j.randseed = a.int()?),
-    Opt {
-        names: &["percentile_list"],
-        set: percentile_list,
-    },
-    opt!(["hipri"], |j, a| j.hipri = a.flag()?),
+    opt!(["randseed"], |j, a| j.randseed = a.int()?).differs(
+        "iotrial draws with its own generator: a seed gives the same offsets in every iotrial run, not fio's offsets",
+    ),
+    honoured(&["percentile_list"], percentile_list),
+    opt!(["hipri"], |j, a| j.hipri = a.flag()?).differs(
+        "pvsync2's RWF_HIPRI; io_uring's polled I/O is refused (the stack's loop and FUSE devices have no poll queues)",
+    ),
     opt!(["iodepth_batch_submit", "iodepth_batch"], |j, a| j
         .batch_submit =
         a.int()?),

@@ -53,6 +53,14 @@ const REFUSED: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// Why iotrial does not run fio's engine `name`, when it knows the engine.
+pub fn why_not(name: &str) -> Option<&'static str> {
+    REFUSED
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map(|(_, why)| *why)
+}
+
 /// The engine `name` names, or why iotrial does not run it.
 pub fn parse(name: &str) -> Result<Engine, String> {
     if let Some((_, e)) = RUNS.iter().find(|(n, _)| *n == name) {

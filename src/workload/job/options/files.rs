@@ -48,7 +48,69 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["filename"], |j, a| {
         let v = a.need()?;
         j.filename = Some(v.to_string());
+    })
+    .differs(
+        "iotrial does its I/O in a file of this name on the stack's target (its raw region on a raw layout), never on the path named; a job that reads lays its file out afresh, where fio keeps an existing file big enough (a job that verifies what it reads keeps it too)",
+    ),
+    opt!(["filename_format"], |j, a| j.filename_format =
+        Some(a.need()?.to_string())),
+    opt!(["lockfile"], |_j, a| {
+        let v = a.need()?;
+        if !v.starts_with("none") {
+            return Err(format!(
+                "{}={v}: iotrial does not lock files between jobs (lockfile=none, fio's default, is all it takes)",
+                a.key
+            ));
+        }
+    })
+    .differs("only none, fio's default: exclusive and readwrite locking is refused"),
+    opt!(["create_only"], |j, a| j.create_only = a.flag()?),
+    opt!(["write_hint"], |j, a| {
+        j.write_hint = match a.choice(&["none", "short", "medium", "long", "extreme"])? {
+            "none" => None,
+            "short" => Some(2),
+            "medium" => Some(3),
+            "long" => Some(4),
+            _ => Some(5),
+        }
     }),
+    opt!(["iomem", "mem"], |_j, a| {
+        let v = a.need()?;
+        let kind = v.split(':').next().unwrap_or(v);
+        if !["malloc", "shm", "shmhuge", "mmap", "mmaphuge", "mmapshared"].contains(&kind) {
+            return Err(format!(
+                "{}={v}: iotrial's I/O buffers are in host memory (malloc, shm, shmhuge, mmap, mmaphuge, mmapshared all take it); {kind} is not",
+                a.key
+            ));
+        }
+    })
+    .differs("every type takes iotrial's own page-aligned buffers: no huge pages, no shared memory; cudamalloc is refused"),
+    opt!(["iomem_align", "mem_align"], |_j, a| {
+        let n = a.bytes()?;
+        if n > 4096 || (n != 0 && !n.is_power_of_two()) {
+            return Err(format!(
+                "{}={n}: iotrial's buffers are aligned to 4096 bytes; a power of 2 up to 4096 is what it can honour",
+                a.key
+            ));
+        }
+    })
+    .differs("iotrial's buffers are aligned to 4096 bytes: any power of 2 up to it is met, a larger one refused"),
+    opt!(["thp"], |_j, a| {
+        if a.flag()? {
+            return Err(format!(
+                "{}=1: iotrial's mmap engine maps files with the kernel's default pages, not transparent huge pages",
+                a.key
+            ));
+        }
+    })
+    .of(&["mmap"])
+    .unlisted()
+    .differs("only 0, fio's default: transparent huge pages are refused"),
+    opt!(["stat_type"], |_j, a| {
+        a.choice(&["stat", "lstat", "statx"])?;
+    })
+    .of(&["filestat", "dirstat"])
+    .differs("iotrial's filestat and dirstat call stat(2) for every type"),
     opt!(["nrfiles", "nr_files"], |j, a| {
         j.nrfiles = a.int()?;
         if j.nrfiles == 0 {

@@ -5,7 +5,7 @@
 
 use super::super::spec::{BlockSizes, Distribution, JobSpec, Sequencer};
 use super::values::{bytes, int, seconds, Arg};
-use super::Opt;
+use super::{honoured, Opt};
 
 /// `min-max` (`4k-4k`), fio's `bsrange`.
 fn range(v: &str) -> Result<BlockSizes, String> {
@@ -234,15 +234,22 @@ pub static OPTIONS: &[Opt] = &[
         a.flag()?),
     opt!(["norandommap"], |j, a| j.randommap = !a.flag()?),
     opt!(["randrepeat"], |j, a| j.randrepeat = a.flag()?),
+    opt!(["allrandrepeat"], |j, a| j.randrepeat = a.flag()?),
     opt!(["random_generator"], |_j, a| {
         // Every generator gives each block once per pass with the random map; iotrial's own
         // generator stands for them all.
         a.choice(&["tausworthe", "lfsr", "tausworthe64"])?;
-    }),
-    Opt {
-        names: &["random_distribution"],
-        set: distribution,
-    },
+    })
+    .differs("iotrial's own generator stands for each: with the random map every block once per pass, as fio's"),
+    opt!(["percentage_random"], |j, a| j.pct_random = a.dirs(&j.pct_random, |v| {
+        let n = int(v)?;
+        if n > 100 {
+            return Err(format!("{n} is not a percentage"));
+        }
+        Ok(n as u32)
+    })?),
+    opt!(["bs_is_seq_rand"], |j, a| j.bs_is_seq_rand = a.flag()?),
+    honoured(&["random_distribution"], distribution),
     opt!(["random_sequence_stride"], |j, a| {
         let on = a.flag()?;
         if let Distribution::Sequence { stride, .. } = &mut j.distribution {
@@ -253,7 +260,8 @@ pub static OPTIONS: &[Opt] = &[
                 stride: on,
             };
         }
-    }),
+    })
+    .unlisted(),
     opt!(["rw_sequencer"], |j, a| {
         j.rw_sequencer = match a.choice(&["sequential", "identical"])? {
             "identical" => Sequencer::Identical,

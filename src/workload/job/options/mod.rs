@@ -1,19 +1,19 @@
-//! fio's options as iotrial reads them: every option it honours sets a field of a
-//! [`JobSpec`] (`core` and the tables after it), options that only change how fio reports
-//! or names its target are accepted with a note ([`NOTED`]), and options iotrial knows but
-//! cannot honour are refused saying why (`refused`). [`apply`] reads one `key=value` into a
-//! job; [`engines`] says which `ioengine`s run and why the others do not.
+//! fio's options as iotrial reads them: one table ([`table`]) of every option of fio's HOWTO
+//! (the fio release iotrial follows, [`FIO_VERSION`]) and the later ones iotrial reads, each
+//! with what iotrial does with it ([`Status`]): honoured, honoured with a difference (said),
+//! accepted and ignored as harmless (why), or refused (why). The parser decides by it
+//! ([`apply`]), and `iotrial list fio-options` and docs/fio-options.md are printed from it
+//! ([`rows`]). An option iotrial honours sets a field of a [`JobSpec`] (`core` and the modules
+//! after it); [`others`] holds those it ignores or refuses, [`engines`] says which `ioengine`s
+//! run and why the others do not.
 
-/// An [`Opt`] whose setter is one statement: `opt!(["size"], |j, a| j.size = a.amount()?)`.
+/// An honoured [`Opt`] whose setter is one statement: `opt!(["size"], |j, a| j.size = a.amount()?)`.
 macro_rules! opt {
     ([$($name:literal),+], |$j:ident, $a:ident| $body:expr) => {
-        $crate::workload::job::options::Opt {
-            names: &[$($name),+],
-            set: |$j, $a| {
-                $body;
-                Ok(())
-            },
-        }
+        $crate::workload::job::options::honoured(&[$($name),+], |$j, $a| {
+            $body;
+            Ok(())
+        })
     };
 }
 
@@ -22,104 +22,149 @@ mod core;
 pub mod engines;
 mod files;
 mod io;
+pub mod others;
 mod outputs;
 mod prio;
-mod refused;
+mod replay;
+mod sched;
 mod steady;
 pub mod values;
 mod verify;
 mod zones;
 
 use super::spec::JobSpec;
+pub use sched::cpus_of as sched_cpus;
 pub use values::Arg;
 
-/// One option iotrial honours: its fio names (the first is the option's, the rest aliases)
-/// and how it sets a job.
-pub struct Opt {
-    pub names: &'static [&'static str],
-    pub set: fn(&mut JobSpec, &Arg) -> Result<(), String>,
+/// The fio release whose options (its HOWTO) iotrial follows.
+pub const FIO_VERSION: &str = "3.33";
+
+/// How an option sets a job.
+pub type Setter = fn(&mut JobSpec, &Arg) -> Result<(), String>;
+
+/// What iotrial does with one fio option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Honoured as fio honours it.
+    Honoured,
+    /// Honoured, with this difference.
+    Differs(&'static str),
+    /// Accepted and ignored: why that is harmless.
+    Ignored(&'static str),
+    /// Refused: why.
+    Refused(&'static str),
 }
 
-/// fio options accepted with a note: they name the target (iotrial runs on its stack's), or
-/// only change how fio reports or runs its threads, not the I/O.
-pub const NOTED: &[(&str, &str)] = &[
-    (
-        "directory",
-        "iotrial does its I/O on the stack's target, not in this directory",
-    ),
-    ("thread", "iotrial runs every job as a thread"),
-    (
-        "openfiles",
-        "iotrial keeps every file of a job open while it runs",
-    ),
-    (
-        "allow_file_create",
-        "iotrial lays out its jobs' files on the stack's target itself",
-    ),
-    (
-        "create_serialize",
-        "iotrial lays out the jobs' files one job after the other",
-    ),
-    (
-        "threads",
-        "an option of fio's tiobench profile, which fio ignores without profile=tiobench",
-    ),
-    (
-        "gtod_reduce",
-        "iotrial still times every I/O (fio would skip most clock reads and report no latency)",
-    ),
-    (
-        "fixedbufs",
-        "iotrial's io_uring registers its buffers whenever the kernel allows",
-    ),
-    (
-        "registerfiles",
-        "iotrial's io_uring registers its files whenever the kernel allows",
-    ),
-    (
-        "verify_async",
-        "iotrial checks what it reads back in the job's own thread",
-    ),
-    (
-        "verify_dump",
-        "iotrial names each mismatch's offset and what is wrong in result.json instead of dumping the blocks to files",
-    ),
-    (
-        "verify_state_save",
-        "iotrial keeps no verify state file",
-    ),
-    (
-        "verify_backlog_batch",
-        "iotrial reads back every block of a backlog",
-    ),
-    (
-        "log_prio",
-        "iotrial counts each stream's I/Os per priority in result.json (`streams[].prio_ios`) rather than in its log lines",
-    ),
-    (
-        "error_dump",
-        "iotrial keeps every I/O's errno in samples.csv",
-    ),
-    (
-        "flow_watermark",
-        "iotrial keeps a job's flow share at every I/O",
-    ),
-    (
-        "userspace_reap",
-        "iotrial's libaio reaps its completions with io_getevents",
-    ),
-    (
-        "iodepth_batch_complete_max",
-        "a wait takes every completion there is, up to the queue depth",
-    ),
-    (
-        "io_submit_mode",
-        "iotrial issues a paced job's I/O on its schedule from the job's own thread whatever the completions, as long as its queue has room (fio's offload does it from other threads)",
-    ),
-];
+impl Status {
+    /// The status's word in the table.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Honoured => "honoured",
+            Status::Differs(_) => "honoured, differs",
+            Status::Ignored(_) => "ignored",
+            Status::Refused(_) => "refused",
+        }
+    }
 
-/// Every option iotrial honours, in the order `supported()` lists them.
-fn table() -> impl Iterator<Item = &'static Opt> {
+    /// The difference, or why it is ignored or refused.
+    pub fn why(self) -> &'static str {
+        match self {
+            Status::Honoured => "",
+            Status::Differs(w) | Status::Ignored(w) | Status::Refused(w) => w,
+        }
+    }
+}
+
+/// One fio option: its names (the first is the option's, the rest aliases), how it sets a job
+/// (honoured ones), what iotrial does with it, the engines it belongs to, and whether it is a
+/// listed in fio [`FIO_VERSION`]'s HOWTO.
+pub struct Opt {
+    pub names: &'static [&'static str],
+    pub set: Option<Setter>,
+    pub status: Status,
+    /// fio's engines the option is an option of; empty: every job's.
+    pub engines: &'static [&'static str],
+    /// Not in fio [`FIO_VERSION`]'s HOWTO: a later fio's option, an older one's, or one the
+    /// HOWTO leaves out.
+    pub unlisted: bool,
+    /// Where iotrial's default differs from fio's: what it is and why.
+    pub default: Option<&'static str>,
+}
+
+/// An option iotrial honours as fio does.
+pub const fn honoured(names: &'static [&'static str], set: Setter) -> Opt {
+    Opt {
+        names,
+        set: Some(set),
+        status: Status::Honoured,
+        engines: &[],
+        unlisted: false,
+        default: None,
+    }
+}
+
+/// An option iotrial accepts and ignores, with why that is harmless.
+pub const fn ignored(names: &'static [&'static str], why: &'static str) -> Opt {
+    Opt {
+        names,
+        set: None,
+        status: Status::Ignored(why),
+        engines: &[],
+        unlisted: false,
+        default: None,
+    }
+}
+
+/// An option iotrial refuses, with why.
+pub const fn refused(names: &'static [&'static str], why: &'static str) -> Opt {
+    Opt {
+        names,
+        set: None,
+        status: Status::Refused(why),
+        engines: &[],
+        unlisted: false,
+        default: None,
+    }
+}
+
+impl Opt {
+    /// Honoured with this difference.
+    pub const fn differs(self, how: &'static str) -> Opt {
+        Opt {
+            status: Status::Differs(how),
+            ..self
+        }
+    }
+
+    /// An option of these engines.
+    pub const fn of(self, engines: &'static [&'static str]) -> Opt {
+        Opt { engines, ..self }
+    }
+
+    /// An option fio [`FIO_VERSION`]'s HOWTO does not list.
+    pub const fn unlisted(self) -> Opt {
+        Opt {
+            unlisted: true,
+            ..self
+        }
+    }
+
+    /// iotrial's default differs from fio's: how.
+    pub const fn default_differs(self, how: &'static str) -> Opt {
+        Opt {
+            default: Some(how),
+            ..self
+        }
+    }
+
+    /// The option's name.
+    pub fn name(&self) -> &'static str {
+        self.names[0]
+    }
+}
+
+/// Every option iotrial knows, honoured first (by topic), then ignored and refused.
+pub fn table() -> impl Iterator<Item = &'static Opt> {
     core::OPTIONS
         .iter()
         .chain(io::OPTIONS)
@@ -128,8 +173,11 @@ fn table() -> impl Iterator<Item = &'static Opt> {
         .chain(outputs::OPTIONS)
         .chain(control::OPTIONS)
         .chain(prio::OPTIONS)
+        .chain(sched::OPTIONS)
+        .chain(replay::OPTIONS)
         .chain(zones::OPTIONS)
         .chain(steady::OPTIONS)
+        .chain(others::options())
 }
 
 /// The option named `key` (or one of its aliases).
@@ -142,44 +190,114 @@ pub fn same_option(a: &str, b: &str) -> bool {
     a == b || find(a).is_some_and(|o| o.names.contains(&b))
 }
 
-/// The names of the options iotrial honours, then those it accepts with a note.
-pub fn supported() -> (Vec<&'static str>, Vec<&'static str>) {
-    (
-        table().map(|o| o.names[0]).collect(),
-        NOTED.iter().map(|n| n.0).collect(),
-    )
-}
-
 /// Applies fio option `key` = `value` to `job`. `Ok(Some(note))` for an option accepted
-/// without effect; `Err` says why iotrial does not run it.
+/// without effect (and for `filename`, which never names the path iotrial uses); `Err` says
+/// why iotrial does not run it.
 pub fn apply(job: &mut JobSpec, key: &str, value: Option<&str>) -> Result<Option<String>, String> {
     let arg = Arg { key, value };
-    if let Some(o) = find(key) {
-        (o.set)(job, &arg)?;
+    let Some(o) = find(key) else {
+        let near = nearest(key)
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default();
+        return Err(format!(
+            "fio option '{key}' is not supported by iotrial: it is not an option of fio {FIO_VERSION} nor of a later fio iotrial reads (`iotrial list fio-options` lists them all, with what iotrial does with each){near}"
+        ));
+    };
+    if let Some(set) = o.set {
+        set(job, &arg)?;
         job.options.retain(|(k, _)| k != key);
         job.options
             .push((key.to_string(), value.unwrap_or("").to_string()));
-        if o.names[0] == "filename" {
+    }
+    match o.status {
+        Status::Honoured => Ok(None),
+        Status::Differs(_) if o.name() == "filename" => {
             // Never the named path: a job file saying filename=/dev/sdb must not touch it.
-            return Ok(Some(format!(
+            Ok(Some(format!(
                 "{key}: iotrial does its I/O in a file of this name on the stack's target (its raw region on a raw layout), never on {}",
                 value.unwrap_or("")
-            )));
+            )))
         }
-        return Ok(None);
+        // The table says how the others differ; a run does not repeat it.
+        Status::Differs(_) => Ok(None),
+        Status::Ignored(why) => Ok(Some(format!("{key}: {why}"))),
+        Status::Refused(why) if why == others::OTHER_ENGINE => {
+            let e = o.engines.first().copied().unwrap_or("");
+            Err(format!(
+                "fio option '{key}' cannot be honoured: it is an option of fio's {} engine{}, which iotrial does not run ({})",
+                o.engines.join(" and "),
+                if o.engines.len() > 1 { "s" } else { "" },
+                engines::why_not(e).unwrap_or("not an engine of a plain Linux machine")
+            ))
+        }
+        Status::Refused(why) => Err(format!("fio option '{key}' cannot be honoured: {why}")),
     }
-    if let Some((_, why)) = NOTED.iter().find(|(k, _)| *k == key) {
-        return Ok(Some(format!("{key}: {why}")));
-    }
-    if let Some(why) = refused::why(key, value) {
-        return Err(format!("fio option '{key}' cannot be honoured: {why}"));
-    }
-    let (ok, noted) = supported();
-    Err(format!(
-        "fio option '{key}' is not supported by iotrial; supported: {} (and, without effect on the I/O: {})",
-        ok.join(", "),
-        noted.join(", ")
-    ))
+}
+
+/// The option name closest to `key` (at most two edits away), if any.
+fn nearest(key: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (k, cb) in b.iter().enumerate() {
+                let cur = row[k + 1];
+                row[k + 1] = (prev + usize::from(ca != *cb)).min(row[k] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    };
+    table()
+        .flat_map(|o| o.names.iter().copied())
+        .map(|n| (distance(key, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// One row of the option table, as `iotrial list fio-options` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub option: String,
+    pub aliases: String,
+    pub status: &'static str,
+    pub engines: String,
+    /// The difference, or why ignored or refused; a default that differs; a later fio's.
+    pub what: String,
+}
+
+/// The table's rows, sorted by option name.
+pub fn rows() -> Vec<Row> {
+    let mut out: Vec<Row> = table()
+        .map(|o| {
+            let mut what = o.status.why().to_string();
+            if let Some(d) = o.default {
+                if !what.is_empty() {
+                    what.push_str("; ");
+                }
+                what.push_str("default: ");
+                what.push_str(d);
+            }
+            if o.unlisted {
+                if !what.is_empty() {
+                    what.push(' ');
+                }
+                what.push_str(&format!("(not in fio {FIO_VERSION}'s HOWTO)"));
+            }
+            Row {
+                option: o.name().to_string(),
+                aliases: o.names[1..].join(", "),
+                status: o.status.word(),
+                engines: o.engines.join(", "),
+                what,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.option.cmp(&b.option));
+    out
 }
 
 #[cfg(test)]
@@ -187,13 +305,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_name_is_known_once() {
+    fn every_name_is_known_once_and_says_how() {
         let mut names: Vec<&str> = table().flat_map(|o| o.names.iter().copied()).collect();
-        names.extend(NOTED.iter().map(|n| n.0));
         let n = names.len();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), n, "an option is declared twice");
+        for o in table() {
+            let honours = matches!(o.status, Status::Honoured | Status::Differs(_));
+            assert_eq!(
+                honours,
+                o.set.is_some(),
+                "{}: a setter iff honoured",
+                o.name()
+            );
+            assert!(
+                o.status == Status::Honoured || !o.status.why().is_empty(),
+                "{} says why",
+                o.name()
+            );
+        }
     }
 
     #[test]
@@ -207,8 +338,12 @@ mod tests {
             .contains("thread"));
         let e = apply(&mut j, "bogus", Some("1")).unwrap_err();
         assert!(
-            e.contains("not supported") && e.contains("rwmixread"),
+            e.contains("not supported") && e.contains("list fio-options"),
             "{e}"
         );
+        let e = apply(&mut j, "iodepht", Some("4")).unwrap_err();
+        assert!(e.ends_with("did you mean iodepth?"), "{e}");
+        let e = apply(&mut j, "exec_prerun", Some("rm -rf /")).unwrap_err();
+        assert!(e.contains("cannot be honoured"), "{e}");
     }
 }

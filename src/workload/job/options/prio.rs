@@ -46,6 +46,9 @@ fn dirs_u16(
     a.dirs(cur, |v| small(v, max, what))
 }
 
+/// The engines that carry a priority per I/O.
+const ASYNC: &[&str] = &["libaio", "io_uring"];
+
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
     opt!(["prioclass"], |j, a| j.prio.class =
@@ -53,18 +56,25 @@ pub static OPTIONS: &[Opt] = &[
     opt!(["prio"], |j, a| j.prio.level =
         Some(small(a.need()?, 7, "a level")?)),
     opt!(["priohint"], |j, a| j.prio.hint =
-        Some(small(a.need()?, 1023, "a hint")?)),
+        Some(small(a.need()?, 1023, "a hint")?))
+    .unlisted(),
     opt!(["cmdprio_percentage"], |j, a| j.prio.cmd_pct = a
         .dirs(&j.prio.cmd_pct, |v| small(v, 100, "a percentage")
-            .map(u32::from))?),
+            .map(u32::from))?)
+    .of(ASYNC),
     opt!(["cmdprio_class"], |j, a| j.prio.cmd_class =
-        dirs_u16(a, &j.prio.cmd_class, 3, "a class")?),
+        dirs_u16(a, &j.prio.cmd_class, 3, "a class")?)
+    .of(ASYNC),
     opt!(["cmdprio"], |j, a| j.prio.cmd_level =
-        dirs_u16(a, &j.prio.cmd_level, 7, "a level")?),
+        dirs_u16(a, &j.prio.cmd_level, 7, "a level")?)
+    .of(ASYNC),
     opt!(["cmdprio_hint"], |j, a| j.prio.cmd_hint =
-        dirs_u16(a, &j.prio.cmd_hint, 1023, "a hint")?),
+        dirs_u16(a, &j.prio.cmd_hint, 1023, "a hint")?)
+    .of(ASYNC)
+    .unlisted(),
     opt!(["cmdprio_bssplit"], |j, a| j.prio.cmd_bssplit =
-        a.dirs(&j.prio.cmd_bssplit, bssplit)?),
+        a.dirs(&j.prio.cmd_bssplit, bssplit)?)
+    .of(ASYNC),
 ];
 
 #[cfg(test)]

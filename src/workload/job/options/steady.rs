@@ -5,7 +5,7 @@
 
 use super::super::spec::{JobSpec, LatencyTarget, Steady, SteadyMetric};
 use super::values::Arg;
-use super::Opt;
+use super::{honoured, Opt};
 
 fn steady_of(j: &mut JobSpec) -> &mut Steady {
     j.steady.get_or_insert(Steady {
@@ -64,10 +64,7 @@ fn steadystate(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
 
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
-    Opt {
-        names: &["steadystate", "ss"],
-        set: steadystate,
-    },
+    honoured(&["steadystate", "ss"], steadystate),
     opt!(["steadystate_duration", "ss_dur"], |j, a| steady_of(j)
         .dur =
         a.seconds(1.0)?),
@@ -80,7 +77,8 @@ pub static OPTIONS: &[Opt] = &[
             return Err(format!("{}: must be greater than 0", a.key));
         }
         steady_of(j).interval = s;
-    }),
+    })
+    .unlisted(),
     opt!(["latency_target"], |j, a| latency_of(j).target =
         a.seconds(1e-6)?),
     opt!(["latency_window"], |j, a| latency_of(j).window =

@@ -1,12 +1,12 @@
-//! fio's options of what writes carry: `verify` (crc32c, crc32c-intel, md5, meta, pattern:
-//! fio's own header, byte for byte), `verify_interval`, `verify_pattern`, `do_verify`,
+//! fio's options of what writes carry: `verify` (every checksum of fio's but SHA-3, and meta
+//! and pattern: fio's own header, byte for byte), `verify_interval`, `verify_pattern`, `do_verify`,
 //! `verify_backlog`, `verify_fatal`; and without verifying, `buffer_pattern`, `zero_buffers`,
 //! `refill_buffers`, `scramble_buffers`, `buffer_compress_percentage`, `buffer_compress_chunk`,
 //! `dedupe_percentage`, `dedupe_mode`, `dedupe_working_set_percentage`, `dedupe_global`.
 
 use super::super::spec::{JobSpec, VerifySpec};
 use super::values::{pattern, Arg};
-use super::Opt;
+use super::{honoured, Opt};
 use crate::verify::Checksum;
 
 /// The job's verify settings, made with fio's defaults the first time an option asks.
@@ -19,22 +19,29 @@ fn verify_of(j: &mut JobSpec) -> &mut VerifySpec {
         backlog: 0,
         fatal: false,
         implied: false,
+        state_save: false,
+        state_load: false,
+        experimental: false,
     })
 }
 
 fn verify(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
     let v = a.need()?;
-    if v == "0" || v == "none" {
+    if v == "0" || v == "none" || v == "null" {
         j.verify = None;
         return Ok(());
     }
     let Some(c) = Checksum::parse(v) else {
+        let known: Vec<&str> = Checksum::ALL.iter().map(|c| c.name()).collect();
         return Err(match v {
-            "crc64" | "crc32" | "crc16" | "crc7" | "xxhash" | "sha1" | "sha256" | "sha512"
-            | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "null" => format!(
-                "verify={v}: iotrial writes and checks fio's headers with crc32c, md5, meta or pattern, not {v}"
+            "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" => format!(
+                "verify={v}: iotrial does not compute fio's SHA-3 checksums; it checks {}",
+                known.join(", ")
             ),
-            _ => format!("verify={v}: expected crc32c, crc32c-intel, md5, meta or pattern"),
+            _ => format!(
+                "verify={v}: expected {}, crc32c-intel, null or 0",
+                known.join(", ")
+            ),
         });
     };
     verify_of(j).checksum = c;
@@ -52,10 +59,9 @@ fn pct(a: &Arg) -> Result<u32, String> {
 
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[
-    Opt {
-        names: &["verify"],
-        set: verify,
-    },
+    honoured(&["verify"], verify).differs(
+        "every checksum but fio's SHA-3 ones, each stored as fio 3.33 stores it (its sha512 field holds only some of the data's first and last bytes, its sha256 field a non-standard hash: fio's own); verify=null does not verify",
+    ),
     opt!(["verify_interval"], |j, a| {
         let n = a.bytes()?;
         if n == 0 {
@@ -78,6 +84,22 @@ pub static OPTIONS: &[Opt] = &[
         }
     }),
     opt!(["verify_backlog"], |j, a| verify_of(j).backlog = a.int()?),
+    opt!(["verify_only"], |j, a| j.verify_only = a.flag()?).differs(
+        "iotrial reads the job's region back in the job's order and checks the blocks its headers say the job wrote (fio re-creates the write offsets); the files are kept as they are",
+    ),
+    opt!(["verify_state_save"], |j, a| verify_of(j).state_save = a.flag()?)
+        .differs(
+            "iotrial's own state file (which blocks each completed write covered), under fio's name local-JOB-CLONE-verify.state in the working directory; fio cannot read it, nor iotrial fio's",
+        )
+        .default_differs(
+            "off: iotrial writes a state file only when asked (fio's default is on)",
+        ),
+    opt!(["verify_state_load"], |j, a| verify_of(j).state_load = a.flag()?).differs(
+        "reads iotrial's own state file (see verify_state_save) and checks only the blocks it says were written; a missing state file ends the job with why. Across trials it checks the data only where the files outlive the trial (a `block:` target): a `dir:` or `image:` target's files go with the trial",
+    ),
+    opt!(["experimental_verify"], |j, a| verify_of(j).experimental = a.flag()?).differs(
+        "iotrial reads back what its own record of the written blocks lists either way, which is what fio's experimental verify re-creates",
+    ),
     opt!(["verify_fatal"], |j, a| verify_of(j).fatal = a.flag()?),
     opt!(["zero_buffers"], |j, a| j.buffers.zero = a.flag()?),
     opt!(["refill_buffers"], |j, a| j.buffers.refill = a.flag()?),
@@ -126,8 +148,16 @@ mod tests {
             (Checksum::Crc32c, 512, 1024, true)
         );
         assert_eq!(v.pattern, Some(vec![0xaa, 0x55, 0x5a, 0xa5]));
-        let e = apply(&mut j, "verify", Some("crc64")).unwrap_err();
-        assert!(e.contains("crc32c, md5, meta or pattern"), "{e}");
+        for (name, sum) in [
+            ("crc64", Checksum::Crc64),
+            ("sha256", Checksum::Sha256),
+            ("xxhash", Checksum::Xxhash),
+        ] {
+            apply(&mut j, "verify", Some(name)).unwrap();
+            assert_eq!(j.verify.as_ref().unwrap().checksum, sum);
+        }
+        let e = apply(&mut j, "verify", Some("sha3-256")).unwrap_err();
+        assert!(e.contains("SHA-3") && e.contains("sha512"), "{e}");
         apply(&mut j, "verify", Some("0")).unwrap();
         assert!(j.verify.is_none());
     }

@@ -2,13 +2,15 @@
 //! names: `write_lat_log=NAME` gives `NAME_lat.X.log` and `NAME_clat.X.log` (X the clone's
 //! number among every job's, from 1; without a NAME, the job's), `write_bw_log` `NAME_bw.X.log`,
 //! `write_iops_log` `NAME_iops.X.log`; one line per I/O, `time (ms since the job started),
-//! value, direction (0 read, 1 write, 2 trim), bytes[, offset], priority`, or with
-//! `log_avg_msec=N` one line per direction per N ms window holding the window's mean (block size
-//! 0). Latency is in ns, bandwidth in KB/s as fio's per-I/O figure (bytes x 10^6 / latency in
-//! ns), IOPS 1 per I/O. iotrial times each I/O from its issue to its completion: its lat and
+//! value, direction (0 read, 1 write, 2 trim), bytes[, offset], priority[, issue time]` (the
+//! issue time in ns since the job started with `log_issue_time`, in the clat log; 0 in the
+//! others), or with `log_avg_msec=N` one line per direction per N ms window holding the
+//! window's mean, its largest value, or both (`log_window_value`; block size, offset and issue
+//! time 0). Latency is in ns, bandwidth in KB/s as fio's per-I/O figure (bytes x 10^6 /
+//! latency in ns), IOPS 1 per I/O. iotrial times each I/O from its issue to its completion: its lat and
 //! clat logs hold that one latency, and it writes no slat log (a note says so).
 
-use super::super::spec::LogSpec;
+use super::super::spec::{LogSpec, LogWindow};
 use crate::engine::{Op, Sample};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,7 +46,22 @@ fn kinds(spec: &LogSpec) -> Vec<(&'static str, &str)> {
 struct Window {
     n: u64,
     lat_sum: u128,
+    lat_max: u64,
     bytes: u64,
+}
+
+/// The columns after a line's value and direction: block size, then the offset (with
+/// `log_offset`), the priority, and the issue time (with `log_issue_time`).
+fn tail(spec: &LogSpec, bytes: u64, offset: u64, issue: Option<u64>) -> String {
+    let mut t = format!("{bytes}");
+    if spec.offset {
+        t.push_str(&format!(", {offset}"));
+    }
+    t.push_str(", 0");
+    if spec.issue_time {
+        t.push_str(&format!(", {}", issue.unwrap_or(0)));
+    }
+    t
 }
 
 /// One open log file and what it logs.
@@ -108,21 +125,23 @@ pub fn write(
             let slot = &mut windows[w][d as usize];
             slot.n += 1;
             slot.lat_sum += u128::from(lat);
+            slot.lat_max = slot.lat_max.max(lat);
             slot.bytes += s.bytes;
             return;
         }
+        let issued = s.issue_ns.saturating_sub(start_ns);
         for l in &mut logs {
             let v = match l.kind {
                 "lat" | "clat" => lat,
                 "bw" => s.bytes * 1_000_000 / lat.max(1),
                 _ => 1,
             };
-            let r = if spec.offset {
-                writeln!(l.out, "{t_ms}, {v}, {d}, {}, {}, 0", s.bytes, s.offset)
-            } else {
-                writeln!(l.out, "{t_ms}, {v}, {d}, {}, 0", s.bytes)
-            };
-            if let Err(e) = r {
+            let issue = (l.kind == "clat").then_some(issued);
+            if let Err(e) = writeln!(
+                l.out,
+                "{t_ms}, {v}, {d}, {}",
+                tail(spec, s.bytes, s.offset, issue)
+            ) {
                 err = Some(e);
             }
         }
@@ -134,16 +153,18 @@ pub fn write(
         let t_ms = (k as u64 + 1) * avg;
         for (d, w) in per_dir.iter().enumerate().filter(|(_, w)| w.n > 0) {
             for l in &mut logs {
-                let v = match l.kind {
-                    "lat" | "clat" => (w.lat_sum / u128::from(w.n)) as u64,
-                    "bw" => w.bytes * 1000 / 1024 / avg,
-                    _ => w.n * 1000 / avg,
+                let (mean, max) = match l.kind {
+                    "lat" | "clat" => ((w.lat_sum / u128::from(w.n)) as u64, w.lat_max),
+                    // One figure per window: its mean and its largest are the same.
+                    "bw" => (w.bytes * 1000 / 1024 / avg, w.bytes * 1000 / 1024 / avg),
+                    _ => (w.n * 1000 / avg, w.n * 1000 / avg),
                 };
-                if spec.offset {
-                    writeln!(l.out, "{t_ms}, {v}, {d}, 0, 0, 0")?;
-                } else {
-                    writeln!(l.out, "{t_ms}, {v}, {d}, 0, 0")?;
-                }
+                let v = match spec.window {
+                    LogWindow::Avg => mean.to_string(),
+                    LogWindow::Max => max.to_string(),
+                    LogWindow::Both => format!("{mean}, {max}"),
+                };
+                writeln!(l.out, "{t_ms}, {v}, {d}, {}", tail(spec, 0, 0, None))?;
             }
         }
     }
@@ -190,6 +211,7 @@ mod tests {
             avg_msec: 0,
             offset: true,
             per_job: true,
+            ..LogSpec::default()
         };
         let (_d, paths) = run(&spec);
         let names: Vec<String> = paths
@@ -218,6 +240,7 @@ mod tests {
             avg_msec: 100,
             offset: false,
             per_job: false,
+            ..LogSpec::default()
         };
         let (_d, paths) = run(&spec);
         assert!(paths[0].ends_with("io_iops.log"));
@@ -226,6 +249,42 @@ mod tests {
         assert_eq!(
             text.lines().take(2).collect::<Vec<_>>(),
             ["100, 20, 0, 0, 0", "100, 20, 1, 0, 0"]
+        );
+    }
+
+    #[test]
+    fn windows_give_both_values_and_lines_their_issue_time() {
+        let spec = LogSpec {
+            lat: Some("l".into()),
+            avg_msec: 100,
+            window: LogWindow::Both,
+            offset: true,
+            issue_time: true,
+            per_job: true,
+            ..LogSpec::default()
+        };
+        let (_d, paths) = run(&spec);
+        let clat = std::fs::read_to_string(&paths[1]).unwrap();
+        assert_eq!(
+            clat.lines().next().unwrap(),
+            "100, 100000, 100000, 0, 0, 0, 0, 0"
+        );
+        let spec = LogSpec {
+            avg_msec: 0,
+            window: LogWindow::Avg,
+            ..spec
+        };
+        let (_d, paths) = run(&spec);
+        let lat = std::fs::read_to_string(&paths[0]).unwrap();
+        let clat = std::fs::read_to_string(&paths[1]).unwrap();
+        // The clat log holds each I/O's issue time (ns from the job's start), the lat log 0.
+        assert_eq!(
+            clat.lines().nth(1).unwrap(),
+            "30, 100000, 1, 4096, 4096, 0, 30000000"
+        );
+        assert_eq!(
+            lat.lines().nth(1).unwrap(),
+            "30, 100000, 1, 4096, 4096, 0, 0"
         );
     }
 }

@@ -1,9 +1,11 @@
 //! What a job trial writes besides result.json for fio's ecosystem: fio's log files
-//! ([`logs`]: `write_lat_log`, `write_bw_log`, `write_iops_log`, with `log_avg_msec`), and fio's
-//! json+ output ([`jsonplus`], with fio's latency histogram [`hist`]) when asked (`fio_json`).
-//! Both are made from the samples after the run, one stream at a time.
+//! ([`logs`]: `write_lat_log`, `write_bw_log`, `write_iops_log`, with `log_avg_msec`), fio's
+//! iolog of a job's I/O ([`iolog`]: `write_iolog`), and fio's json+ output ([`jsonplus`], with
+//! fio's latency histogram [`hist`]) when asked (`fio_json`). All are made from the samples
+//! after the run, one stream at a time.
 
 pub mod hist;
+pub mod iolog;
 pub mod jsonplus;
 pub mod logs;
 
@@ -16,8 +18,30 @@ use std::path::{Path, PathBuf};
 /// The name of the json+ file in a trial's directory.
 pub const FIO_JSON: &str = "fio.json";
 
-/// Writes the logs `jobs` ask for, and `fio.json` when `fio_json`, into `dir`; the files
-/// written.
+/// The paths of stream `name`'s files, as its generator reported them.
+fn files_of(samples: &SampleSet, name: &str) -> Vec<String> {
+    samples
+        .phases
+        .iter()
+        .rev()
+        .find_map(|p| {
+            p.measured
+                .as_ref()
+                .and_then(|m| m.get("streams"))
+                .and_then(|s| s.get(name))
+                .and_then(|s| s.get("files"))
+                .and_then(|f| f.as_array())
+        })
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Writes the logs `jobs` ask for, their iologs, and `fio.json` when `fio_json`, into `dir`;
+/// the files written.
 pub fn write(
     jobs: &[JobSpec],
     samples: &SampleSet,
@@ -56,6 +80,22 @@ pub fn write(
                 })
             };
             written.extend(logs::write(dir, &j.name, x, &j.logs, start, &mut each)?);
+            if let Some(name) = &j.iolog_out {
+                let stream = format!("{role}.{k}");
+                let files = files_of(samples, &stream);
+                let base = Path::new(name)
+                    .file_name()
+                    .map_or(name.clone(), |f| f.to_string_lossy().to_string());
+                let file = match j.numjobs {
+                    1 => base,
+                    _ => format!("{base}.{k}"),
+                };
+                let path = dir.join(file);
+                // Every phase the clone ran in (its ramp too, as fio logs it).
+                let mut all = |f: &mut dyn FnMut(&crate::engine::Sample)| samples.each(i, f);
+                iolog::write(&path, &files, &mut all)?;
+                written.push(path);
+            }
             if fio_json {
                 let mut e = jsonplus::Entry::default();
                 each(&mut |s| e.add(s))?;

@@ -666,3 +666,5 @@ fn under_a_cut_a_shared_file_is_read_back_by_the_first_job_that_writes_it() {
     let plain = Job.plan(&params(&[("groups", text)])).unwrap();
     assert!(plain.streams[1].source.as_ref().unwrap().written.is_none());
 }
+
+mod vocab;
