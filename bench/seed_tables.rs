@@ -10,7 +10,7 @@
 //! (`-- --check docs/seeds.md`) it only says whether the page's blocks are what the summaries
 //! make, and exits 1 when one is not. It exits with an error when a full
 //! dvr study's raw row is more than 10% from the seed's device-level figures (the twin's
-//! calibration). A test (tests/seed_tables.rs) fails when the page differs from what the
+//! calibration). A test (tests/seed_page.rs) fails when the page differs from what the
 //! summaries make.
 
 mod seeds;

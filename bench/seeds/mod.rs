@@ -112,30 +112,58 @@ pub fn render(
     ])
 }
 
-/// The blocks of every seed that has a summary in `dir` (an error when none has).
+/// The blocks of every seed from the summaries in `dir`; a seed without one gets blocks that
+/// say so (an error when no seed has one).
 pub fn render_all(dir: &Path) -> Result<Vec<(String, String, String)>, SummaryError> {
     let mut out = Vec::new();
+    let mut found = 0;
     for seed in SEEDS {
         let path = summary_path(dir, seed.id);
         if !path.exists() {
+            out.extend(unmade(seed));
             continue;
         }
+        found += 1;
         let summary = Summary::read(&path)?;
         if summary.seed != seed.id {
             return Err(SummaryError(format!(
                 "{}: the summary of seed {}, not {}",
-                summary_path(dir, seed.id).display(),
+                path.display(),
                 summary.seed,
                 seed.id
             )));
         }
         out.extend(render(seed, &summary)?);
     }
-    if out.is_empty() {
+    if found == 0 {
         return Err(SummaryError(format!(
             "{}: no seed's summary (000.json to 004.json)",
             dir.display()
         )));
     }
     Ok(out)
+}
+
+/// The blocks of a seed whose study has no summary yet.
+fn unmade(seed: &Seed) -> Vec<(String, String, String)> {
+    let file = page_name(seed.id);
+    let how = format!(
+        "`SEED_TABLES_FROM=<results directory of study {}> SEED_TABLES_WRITE=docs/seeds.md cargo bench --bench seed_tables`",
+        seed.study
+    );
+    vec![
+        (
+            seed.id.to_string(),
+            blocks::begin(seed.id, &file),
+            format!(
+                "No results of `iotrial study {}` are summarised here yet ({file} is missing): {how} makes this block.\n",
+                seed.study
+            ),
+        ),
+        (
+            format!("{} conclusion", seed.id),
+            blocks::begin(&format!("{} conclusion", seed.id), &file),
+            "Main conclusion: none yet, no results of the study are summarised here.\n".into(),
+        ),
+    ]
 }
