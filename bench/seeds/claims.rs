@@ -134,8 +134,20 @@ impl Claim {
             .iter()
             .map(|p| p.and_then(|_| adjusted.next()))
             .collect();
+        // Name the workload of a pair when the finding's pairs span several.
+        let mut places: Vec<&str> = Vec::new();
+        for c in &self.checks {
+            if let Check::Before { workload, .. }
+            | Check::NotAfter { workload, .. }
+            | Check::Level { workload, .. } = c
+            {
+                if !places.contains(&workload.as_str()) {
+                    places.push(workload);
+                }
+            }
+        }
         for (c, q) in self.checks.iter().zip(across) {
-            let (o, text) = check(ctx, c, q);
+            let (o, text) = check(ctx, c, q, places.len() > 1);
             outcomes.push(o);
             parts.push(format!("{text} ({})", o_short(o)));
         }
@@ -182,8 +194,8 @@ fn values(ctx: &Context, w: &str, column: &str, stack: &str) -> Option<Vec<f64>>
 }
 
 /// The outcome of one check, and the clause that says it; `q` is a cross-workload check's
-/// Holm-corrected p-value.
-fn check(ctx: &Context, c: &Check, q: Option<f64>) -> (Outcome, String) {
+/// Holm-corrected p-value; `at` names a pair's workload.
+fn check(ctx: &Context, c: &Check, q: Option<f64>, at: bool) -> (Outcome, String) {
     let noise = ctx.summary.noise;
     let missing = |what: String| (Outcome::Missing, what);
     match c {
@@ -205,11 +217,14 @@ fn check(ctx: &Context, c: &Check, q: Option<f64>) -> (Outcome, String) {
             a,
             b,
         } => {
-            let said = match c {
+            let mut said = match c {
                 Check::Before { .. } => format!("{a} before {b}"),
                 Check::NotAfter { .. } => format!("{a} not after {b}"),
                 _ => format!("{a} level with {b}"),
             };
+            if at {
+                said.push_str(&format!(" at {workload}"));
+            }
             let (Some((t, col)), Some((_, i)), Some((_, j))) = (
                 ctx.column(workload, column),
                 ctx.row(workload, a),

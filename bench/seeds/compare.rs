@@ -290,7 +290,14 @@ impl Comparison {
         let words = match (r.figure, r.label.is_empty()) {
             (_, true) => "-".to_string(),
             (Figure::None, false) => format!("no figure: \"{}\"", r.words),
-            (f, false) => format!("{} {}: \"{}\"", f.text(), self.seed_unit, r.words),
+            (f, false) => {
+                let gap = if self.seed_unit.starts_with('%') {
+                    ""
+                } else {
+                    " "
+                };
+                format!("{}{gap}{}: \"{}\"", f.text(), self.seed_unit, r.words)
+            }
         };
         let mut cells = vec![name, words, compared.text()];
         let found = ctx.row(&self.workload, &r.stack);

@@ -103,6 +103,15 @@ fn notes(s: &Summary) -> Vec<(String, String)> {
 }
 
 /// A parameter in base units as a reader writes it: sizes in binary units, times in seconds.
+/// `64`, `1.50`: whole numbers without decimals, others as every table writes them.
+fn whole(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        iotrial::present::num(x)
+    }
+}
+
 pub fn param_text(key: &str, v: &Json) -> String {
     let Some(x) = v.as_f64() else {
         return match v {
@@ -121,34 +130,22 @@ pub fn param_text(key: &str, v: &Json) -> String {
             y /= 1024.0;
             i += 1;
         }
-        return format!(
-            "{} {}",
-            iotrial::present::num(y).trim_end_matches(".00"),
-            units[i]
-        );
+        return format!("{} {}", whole(y), units[i]);
     }
     let timed = ["duration", "period", "window", "interval"]
         .iter()
         .any(|k| key.contains(k));
     if timed {
-        return format!("{} s", iotrial::present::num(x).trim_end_matches(".00"));
+        return format!("{} s", whole(x));
     }
-    if x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else {
-        iotrial::present::num(x)
-    }
+    whole(x)
 }
 
 /// The devices the stacks ran on: `` `SPEC` at scale S: stack, stack ``, one group per device.
 fn devices(s: &Summary) -> String {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for st in s.workloads.iter().flat_map(|w| &w.stacks) {
-        let key = format!(
-            "`{}` at time scale {}",
-            st.devices,
-            iotrial::present::num(st.time_scale).trim_end_matches(".00")
-        );
+        let key = format!("`{}` at time scale {}", st.devices, whole(st.time_scale));
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) if v.contains(&st.stack) => {}
             Some((_, v)) => v.push(st.stack.clone()),
