@@ -770,9 +770,7 @@ fn describe(dev: &Dev) -> Json {
     let q = format!("/sys/block/{}", dev.disk);
     let read = |attr: &str| sys::read_sysfs(Path::new(&format!("{q}/{attr}")));
     let emulated = match &dev.spec {
-        DeviceSpec::Emu { model, .. } => {
-            Some(format!("emulated: {} ({model})", model.model.summary))
-        }
+        DeviceSpec::Emu { model, .. } => Some(format!("emulated: {} ({model})", model.label())),
         _ => None,
     };
     let model = emulated
