@@ -1,25 +1,21 @@
 //! Emulated devices: device models (a cheap function from request to service time) and the
-//! FUSE server that serves a model to the kernel as a file, with a loop device on top.
+//! FUSE server that serves a model to the kernel as a file, with a loop device on top. The
+//! models are in `models`, the server in `serve`, the image and what can happen to it (power
+//! cuts, stale reads, faults) in `medium`; their modules keep their `emu::` paths.
 
 pub mod autoscale;
-pub mod backing;
-mod conn;
-mod counters;
-pub mod cut;
 mod error;
-mod fs;
-mod fs_journal;
-pub mod journal;
 mod label;
-mod lateseries;
-pub mod model;
-mod readcache;
-mod replies;
-mod reqlog;
-mod rt;
-mod server;
-mod shared_timer;
-mod timer;
+pub mod medium;
+pub mod models;
+pub mod serve;
+pub mod spec;
+
+pub use medium::{backing, cut, fault, journal, stale};
+pub use models::disk::{array, hdd, mechanics, queued, smr};
+pub use models::nand::{cards, flash, ssd};
+pub use models::{closed_loop, model, null, twins};
+use serve::{conn, fs, lateseries, reqlog, rt, server, timer};
 
 pub use conn::{
     abort_connection, abort_minor, fuse_mounts_at, resolve_mountpoint, unmount_patiently, FuseMount,
@@ -31,20 +27,6 @@ pub use reqlog::mono_now_ns;
 pub use rt::{Placement, ONE_TIMER_ENV};
 pub use server::{EmuServer, ReplyTimer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue, STANDBY_AFTER_NS};
-pub mod array;
-pub mod cards;
-pub mod closed_loop;
-pub mod fault;
-pub mod flash;
-pub mod hdd;
-pub mod mechanics;
-pub mod null;
-pub mod queued;
-pub mod smr;
-pub mod spec;
-pub mod ssd;
-pub mod stale;
-pub mod twins;
 
 pub use model::ModelDescriptor;
 pub use model::{DeviceModel, Expectations, ModelError, ReqKind, Request, Response, Unsettled};

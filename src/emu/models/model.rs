@@ -208,7 +208,7 @@ pub struct Expectations {
 }
 
 /// Everything iotrial knows of one kind of device model. Each model module exports one; the
-/// list of them is [`super::spec::MODELS`], so adding a model is one module and one line there.
+/// list of them is [`crate::emu::spec::MODELS`], so adding a model is one module and one line there.
 pub struct ModelDescriptor {
     /// The name users write after `emu:` (`hdd`).
     pub name: &'static str,

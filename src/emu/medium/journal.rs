@@ -2,7 +2,7 @@
 //! for every write that may not be durable yet, what the image held before it (the server
 //! writes a request's data to the image as it arrives), so that a cut can take back exactly
 //! what the device would lose. A write leaves the journal once its model no longer names it
-//! unsettled ([`super::DeviceModel::unsettled`]) and it was acknowledged; what it overwrote of
+//! unsettled ([`crate::emu::DeviceModel::unsettled`]) and it was acknowledged; what it overwrote of
 //! older writes still kept is then never restored. The journal so holds the writes of the
 //! model's volatile cache and those in flight: bounded by the cache size and the queue.
 //!

@@ -14,7 +14,7 @@
 //!   of ~400 ms on average and ~750 ms at worst, and the playback streams taking twice as long
 //!   as the record streams. The mechanism behind those figures is the drive's own queue: it
 //!   serves the nearest command first (rotational position ordering, `queue_order=rpo`, see
-//!   [`super::queued`]), so the reads at the platter's edges (the first and last tenth) wait
+//!   [`crate::emu::queued`]), so the reads at the platter's edges (the first and last tenth) wait
 //!   while the writers' destages in the middle are nearer, until command aging sends them
 //!   first. Three values are fitted to those four figures, nothing else:
 //!   - `age_limit` 690 ms: how long a command may wait before it goes first; it sets the worst
