@@ -5,7 +5,9 @@
 //! A model whose random reads are too quick for the emulator's own cost per request to vanish
 //! in them has them measured on a second, slower-scaled device (`fine`).
 
+pub mod character;
 mod fine;
+pub mod script;
 
 pub use fine::{HOST_PATH_SHARE, HOST_PATH_US};
 
@@ -293,7 +295,7 @@ pub fn probe(
 }
 
 /// Runs `f` and releases what it put in the ledger, whatever its outcome.
-fn released_after<T>(
+pub(crate) fn released_after<T>(
     ledger: &mut Ledger,
     f: impl FnOnce(&mut Ledger) -> Result<T, ProbeError>,
 ) -> Result<T, ProbeError> {
@@ -320,7 +322,7 @@ fn model_of(device: &DeviceSpec) -> Result<(Option<Expectations>, f64), ProbeErr
 
 /// Builds `device` raw and measures it with `measure` (given the block device and its size);
 /// returns the measurements and the stack as built.
-fn probe_built<T>(
+pub(crate) fn probe_built<T>(
     device: &DeviceSpec,
     build: &BuildOptions,
     ledger: &mut Ledger,

@@ -1,5 +1,8 @@
 //! `iotrial device`: `serve` puts an emulated device under any program until Ctrl-C; `probe`
-//! measures a device seeker-style beside the model's expectation.
+//! measures a device seeker-style beside the model's expectation; `characterize` times a
+//! device and writes its twin; `validate` sets a device and its twin side by side.
+
+mod characterize;
 
 use super::errors::{failed, usage};
 use anyhow::{Context, Result};
@@ -56,6 +59,34 @@ enum DeviceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Time a block device and fit the model that explains it (hdd, smr or flash): prints
+    /// every parameter with how it was measured, those it could not identify with the probe
+    /// that would, and the twin as a device spec on the last line. Writes to the device
+    /// unless --read-only.
+    Characterize {
+        /// The device: block:/dev/X (or emu:MODEL[,k=v], image:[PATH][,size=]).
+        spec: String,
+        /// Write the twin as a preset file (usable as --target FILE, or by its name when it
+        /// lies in a twins directory: see `iotrial list models`).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Run only the probes that read; the device is opened read-only.
+        #[arg(long)]
+        read_only: bool,
+        /// The device runs this many times faster than the one it stands for (an emulated
+        /// device served with scale=): measured times are multiplied by it.
+        #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+        time_scale: f64,
+        /// Seed of the probes' offsets.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the device subcommand.
@@ -82,6 +113,23 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             wipe,
             json,
         } => probe(&spec, random_ios, &seq_bytes, wipe, json, stop),
+        DeviceCommand::Characterize {
+            spec,
+            out,
+            read_only,
+            time_scale,
+            seed,
+            wipe,
+            json,
+        } => {
+            let opts = iotrial::probe::character::CharOptions {
+                read_only,
+                scale: time_scale,
+                seed,
+                wipe,
+            };
+            characterize::run(&spec, out.as_deref(), &opts, json, stop)
+        }
     }
 }
 
