@@ -381,72 +381,104 @@ fn rotation(
     say: &mut Progress,
 ) -> Result<(), CharError> {
     let step = 0.1e-3;
-    let rate_min = d.rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
-    let tau0 = (d.readahead + 256 * 1024) as f64 / rate_min;
+    // All pairs in the widest zone the sweep saw (one rate, one track length), so that the
+    // second read's angle past the first is its distance over the zone's rate.
+    let (from, to, rate) = widest_zone(d);
+    let tau0 = (d.readahead + 256 * 1024) as f64 / rate;
     let n = (3.0 * REV_MAX / step) as usize;
-    let reach = ((tau0 + n as f64 * step) * d.rates[0].1.max(rate_min) * 1.2) as u64;
-    let mut steps = Vec::with_capacity(2 * n);
-    for j in 0..n {
-        let x = draw.aligned(0, d.cap - reach - 2 * MIB, K4);
-        let tau = tau0 + j as f64 * step;
-        let gap = (tau * d.rate_at(x) / K4 as f64).round() as u64 * K4 + K4;
-        steps.extend([Step::read(x, K4), Step::read(x + gap, K4)]);
-    }
-    let t = run.run(&steps)?;
-    let l: Vec<f64> = t.iter().skip(1).step_by(2).map(|t| t.latency).collect();
-    // A median of three keeps the drops and removes single slow reads.
-    let f: Vec<f64> = (0..l.len())
-        .map(|i| median(&l[i.saturating_sub(1)..(i + 2).min(l.len())]))
-        .collect();
-    // Drops of more than a third of the shortest revolution; neighbouring ones (a drop seen
-    // over two steps) are one, placed at its largest step.
-    let mut drops: Vec<(usize, f64)> = Vec::new();
-    for (i, w) in f.windows(2).enumerate() {
-        let x = w[0] - w[1];
-        if x < REV_MIN / 3.0 {
-            continue;
-        }
-        match drops.last_mut() {
-            Some(last) if i - last.0 <= 3 => {
-                if x > last.1 {
-                    *last = (i, x);
-                }
-            }
-            _ => drops.push((i, x)),
-        }
-    }
-    if drops.len() < 3 {
+    let reach = ((tau0 + n as f64 * step) * rate) as u64 + MIB;
+    if to < from + reach + 64 * MIB {
         twin.unknown(
             "rpm",
-            "the reads past a just-read sector show no revolution's drop: needs the sawtooth over more distances",
+            "no zone is wide enough for the sawtooth of reads past a just-read sector: needs it across zones",
         );
         d.rev = 60.0 / 7200.0;
         return Ok(());
     }
-    // The drops come once a revolution: the slope of their places against their count (a
-    // drop missed counts as two revolutions).
-    let at: Vec<f64> = drops.iter().map(|&(i, _)| tau0 + i as f64 * step).collect();
-    let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
-    let typical = median(&gaps);
-    let mut k = 0.0;
-    let mut pts = vec![(0.0, at[0])];
-    for g in &gaps {
-        k += (g / typical).round().max(1.0);
-        pts.push((k, pts.last().map(|p| p.1).unwrap_or(0.0) + g));
+    let mut steps = Vec::with_capacity(2 * n);
+    for j in 0..n {
+        let x = draw.aligned(from, to - reach, K4);
+        let tau = tau0 + j as f64 * step;
+        let gap = (tau * rate / K4 as f64).round() as u64 * K4 + K4;
+        steps.extend([Step::read(x, K4), Step::read(x + gap, K4)]);
     }
-    d.rev = line(&pts).1;
+    let t = run.run(&steps)?;
+    // A pair whose second read was in the buffer (an earlier pair's read-ahead) tells
+    // nothing: it takes the latency of its neighbour.
+    let mut l: Vec<f64> = t.iter().skip(1).step_by(2).map(|t| t.latency).collect();
+    for i in 0..l.len() {
+        if l[i] < 2.0 * d.hit4 + 0.3e-3 {
+            l[i] = if i > 0 {
+                l[i - 1]
+            } else {
+                l[(i + 1).min(l.len() - 1)]
+            };
+        }
+    }
+    // The revolution is the period of the sawtooth: folded at the right period, the
+    // latencies form one tooth (phase dispersion minimization: the smallest total variation
+    // of the latencies in the order of their phase), searched in 1 µs steps.
+    let taus: Vec<f64> = (0..l.len()).map(|j| tau0 + j as f64 * step).collect();
+    let spread = |r: f64| -> f64 {
+        let mut v: Vec<(f64, f64)> = taus
+            .iter()
+            .zip(&l)
+            .map(|(t, y)| (t.rem_euclid(r), *y))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v.windows(2)
+            .map(|w| (w[1].1 - w[0].1).abs().min(r / 2.0))
+            .sum::<f64>()
+    };
+    let coarse = (0..=((REV_MAX - REV_MIN) / 20e-6) as usize)
+        .map(|i| REV_MIN + i as f64 * 20e-6)
+        .min_by(|a, b| spread(*a).total_cmp(&spread(*b)))
+        .unwrap_or(REV_MIN);
+    d.rev = (0..=80)
+        .map(|i| coarse - 40e-6 + i as f64 * 1e-6)
+        .min_by(|a, b| spread(*a).total_cmp(&spread(*b)))
+        .unwrap_or(coarse);
+    // A half or a third of the period folds into two or three teeth: prefer a multiple
+    // whose folding is as clean.
+    for m in [3.0, 2.0] {
+        let r = d.rev * m;
+        if r <= REV_MAX && spread(r) <= spread(d.rev) * 1.05 {
+            d.rev = r;
+            break;
+        }
+    }
     let rpm = 60.0 / d.rev;
-    say(&format!("rotation: {rpm:.1} rpm ({} drops)", drops.len()));
+    say(&format!("rotation: {rpm:.1} rpm"));
     twin.set(
         "rpm",
         crate::units::trim_float((rpm * 10.0).round() / 10.0),
         format!(
-            "{n} pairs of 4 KiB reads, the second 0.1 ms of media further each time: the latency drops by a revolution {} times, {:.4} ms apart (least squares)",
-            drops.len(),
+            "{n} pairs of 4 KiB reads in the widest zone, the second 0.1 ms of media further each time: their latency is a sawtooth of period {:.4} ms (the period folding it into one tooth)",
             d.rev * 1e3
         ),
     );
     Ok(())
+}
+
+/// The widest run of neighbouring offsets of the zone sweep at one rate: (from, to, rate).
+fn widest_zone(d: &Disk) -> (u64, u64, f64) {
+    let r = &d.rates;
+    let (outer, inner) = (r[0].1, r[r.len() - 1].1);
+    let tol = ((outer - inner).abs() / 200.0).max(outer * 0.002);
+    let mut best = (0usize, 0usize);
+    let mut start = 0;
+    for i in 1..=r.len() {
+        if i == r.len() || (r[i].1 - r[i - 1].1).abs() > tol {
+            if i - start > best.1 - best.0 {
+                best = (start, i);
+            }
+            start = i;
+        }
+    }
+    let (a, b) = best;
+    let to = if b < r.len() { r[b].0 } else { d.cap };
+    let rate = median(&r[a..b].iter().map(|x| x.1).collect::<Vec<_>>());
+    (r[a].0, to.min(d.cap - MIB), rate)
 }
 
 /// Seeks: the mean of 1000 random reads less half a revolution and the overhead (average
@@ -703,8 +735,8 @@ fn waited(w: &[Timed], base: f64) -> Option<usize> {
     w.iter().position(|t| t.latency > 3.0 * b + 1e-3)
 }
 
-/// Queue order and aging: random reads at QD1 and QD32; a drive that reorders its queue does
-/// many more at QD32, and its worst read waited about the aging limit.
+/// Queue order and aging: random reads at QD1, QD8 and QD32; a drive that reorders its queue
+/// does many more deeper, and its worst read waited about the aging limit.
 pub fn queue(
     run: &mut Runner,
     d: &Disk,
@@ -717,31 +749,45 @@ pub fn queue(
         .collect();
     let t1 = run.run(&one)?;
     let iops1 = t1.len() as f64 / t1.last().map(|t| t.done()).unwrap_or(1.0);
-    let deep: Vec<Step> = (0..2000)
-        .map(|_| Step::read(draw.aligned(0, d.cap - K4, K4), K4))
-        .collect();
-    let t32 = run.run_at(&deep, 32)?;
-    let span = t32.iter().map(|t| t.done()).fold(0.0, f64::max);
-    let iops32 = t32.len() as f64 / span;
-    let worst = t32.iter().map(|t| t.latency).fold(0.0, f64::max);
-    let ratio = iops32 / iops1;
-    let rpo = ratio > 1.3;
+    // At QD8 and QD32: a reordering drive does more than at QD1, unless its aging limit is
+    // shorter than the queue's wait (then it serves in arrival order, aged).
+    let mut deep = Vec::new();
+    for depth in [8u32, 32] {
+        let steps: Vec<Step> = (0..1000 * depth as usize / 8)
+            .map(|_| Step::read(draw.aligned(0, d.cap - K4, K4), K4))
+            .collect();
+        let t = run.run_at(&steps, depth)?;
+        let span = t.iter().map(|t| t.done()).fold(0.0, f64::max);
+        let iops = t.len() as f64 / span;
+        let worst = t.iter().map(|t| t.latency).fold(0.0, f64::max);
+        deep.push((depth, iops, worst));
+    }
+    let (q8, q32) = (deep[0], deep[1]);
+    let rpo = q8.1 / iops1 > 1.25 || q32.1 / iops1 > 1.25;
     say(&format!(
-        "queue: {iops1:.0} IOPS at QD1, {iops32:.0} at QD32: {}",
+        "queue: {iops1:.0} IOPS at QD1, {:.0} at QD8, {:.0} at QD32: {}",
+        q8.1,
+        q32.1,
         if rpo { "reordered" } else { "arrival order" }
     ));
     twin.set(
         "queue_order",
         if rpo { "rpo" } else { "fifo" },
-        format!("random 4 KiB reads: {iops1:.1} IOPS at QD1, {iops32:.1} at QD32 (ratio {ratio:.2}; above 1.3 the drive reorders)"),
+        format!(
+            "random 4 KiB reads: {iops1:.1} IOPS at QD1, {:.1} at QD8, {:.1} at QD32 (above 1.25 times QD1's, the drive reorders)",
+            q8.1, q32.1
+        ),
     );
     if rpo {
-        let age = worst - 1.5 / iops32;
+        // The depth where reordering still pays: its worst read waited the aging limit, then
+        // the service in progress and its own.
+        let (depth, iops, worst) = if q32.1 / iops1 > 1.25 { q32 } else { q8 };
+        let age = worst - 1.5 / iops;
         twin.set(
             "age_limit",
             ms_text(age),
             format!(
-                "the worst of 2000 reads at QD32 ({:.1} ms) less one and a half services",
+                "the worst read at QD{depth} ({:.1} ms) less one and a half services",
                 worst * 1e3
             ),
         );

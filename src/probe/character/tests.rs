@@ -11,9 +11,8 @@ fn on(spec: &str) -> Characterized {
     characterize_model(m, &CharOptions::default(), &mut |l: &str| eprintln!("{l}")).unwrap()
 }
 
-#[test]
-fn default_hdd() {
-    let c = on("hdd,size=16GiB");
+fn show(spec: &str) {
+    let c = on(spec);
     for f in &c.twin.found {
         eprintln!("{} = {}  ({})", f.name, f.value, f.how);
     }
@@ -21,6 +20,21 @@ fn default_hdd() {
         eprintln!("?? {} : {}", u.name, u.why);
     }
     eprintln!("{}", c.spec);
+}
+
+#[test]
+fn show_rpo() {
+    show("hdd,size=32GiB,queue_order=rpo,age_limit=200ms,rpm=5400,write_buffer=8MiB");
+}
+
+#[test]
+fn show_smr() {
+    show("smr,size=16GiB,cache=256MiB,band=16MiB,idle=300ms");
+}
+
+#[test]
+fn show_flash() {
+    show("flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15");
 }
 
 #[test]
@@ -40,5 +54,63 @@ fn full_stroke_pairs() {
         .collect();
     for t in run.run(&steps).unwrap() {
         eprintln!("{} {:.3}", t.offset, t.latency * 1e3);
+    }
+}
+
+#[test]
+fn qd32_rpo() {
+    use crate::probe::script::Step;
+    for (order, qd) in [
+        ("fifo", 32),
+        ("rpo,age_limit=200ms", 32),
+        ("rpo,age_limit=200ms", 8),
+        ("rpo,age_limit=100ms", 8),
+        ("rpo,age_limit=1s", 32),
+    ] {
+        let s = ModelSpec::parse(&format!("hdd,size=32GiB,queue_order={order}")).unwrap();
+        let m = s.build().unwrap();
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let mut run = Runner::on_model(m, &NEVER);
+        let mut d = Draw::new(3);
+        let mut pre = vec![Step::flush(), Step::Idle(0.5)];
+        pre.extend((0..100).map(|_| Step::write(d.aligned(0, 32 << 30, 4096), 1 << 20)));
+        pre.push(Step::flush());
+        run.run(&pre).unwrap();
+        let steps: Vec<Step> = (0..2000)
+            .map(|_| Step::read(d.aligned(0, 32 << 30, 4096), 4096))
+            .collect();
+        let t = run.run_at(&steps, qd).unwrap();
+        let span = t.iter().map(|t| t.done()).fold(0.0, f64::max);
+        eprintln!(
+            "{order} {qd}: {} IOPS, max {}",
+            2000.0 / span,
+            t.iter().map(|t| t.latency).fold(0.0, f64::max)
+        );
+    }
+}
+
+#[test]
+fn sawtooth_dump() {
+    use crate::probe::script::Step;
+    for spec in ["hdd,size=16GiB", "smr,size=16GiB,cache=256MiB"] {
+        let s = ModelSpec::parse(spec).unwrap();
+        let m = s.build().unwrap();
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let mut run = Runner::on_model(m, &NEVER);
+        let x = 1u64 << 30;
+        let mut steps = Vec::new();
+        for j in 0..120u64 {
+            let xj = x + j * (64 << 20);
+            let gap = (2 << 20) + 256 * 1024 + j * 25 * 4096;
+            steps.extend([Step::read(xj, 4096), Step::read(xj + gap, 4096)]);
+        }
+        let t = run.run(&steps).unwrap();
+        let l: Vec<String> = t
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|t| format!("{:.1}", t.latency * 1e3))
+            .collect();
+        eprintln!("{spec}: {}", l.join(" "));
     }
 }
