@@ -60,6 +60,21 @@ pub fn run(what: ListWhat) -> Result<()> {
                     .collect(),
             };
             println!("{}", terminal::table(&rows));
+            let twins = Rows {
+                headings: ["twin", "model", "from", "what"].map(String::from).to_vec(),
+                rows: iotrial::emu::twinfile::all()
+                    .into_iter()
+                    .map(|t| {
+                        let model = t.spec.trim_start_matches("emu:");
+                        let model = model.split(',').next().unwrap_or_default().to_string();
+                        vec![t.name, model, t.source, t.summary]
+                    })
+                    .collect(),
+            };
+            println!(
+                "Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):"
+            );
+            println!("{}", terminal::table(&twins));
         }
     }
     Ok(())

@@ -43,6 +43,7 @@ pub mod smr;
 pub mod spec;
 pub mod ssd;
 pub mod stale;
+pub mod twinfile;
 pub mod twins;
 
 pub use model::ModelDescriptor;
