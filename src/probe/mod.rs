@@ -8,6 +8,7 @@
 pub mod character;
 mod fine;
 pub mod script;
+pub mod validate;
 
 pub use fine::{HOST_PATH_SHARE, HOST_PATH_US};
 
@@ -295,7 +296,7 @@ pub fn probe(
 }
 
 /// Runs `f` and releases what it put in the ledger, whatever its outcome.
-pub(crate) fn released_after<T>(
+pub fn released_after<T>(
     ledger: &mut Ledger,
     f: impl FnOnce(&mut Ledger) -> Result<T, ProbeError>,
 ) -> Result<T, ProbeError> {
@@ -322,7 +323,7 @@ fn model_of(device: &DeviceSpec) -> Result<(Option<Expectations>, f64), ProbeErr
 
 /// Builds `device` raw and measures it with `measure` (given the block device and its size);
 /// returns the measurements and the stack as built.
-pub(crate) fn probe_built<T>(
+pub fn probe_built<T>(
     device: &DeviceSpec,
     build: &BuildOptions,
     ledger: &mut Ledger,

@@ -3,6 +3,7 @@
 //! device and writes its twin; `validate` sets a device and its twin side by side.
 
 mod characterize;
+mod validate;
 
 use super::errors::{failed, usage};
 use anyhow::{Context, Result};
@@ -87,6 +88,32 @@ enum DeviceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run one validation set (QD1 and QD32 random reads, a write burst, a sequential pass) on
+    /// a block device and on its twin, alternated, and print the Ruemmler-Wilkes demerit per
+    /// workload beside the device's own round-to-round demerit. Writes to the device.
+    Validate {
+        /// The device: block:/dev/X.
+        spec: String,
+        /// The twin: an emu: spec or a twin file (by path or name).
+        #[arg(long)]
+        twin: String,
+        /// Rounds on each (at least 3).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// The device runs this many times faster than the one it stands for (an emulated
+        /// device served with scale=): its times are multiplied by it.
+        #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+        time_scale: f64,
+        /// Also a small dvr and a small tree on ext4 and xfs on both, figures side by side.
+        #[arg(long)]
+        fs: bool,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the device subcommand.
@@ -130,6 +157,26 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             };
             characterize::run(&spec, out.as_deref(), &opts, json, stop)
         }
+        DeviceCommand::Validate {
+            spec,
+            twin,
+            rounds,
+            time_scale,
+            fs,
+            wipe,
+            json,
+        } => validate::run(
+            validate::Args {
+                spec,
+                twin,
+                rounds,
+                time_scale,
+                fs,
+                wipe,
+                json,
+            },
+            stop,
+        ),
     }
 }
 

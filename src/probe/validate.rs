@@ -1,0 +1,191 @@
+//! `iotrial device validate`: one validation set (QD1 and QD32 random reads, a write burst
+//! after idle, a sequential pass) run on a device and on its twin, alternated round by round,
+//! and the Ruemmler-Wilkes demerit of each workload: the RMS horizontal distance between the
+//! two response-time distributions, in ms and as a share of the device's mean. Beside it the
+//! device's demerit against itself between its own rounds: the noise floor the twin is
+//! judged against.
+
+use super::character::stats::{mean, quantile, Draw};
+use super::character::{capacity, CharError};
+use super::script::{Runner, Step};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+const K4: u64 = 4096;
+const MIB: u64 = 1 << 20;
+
+/// The workloads of the validation set.
+pub const WORKLOADS: [&str; 4] = [
+    "QD1 random 4 KiB reads",
+    "QD32 random 4 KiB reads",
+    "write burst (64 KiB scattered, after idle)",
+    "sequential pass (1 MiB reads)",
+];
+
+/// The Ruemmler-Wilkes demerit of two samples of response times: the root mean square of
+/// the horizontal distance between their distribution functions (the difference of their
+/// quantiles, over 1000 evenly spaced probabilities).
+pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
+    let n = 1000;
+    let mut sa = a.to_vec();
+    let mut sb = b.to_vec();
+    sa.sort_by(|x, y| x.total_cmp(y));
+    sb.sort_by(|x, y| x.total_cmp(y));
+    let q = |v: &[f64], p: f64| quantile(v, p);
+    let s: f64 = (0..n)
+        .map(|i| {
+            let p = (i as f64 + 0.5) / n as f64;
+            (q(&sa, p) - q(&sb, p)).powi(2)
+        })
+        .sum();
+    (s / n as f64).sqrt()
+}
+
+/// One workload's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    pub workload: &'static str,
+    /// Mean response time of the device and of the twin, ms.
+    pub device_mean_ms: f64,
+    pub twin_mean_ms: f64,
+    /// Demerit of the twin against the device (all rounds pooled), ms and share of the
+    /// device's mean.
+    pub demerit_ms: f64,
+    pub demerit_share: f64,
+    /// The device against itself: the mean demerit between its rounds, ms and share.
+    pub noise_ms: f64,
+    pub noise_share: f64,
+}
+
+/// What validate found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    pub device: String,
+    pub twin: String,
+    pub rounds: usize,
+    pub figures: Vec<Figures>,
+}
+
+/// The validation set's scripts for round `r` over `cap` bytes (the same for device and twin).
+fn scripts(cap: u64, seed: u64) -> Vec<(Vec<Step>, u32)> {
+    let mut d = Draw::new(seed);
+    let mut rand = |n: usize| -> Vec<Step> {
+        (0..n)
+            .map(|_| Step::read(d.aligned(0, cap - K4, K4), K4))
+            .collect()
+    };
+    let qd1 = rand(200);
+    let qd32 = rand(640);
+    let mut d = Draw::new(seed ^ 0x5eed);
+    let mut burst = vec![Step::flush(), Step::Idle(1.0)];
+    burst.extend((0..64).map(|_| Step::write(d.aligned(0, cap - MIB, K4), 64 << 10)));
+    burst.push(Step::flush());
+    let start = d.aligned(0, cap - 80 * MIB, MIB);
+    let seq: Vec<Step> = (0..64).map(|i| Step::read(start + i * MIB, MIB)).collect();
+    vec![(qd1, 1), (qd32, 32), (burst, 1), (seq, 1)]
+}
+
+/// Response times of one round of the set, per workload (seconds of device time).
+fn round(run: &mut Runner, cap: u64, seed: u64) -> Result<Vec<Vec<f64>>, CharError> {
+    let mut out = Vec::new();
+    for (steps, depth) in scripts(cap, seed) {
+        let t = run.run_at(&steps, depth)?;
+        out.push(t.iter().map(|t| t.latency).collect());
+    }
+    Ok(out)
+}
+
+/// Runs `rounds` rounds on the device `dev` and the twin's device `twin_dev`, alternated
+/// (device first in odd rounds, twin first in even ones), over the smaller of their sizes.
+#[allow(clippy::too_many_arguments)]
+pub fn validate(
+    device: &str,
+    dev: &Path,
+    dev_scale: f64,
+    twin: &str,
+    twin_dev: &Path,
+    twin_scale: f64,
+    rounds: usize,
+    stop: &AtomicBool,
+    say: &mut dyn FnMut(&str),
+) -> Result<Validation, CharError> {
+    let cap = capacity(dev)?.min(capacity(twin_dev)?) / MIB * MIB;
+    if cap < super::character::MIN_CAPACITY {
+        return Err(CharError::TooSmall {
+            device: device.to_string(),
+            size: cap,
+        });
+    }
+    let mut on_dev = Runner::new(dev, dev_scale, true, stop);
+    let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
+    let mut dev_rounds = Vec::new();
+    let mut twin_rounds = Vec::new();
+    for r in 0..rounds {
+        let seed = 1000 + r as u64;
+        if r % 2 == 0 {
+            dev_rounds.push(round(&mut on_dev, cap, seed)?);
+            twin_rounds.push(round(&mut on_twin, cap, seed)?);
+        } else {
+            twin_rounds.push(round(&mut on_twin, cap, seed)?);
+            dev_rounds.push(round(&mut on_dev, cap, seed)?);
+        }
+        say(&format!("round {} of {rounds} done on both", r + 1));
+    }
+    let figures = WORKLOADS
+        .iter()
+        .enumerate()
+        .map(|(w, name)| {
+            let pool = |rs: &[Vec<Vec<f64>>]| -> Vec<f64> {
+                rs.iter().flat_map(|r| r[w].iter().copied()).collect()
+            };
+            let (d, t) = (pool(&dev_rounds), pool(&twin_rounds));
+            let m = mean(&d);
+            let dm = demerit(&d, &t);
+            let mut noise = Vec::new();
+            for i in 0..dev_rounds.len() {
+                for j in i + 1..dev_rounds.len() {
+                    noise.push(demerit(&dev_rounds[i][w], &dev_rounds[j][w]));
+                }
+            }
+            let nm = mean(&noise);
+            Figures {
+                workload: name,
+                device_mean_ms: m * 1e3,
+                twin_mean_ms: mean(&t) * 1e3,
+                demerit_ms: dm * 1e3,
+                demerit_share: dm / m,
+                noise_ms: nm * 1e3,
+                noise_share: nm / m,
+            }
+        })
+        .collect();
+    Ok(Validation {
+        device: device.to_string(),
+        twin: twin.to_string(),
+        rounds,
+        figures,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demerit_is_the_rms_horizontal_distance() {
+        let a: Vec<f64> = (0..100).map(|i| i as f64).collect();
+        assert!(demerit(&a, &a) < 1e-12);
+        // Shifted by 3: every quantile 3 apart.
+        let b: Vec<f64> = a.iter().map(|x| x + 3.0).collect();
+        assert!((demerit(&a, &b) - 3.0).abs() < 1e-9);
+        // Scaled by 2: the distance grows with the quantile; RMS of x over [0, 99].
+        let c: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let rms = (a.iter().map(|x| x * x).sum::<f64>() / 100.0).sqrt();
+        assert!(
+            (demerit(&a, &c) / rms - 1.0).abs() < 0.02,
+            "{}",
+            demerit(&a, &c)
+        );
+    }
+}
