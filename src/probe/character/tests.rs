@@ -19,7 +19,10 @@ fn show(spec: &str) {
     for u in &c.twin.unknown {
         eprintln!("?? {} : {}", u.name, u.why);
     }
-    eprintln!("{}", c.spec);
+    eprintln!(
+        "{}\n{} I/Os, {:.1} s of device time",
+        c.spec, c.ios, c.device_seconds
+    );
 }
 
 #[test]

@@ -1,0 +1,355 @@
+//! `iotrial device characterize` and `device validate` with the real binary, as root, on
+//! emulated drives served as plain block devices (`device serve`) with parameters this test
+//! draws at random (seeded; characterize is told only the device and its time scale):
+//! - known answers: two hdd draws (one rpo, one fifo), one smr, one flash, each parameter the
+//!   issue names recovered within its tolerance;
+//! - round trip: validate of each drawn drive against the twin characterize printed, every
+//!   workload's demerit at most 5% of its mean; a model against itself at most 1%;
+//! - `--read-only` writes nothing: the device reads back the same, and its server saw no write;
+//! - bad input (too small, mounted, failing I/O): exit 2, the reason, nothing left behind.
+//!
+//! Only behaviour and tolerances are asserted, never durations: how long characterize takes is
+//! measured by `cargo bench --bench characterize` (bench/README.md). The drives run one at a
+//! time (a lock), since their latencies are wall-clock times on a shared machine.
+
+mod common;
+
+use common::draws::*;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One drive at a time.
+static ONE: Mutex<()> = Mutex::new(());
+
+fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("iotrial")
+        .display()
+        .to_string()
+}
+
+/// Runs `iotrial args`, returns (exit code, stdout, stderr).
+fn run(work: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = iotrial(work)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(3600))
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Characterizes the drive `spec` served at `scale`; its result as JSON.
+fn characterized(work: &Path, spec: &str, scale: f64) -> (Value, Served) {
+    let served = Served::start(&bin(), &format!("emu:{spec},scale={scale}"));
+    let dev = format!("block:{}", served.device());
+    let s = scale.to_string();
+    let (code, out, err) = run(
+        work,
+        &["device", "characterize", &dev, "--json", "--time-scale", &s],
+    );
+    assert_eq!(code, 0, "characterize {spec}: {err}");
+    eprintln!("{spec}\n{err}");
+    (serde_json::from_str(&out).unwrap(), served)
+}
+
+/// Asserts that `name` was found within `tol` (relative; 0: exactly) of the drawn value.
+fn within(v: &Value, spec: &str, name: &str, kind: &str, tol: f64, errors: &mut Vec<String>) {
+    let (truth, got, err) = compare(v, spec, name, kind);
+    eprintln!(
+        "{name}: drawn {truth}, found {got:?} ({:+.2}%)",
+        err * 100.0
+    );
+    if !(err.abs() <= tol + 1e-9) {
+        errors.push(format!(
+            "{name}: drawn {truth}, found {got:?} ({:+.2}%)",
+            err * 100.0
+        ));
+    }
+}
+
+/// validate of the served drive against `twin`: each workload's demerit as a share of its mean.
+fn round_trip(work: &Path, served: &Served, twin: &str, scale: f64) -> Vec<(String, f64)> {
+    let dev = format!("block:{}", served.device());
+    let twin = format!("{twin},scale={scale}");
+    let s = scale.to_string();
+    let (code, out, err) = run(
+        work,
+        &[
+            "device",
+            "validate",
+            &dev,
+            "--twin",
+            &twin,
+            "--time-scale",
+            &s,
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "validate: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["validation"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            eprintln!(
+                "{}: demerit {:.3} ms ({:.2}%), device against itself {:.2}%",
+                f["workload"],
+                f["demerit_ms"],
+                f["demerit_share"].as_f64().unwrap() * 100.0,
+                f["noise_share"].as_f64().unwrap() * 100.0
+            );
+            (
+                f["workload"].as_str().unwrap().to_string(),
+                f["demerit_share"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Characterizes a drawn drive, checks its answers, then the round trip and the model
+/// against itself.
+fn known_answers(test: &str, spec: &str, scale: f64, checks: &[(&str, &str, f64)], model: &str) {
+    if !ready_to_emulate(test, &["losetup"]) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let (v, served) = characterized(work.path(), spec, scale);
+    assert_eq!(v["twin"]["model"], model, "{v}");
+    let mut errors = Vec::new();
+    for (name, kind, tol) in checks {
+        within(&v, spec, name, kind, *tol, &mut errors);
+    }
+    let twin = v["spec"].as_str().unwrap().to_string();
+    assert!(twin.starts_with(&format!("emu:{model},")), "{twin}");
+    for (w, share) in round_trip(work.path(), &served, &twin, scale) {
+        if share > 0.05 {
+            errors.push(format!(
+                "round trip {w}: demerit {:.2}% of the mean",
+                share * 100.0
+            ));
+        }
+    }
+    for (w, share) in round_trip(work.path(), &served, &format!("emu:{spec}"), scale) {
+        if share > 0.01 {
+            errors.push(format!(
+                "the model against itself, {w}: {:.2}% of the mean",
+                share * 100.0
+            ));
+        }
+    }
+    served.stop();
+    assert!(leftovers(work.path(), &[]).is_empty());
+    assert!(errors.is_empty(), "{spec}:\n{}", errors.join("\n"));
+}
+
+const DISK: &[(&str, &str, f64)] = &[
+    ("rpm", "number", 0.01),
+    ("outer_rate", "number", 0.03),
+    ("inner_rate", "number", 0.03),
+    ("avg_seek", "duration", 0.05),
+    ("write_buffer", "size", 0.25),
+];
+
+#[test]
+fn an_rpo_hdd_drawn_at_random_is_recovered() {
+    let spec = draw_disk(43, "rpo");
+    let mut checks = DISK.to_vec();
+    checks.push(("queue_order", "text", 0.0));
+    known_answers(
+        "an_rpo_hdd_drawn_at_random_is_recovered",
+        &spec,
+        1.0,
+        &checks,
+        "hdd",
+    );
+}
+
+#[test]
+fn a_fifo_hdd_drawn_at_random_is_recovered() {
+    let spec = draw_disk(4343, "fifo");
+    let mut checks = DISK.to_vec();
+    checks.push(("queue_order", "text", 0.0));
+    known_answers(
+        "a_fifo_hdd_drawn_at_random_is_recovered",
+        &spec,
+        1.0,
+        &checks,
+        "hdd",
+    );
+}
+
+#[test]
+fn an_smr_disk_drawn_at_random_is_recovered() {
+    let spec = draw_smr(434343);
+    let checks = [("cache", "size", 0.10), ("band", "size", 0.25)];
+    known_answers(
+        "an_smr_disk_drawn_at_random_is_recovered",
+        &spec,
+        1.0,
+        &checks,
+        "smr",
+    );
+}
+
+#[test]
+fn a_flash_card_drawn_at_random_is_recovered() {
+    let spec = draw_flash(43434343);
+    let checks = [
+        ("au", "size", 0.0),
+        ("open_units", "number", 0.0),
+        ("read_rate", "number", 0.05),
+        ("write_rate", "number", 0.05),
+    ];
+    // Ten times slower than the card: the host's own ~80 µs per request becomes 8 µs of the
+    // card's time, under 2% of its fastest access.
+    known_answers(
+        "a_flash_card_drawn_at_random_is_recovered",
+        &spec,
+        0.1,
+        &checks,
+        "flash",
+    );
+}
+
+/// A checksum of the whole device (buffered reads).
+fn checksum(dev: &str) -> u64 {
+    use std::hash::Hasher;
+    use std::io::Read;
+    let mut f = std::fs::File::open(dev).unwrap();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        h.write(&buf[..n]);
+    }
+    h.finish()
+}
+
+#[test]
+fn read_only_writes_nothing() {
+    if !ready_to_emulate("read_only_writes_nothing", &["losetup"]) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let served = Served::start(&bin(), "emu:hdd,size=2GiB,scale=20");
+    let dev = served.device();
+    // Something other than zeros on it, so a write would show.
+    std::process::Command::new("dd")
+        .args([
+            "if=/dev/urandom",
+            &format!("of={dev}"),
+            "bs=1M",
+            "count=64",
+            "oflag=direct",
+        ])
+        .output()
+        .unwrap();
+    let before = checksum(&dev);
+    let keep = tempfile::tempdir().unwrap();
+    let out = keep.path().join("ro.twin");
+    let (code, stdout, err) = run(
+        work.path(),
+        &[
+            "device",
+            "characterize",
+            &format!("block:{dev}"),
+            "--read-only",
+            "--time-scale",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let after = checksum(&dev);
+    served.stop();
+    assert_eq!(before, after, "the device changed");
+    // What the write probes would have found is listed as not identified, and why.
+    for p in ["write_buffer", "flush", "write_slots"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(p) && l.contains("--read-only")),
+            "{p} not listed as skipped:\n{stdout}"
+        );
+    }
+    // The last line is the twin, the preset file holds it, and it is taken by path.
+    let last = stdout.lines().last().unwrap();
+    assert!(last.starts_with("emu:hdd,"), "{last}");
+    let file = std::fs::read_to_string(&out).unwrap();
+    assert!(file.lines().any(|l| l == last), "{file}");
+    assert!(file.contains("# Not identified"), "{file}");
+    let spec = iotrial::stack::DeviceSpec::parse(out.to_str().unwrap()).unwrap();
+    assert_eq!(spec.to_string(), last.to_string());
+    assert!(leftovers(work.path(), &[]).is_empty());
+}
+
+/// Characterize refuses `dev` with exit 2, a line saying `why`, and writes no --out file.
+fn refused(work: &Path, dev: &str, why: &str) {
+    let out = work.join("never.twin");
+    let (code, _, err) = run(
+        work,
+        &[
+            "device",
+            "characterize",
+            dev,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{dev}: {err}");
+    assert!(err.contains(why), "{dev}: {err}");
+    assert!(!out.exists());
+    assert!(leftovers(work, &[]).is_empty());
+}
+
+#[test]
+fn bad_devices_are_refused_with_the_reason() {
+    if !ready_to_emulate(
+        "bad_devices_are_refused_with_the_reason",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    // Too small.
+    let small = Served::start(&bin(), "emu:hdd,size=512MiB");
+    refused(
+        work.path(),
+        &format!("block:{}", small.device()),
+        "too small",
+    );
+    small.stop();
+    // Mounted.
+    let m = Served::start(&bin(), "emu:hdd,size=2GiB,scale=10");
+    let dev = m.device();
+    run_tool("mkfs.ext4", &["-q", &dev]);
+    let mnt = tempfile::tempdir().unwrap();
+    let dir = mnt.path().join("mnt");
+    let mounted = Mounted::mount(&dev, &dir, "ext4").unwrap();
+    refused(work.path(), &format!("block:{dev}"), "mounted");
+    mounted.unmount().unwrap();
+    m.stop();
+    // Failing I/O: the emulator fails every request to most of the device.
+    let f = Served::start(&bin(), "emu:hdd,size=2GiB,scale=10,fail_range=64MiB-2GiB");
+    refused(work.path(), &format!("block:{}", f.device()), "fails I/O");
+    f.stop();
+    // Not a block device.
+    refused(work.path(), "dir:/tmp", "block device");
+}
+
+fn run_tool(tool: &str, args: &[&str]) {
+    common::run(tool, args).unwrap();
+}
