@@ -59,9 +59,7 @@ pub fn writes(
     twin: &mut Twin,
     say: &mut Progress,
 ) -> Result<(), CharError> {
-    // Fresh places, UNIT_MAX apart, used once each.
-    let places = cap / UNIT_MAX;
-    if places < 64 {
+    if cap / UNIT_MAX < 64 {
         for p in [
             "au",
             "open_units",
@@ -78,10 +76,17 @@ pub fn writes(
         }
         return Ok(());
     }
+    // Places never used before, in ascending order: UNIT_MAX apart until the unit is known,
+    // two units apart after (`step`), wrapping round only at the end of the device.
+    let step = std::cell::Cell::new(UNIT_MAX);
     let mut next = 0u64;
     let mut fresh = || {
-        next += 1;
-        (next % places) * UNIT_MAX
+        let s = step.get();
+        next = next.div_ceil(s) * s + s;
+        if next + s > cap {
+            next = s;
+        }
+        next
     };
     // Fill every open unit with places of our own first.
     let mut steps: Vec<Step> = (0..20).map(|_| Step::write(fresh(), K4)).collect();
@@ -148,6 +153,7 @@ pub fn writes(
         }
     }
     let au = hi;
+    step.set(2 * au);
     say(&format!("allocation unit: {}", size_text(au as f64)));
     twin.set(
         "au",

@@ -117,3 +117,31 @@ fn sawtooth_dump() {
         eprintln!("{spec}: {}", l.join(" "));
     }
 }
+
+#[test]
+#[ignore]
+fn probe_dev() {
+    use crate::probe::script::Step;
+    let dev = std::env::var("DEV").unwrap();
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    let mut run = Runner::new(std::path::Path::new(&dev), 1.0, false, &NEVER);
+    for gap in [8192u64, 65536, 1 << 20] {
+        let mut steps = Vec::new();
+        for i in 0..5u64 {
+            let x = (1 << 30) + i * (256 << 20);
+            steps.extend([
+                Step::read(x, 4096),
+                Step::Idle(0.05),
+                Step::read(x, 4096),
+                Step::read(x + gap, 4096),
+            ]);
+        }
+        let t = run.run(&steps).unwrap();
+        eprintln!(
+            "{gap}: {:?}",
+            t.iter()
+                .map(|t| (t.latency * 1e4).round() / 10.0)
+                .collect::<Vec<_>>()
+        );
+    }
+}
