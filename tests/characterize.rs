@@ -64,7 +64,7 @@ fn within(v: &Value, spec: &str, name: &str, kind: &str, tol: f64, errors: &mut 
         "{name}: drawn {truth}, found {got:?} ({:+.2}%)",
         err * 100.0
     );
-    if !(err.abs() <= tol + 1e-9) {
+    if err.is_nan() || err.abs() > tol + 1e-9 {
         errors.push(format!(
             "{name}: drawn {truth}, found {got:?} ({:+.2}%)",
             err * 100.0

@@ -80,7 +80,7 @@ mod tests {
         let mut d = Draw::new(1);
         for _ in 0..100 {
             let x = d.aligned(4096, 1 << 20, 4096);
-            assert!(x >= 4096 && x < (1 << 20) && x % 4096 == 0);
+            assert!((4096..(1 << 20)).contains(&x) && x % 4096 == 0);
         }
     }
 }
