@@ -334,6 +334,7 @@ fn probes(
     let mut twin = twin;
     twin.set("size", Size(cap).to_string(), "the device's size");
     twin.close();
+    accepted(&mut twin);
     let spec = twin.spec();
     Ok(Characterized {
         device: name.to_string(),
@@ -345,6 +346,35 @@ fn probes(
         ios: run.ios,
         device_seconds: run.seconds,
     })
+}
+
+/// Makes the twin's spec one the model accepts: a value measured that the model refuses (a
+/// rate that came out infinite, an average seek outside what its curve can fit) is moved to
+/// the parameters not identified, with the model's reason.
+fn accepted(twin: &mut Twin) {
+    use crate::emu::{ModelSpec, SpecError};
+    for _ in 0..twin.found.len() {
+        let text = twin.spec();
+        let key = match ModelSpec::parse(text.trim_start_matches("emu:"))
+            .and_then(|s| s.build().map(|_| ()))
+        {
+            Ok(()) => return,
+            Err(SpecError::Invalid { key, message, .. }) => (key, message),
+            Err(e) => (String::new(), e.to_string()),
+        };
+        let Some(i) = twin.found.iter().position(|f| f.name == key.0) else {
+            return;
+        };
+        let f = twin.found.remove(i);
+        twin.unknown(
+            f.name,
+            format!(
+                "measured {}, which the model refuses ({}): needs the probe repeated",
+                f.value, key.1
+            ),
+        );
+        twin.close();
+    }
 }
 
 fn read_only_unknowns(t: &mut Twin, params: &[&'static str]) {
