@@ -1,5 +1,5 @@
-//! `iotrial device validate`: one validation set (QD1 and QD32 random reads, a write burst
-//! after idle, a sequential pass) run on a device and on its twin, alternated round by round,
+//! `iotrial device validate`: one validation set (100 QD1 and 320 QD32 random 4 KiB reads,
+//! a burst of 64 sequential 64 KiB writes after a second of idle, a sequential pass of 32 MiB) run on a device and on its twin, alternated round by round,
 //! and the Ruemmler-Wilkes demerit of each workload: the RMS horizontal distance between the
 //! two response-time distributions, in ms and as a share of the device's mean. Beside it the
 //! device's demerit against itself between its own rounds: the noise floor the twin is
@@ -19,7 +19,7 @@ const MIB: u64 = 1 << 20;
 pub const WORKLOADS: [&str; 4] = [
     "QD1 random 4 KiB reads",
     "QD32 random 4 KiB reads",
-    "write burst (64 KiB scattered, after idle)",
+    "write burst (64 KiB sequential, after idle)",
     "sequential pass (1 MiB reads)",
 ];
 
@@ -75,14 +75,15 @@ fn scripts(cap: u64, seed: u64) -> Vec<(Vec<Step>, u32)> {
             .map(|_| Step::read(d.aligned(0, cap - K4, K4), K4))
             .collect()
     };
-    let qd1 = rand(200);
-    let qd32 = rand(640);
+    let qd1 = rand(100);
+    let qd32 = rand(320);
     let mut d = Draw::new(seed ^ 0x5eed);
     let mut burst = vec![Step::flush(), Step::Idle(1.0)];
-    burst.extend((0..64).map(|_| Step::write(d.aligned(0, cap - MIB, K4), 64 << 10)));
+    let at = d.aligned(0, cap - 8 * MIB, MIB);
+    burst.extend((0..64).map(|i| Step::write(at + i * (64 << 10), 64 << 10)));
     burst.push(Step::flush());
-    let start = d.aligned(0, cap - 80 * MIB, MIB);
-    let seq: Vec<Step> = (0..64).map(|i| Step::read(start + i * MIB, MIB)).collect();
+    let start = d.aligned(0, cap - 40 * MIB, MIB);
+    let seq: Vec<Step> = (0..32).map(|i| Step::read(start + i * MIB, MIB)).collect();
     vec![(qd1, 1), (qd32, 32), (burst, 1), (seq, 1)]
 }
 
