@@ -11,7 +11,7 @@
 //! - whether flushes are honoured from a flush's time with data buffered;
 //! - queue order from QD1 against QD32 random reads, the aging limit from QD32's worst.
 
-use super::stats::{kth, line, mean, median, Draw};
+use super::stats::{kth, mean, median, Draw};
 use super::twin::{mbs_text, ms_text, size_text, Twin};
 use super::{CharError, Progress};
 use crate::emu::hdd::SeekCurve;
@@ -830,9 +830,4 @@ pub fn queue(
         "needs a sweep of queue depths to where a reordering drive's throughput stops growing",
     );
     Ok(())
-}
-
-/// The least-squares rate of `(bytes, seconds)` points: bytes per second.
-pub fn rate_of(pts: &[(f64, f64)]) -> f64 {
-    1.0 / line(pts).1
 }
