@@ -50,6 +50,12 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         )));
     };
     guard::check(&path, &a.wipe).map_err(failed)?;
+    if a.fs && a.time_scale != 1.0 {
+        // `iotrial run` on a plain block device reports wall times; on the twin, its model's.
+        return Err(usage(
+            "--fs compares a trial's figures on the device (wall-clock) with the twin's (model time): only at --time-scale 1",
+        ));
+    }
     if a.fs && !a.wipe.iter().any(|w| w == &path) {
         return Err(usage(format!(
             "--fs makes filesystems on {}: name it again with --wipe {}",
