@@ -1,5 +1,5 @@
 //! Parsing and printing of the quantities users type: sizes (`1MiB`, `8GiB`, `4096`),
-//! durations (`5s`, `250ms`) and plain numbers. Every parser names what it accepts in its error.
+//! durations (`5s`, `250ms`), percentages (`2%`) and plain numbers. Every parser names what it accepts in its error.
 
 use std::fmt;
 
@@ -174,9 +174,69 @@ pub fn trim_float(x: f64) -> String {
     s.to_string()
 }
 
+/// A share written as a percentage (`2%`, `0.5%`, `150%`), from 0 (exclusive) to 1000%, kept
+/// in millionths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Percent(u32);
+
+impl Percent {
+    /// The percentage of a share (0.02: 2%), to a millionth.
+    pub fn from_share(share: f64) -> Percent {
+        Percent((share * 1e6).round().clamp(0.0, 1e7) as u32)
+    }
+
+    /// `2%`, `0.5%`.
+    pub fn parse(text: &str) -> Result<Percent, String> {
+        let bad = || {
+            format!("'{text}' is not a percentage; expected e.g. \"2%\" (above 0, at most 1000%)")
+        };
+        let n = text.trim().strip_suffix('%').ok_or_else(bad)?;
+        let x: f64 = n.trim().parse().map_err(|_| bad())?;
+        let p = Percent::from_share(x / 100.0);
+        if !(x > 0.0 && x <= 1000.0) || p.0 == 0 {
+            return Err(bad());
+        }
+        Ok(p)
+    }
+
+    /// The share (0.02 for 2%).
+    pub fn share(self) -> f64 {
+        f64::from(self.0) / 1e6
+    }
+
+    /// As a study file writes it.
+    pub fn text(self) -> String {
+        format!("{}%", f64::from(self.0) / 1e4)
+    }
+}
+
+impl serde::Serialize for Percent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Percent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Percent, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        Percent::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages_read_and_written() {
+        assert_eq!(Percent::parse("2%").unwrap().share(), 0.02);
+        assert_eq!(Percent::parse(" 0.5 %").unwrap().text(), "0.5%");
+        assert_eq!(Percent::parse("2%").unwrap().text(), "2%");
+        assert_eq!(Percent::parse("150%").unwrap().share(), 1.5);
+        for bad in ["2", "0%", "-1%", "1001%", "x%", "0.00001%"] {
+            assert!(Percent::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn fio_sizes_are_powers_of_1024() {

@@ -153,7 +153,8 @@ fs = "xfs"
     let script = std::fs::read_to_string(dir.join("trials.sbatch")).unwrap();
     assert!(script.contains("#SBATCH --array=0-5%1") && script.contains("#SBATCH --exclusive"));
 
-    // Task 2 runs ext4/dvr/r1 (position 2): cancel it once its streams are writing.
+    // Task 2 runs xfs/dvr/r1 (position 2 of the round-robin order: raw, ext4, xfs, then
+    // repeat 2): cancel it once its streams are writing.
     wait_until("task 2's trial is running", 600, || {
         // The manifest is written (renamed into place) just after the directory is made.
         let manifest = shard_dir(&dir, 3, 6).map(|d| d.join("manifest.json"));
@@ -182,12 +183,12 @@ fs = "xfs"
             .unwrap()["status"]
             .clone()
     };
-    assert_eq!(status(&m, "ext4/dvr/r1"), "pending", "{m}");
+    assert_eq!(status(&m, "xfs/dvr/r1"), "pending", "{m}");
     for id in [
         "raw/dvr/r1",
         "raw/dvr/r2",
+        "ext4/dvr/r1",
         "ext4/dvr/r2",
-        "xfs/dvr/r1",
         "xfs/dvr/r2",
     ] {
         assert_eq!(status(&m, id), "done", "{id}: {m}");

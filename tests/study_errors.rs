@@ -18,7 +18,7 @@ fn iotrial(work: &Path) -> Command {
 /// `work/study.toml`.
 fn study(work: &Path, stacks: &str) -> PathBuf {
     let text = format!(
-        "name = \"errors\"\n\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = 8, region_size = \"1MiB\", io_size = \"4KiB\", window = \"10ms\" }}\n\n{stacks}"
+        "name = \"errors\"\nrepeats = 1\n\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = 8, region_size = \"1MiB\", io_size = \"4KiB\", window = \"10ms\" }}\n\n{stacks}"
     );
     let path = work.join("study.toml");
     std::fs::write(&path, text).unwrap();
@@ -98,22 +98,22 @@ fn other_stack_keys_are_checked_when_the_study_is_read() {
     for (key_line, at, needle) in [
         (
             "fs = \"ext4\"\nmount = \"noatime,,commit=1\"",
-            ":11:9: stacks[0].mount:",
+            ":12:9: stacks[0].mount:",
             "is not a mount option",
         ),
         (
             "fs = \"reiserfs\"",
-            ":10:6: stacks[0].fs:",
+            ":11:6: stacks[0].fs:",
             "unknown filesystem 'reiserfs'",
         ),
         (
             "fs = \"ext4\"\ntunables = { read_expire = \"500\" }",
-            ":11:12: stacks[0].tunables:",
+            ":12:12: stacks[0].tunables:",
             "tunables need a scheduler",
         ),
         (
             "layout = \"regions\"\nmkfs = [\"-q\"]",
-            ":11:8: stacks[0].mkfs:",
+            ":12:8: stacks[0].mkfs:",
             "does not apply",
         ),
     ] {
@@ -129,7 +129,7 @@ fn other_stack_keys_are_checked_when_the_study_is_read() {
     let (code, _, err) = run_study(work.path(), &study(work.path(), emu));
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains(":9:12: stacks[0].devices[0]:") && err.contains("parameter rpm"),
+        err.contains(":10:12: stacks[0].devices[0]:") && err.contains("parameter rpm"),
         "{err}"
     );
     assert!(!work.path().join("out").exists(), "nothing was run");

@@ -55,7 +55,11 @@ fn edit(from: &str, to: &str) -> String {
 fn good_study_parses() {
     let s = file::parse(GOOD, &origin()).unwrap();
     assert_eq!(s.name, "t");
-    assert_eq!(s.repeats, 1);
+    assert_eq!(
+        s.repeats, 3,
+        "a study without `repeats` repeats every stack 3 times"
+    );
+    assert_eq!((s.max_repeats, s.interval, s.noise), (None, None, None));
     assert_eq!(s.stacks.len(), 2);
     assert_eq!(s.quick.set.get("samples"), Some("16"));
     assert_eq!(s.workloads[0].name, "dvr");
@@ -255,7 +259,15 @@ fn builtin_dvr_is_the_seed_matrix() {
     let from_file = builtin::load("studies/dvr.toml").unwrap();
     assert_eq!(from_file, builtin::load("dvr").unwrap());
 
-    let mut exp = expand(&from_file, &Options::default()).unwrap();
+    let all = expand(&from_file, &Options::default()).unwrap();
+    assert_eq!(all.study.repeats, 3, "three repeats of every stack");
+    assert_eq!(all.trials.len(), 21);
+    assert!(
+        all.trials[7..14].iter().all(|t| t.repeat == 2),
+        "round-robin: the second repeat of every stack after the first of all"
+    );
+    let mut exp = all;
+    exp.trials.truncate(7);
     let ids: Vec<&str> = exp.trials.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(
         ids,
@@ -308,7 +320,19 @@ fn quick_only_and_device() {
         ..Options::default()
     };
     let exp = expand(&dvr, &quick).unwrap();
-    assert_eq!(exp.trials.len(), 7);
+    assert_eq!(exp.trials.len(), 21, "7 stacks, 3 repeats, quick too");
+    // The quick study says what it cannot answer; the full one has no such note.
+    let note = exp.study.note.as_deref().unwrap_or_default();
+    assert!(note.contains("does not order the ext4 variants"), "{note}");
+    assert!(expand(&dvr, &Options::default())
+        .unwrap()
+        .study
+        .note
+        .is_none());
+    assert!(
+        exp.study.to_toml().contains("note = "),
+        "study.toml keeps it"
+    );
     for t in &exp.trials {
         if t.stack.name != "host-dir" {
             assert_eq!(t.stack.devices, ["emu:hdd,drive=wd80emaz,size=4GiB"]);
@@ -357,22 +381,93 @@ fn repeats_and_workload_names() {
         ids,
         [
             "a/dvr/r1",
-            "a/dvr/r2",
             "a/dvr-buffered/r1",
-            "a/dvr-buffered/r2",
             "b/dvr/r1",
-            "b/dvr/r2",
             "b/dvr-buffered/r1",
+            "a/dvr/r2",
+            "a/dvr-buffered/r2",
+            "b/dvr/r2",
             "b/dvr-buffered/r2"
+        ],
+        "round-robin: repeat 1 of every stack before repeat 2 of any"
+    );
+    assert!(!exp.trials[1].params.bool("direct"));
+    // --repeats replaces the study's; a shard keeps the run order within itself.
+    let three = Options {
+        repeats: Some(3),
+        ..Options::default()
+    };
+    assert_eq!(expand(&s, &three).unwrap().trials.len(), 12);
+    let shard = Options {
+        shard: Some(iotrial::study::Shard { index: 1, count: 3 }),
+        ..three
+    };
+    let ids: Vec<String> = expand(&s, &shard)
+        .unwrap()
+        .trials
+        .iter()
+        .map(|t| t.id.clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "a/dvr/r1",
+            "b/dvr-buffered/r1",
+            "b/dvr/r2",
+            "a/dvr-buffered/r3"
         ]
     );
-    assert!(!exp.trials[2].params.bool("direct"));
     // Two entries of one kind need distinct names.
     let dup = GOOD.to_string() + "\n[[workloads]]\nkind = \"dvr\"\n";
     let (line, _, key, msg) = err(&dup);
     assert_eq!(line, 22);
     assert_eq!(key.as_deref(), Some("workloads[1].name"));
     assert!(msg.contains("distinct `name`"), "{msg}");
+}
+
+#[test]
+fn adaptive_repeats_are_read_checked_and_written_back() {
+    let text = edit(
+        "description",
+        "repeats = 3\nmax_repeats = 6\ninterval = \"2%\"\nnoise = \"1.5%\"\ndescription",
+    )
+    .replace(
+        "set = { samples = 16 }",
+        "set = { samples = 16 }\nmax_repeats = 4",
+    );
+    let s = file::parse(&text, &origin()).unwrap();
+    assert_eq!(s.max_repeats, Some(6));
+    assert_eq!(s.interval.unwrap().share(), 0.02);
+    assert_eq!(s.noise.unwrap().text(), "1.5%");
+    assert_eq!(s.quick.max_repeats, Some(4));
+    let r = s.repeat_rule();
+    assert!(r.adaptive());
+    assert_eq!(r.rule().noise, 0.015);
+    // --quick takes its own maximum; study.toml of the results gives the same study back.
+    let quick = expand(
+        &s,
+        &Options {
+            quick: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(quick.study.max_repeats, Some(4));
+    let back = file::parse(&quick.study.to_toml(), &origin()).unwrap();
+    assert_eq!(back.max_repeats, Some(4));
+    assert_eq!(back.interval, s.interval);
+    assert_eq!(back.noise, s.noise);
+    // Only the fixed repeats are trials of the expansion; the rest are added as needed.
+    assert_eq!(quick.trials.len(), 6);
+    // Bad values name their key.
+    let (_, _, key, msg) = err(&edit("description", "max_repeats = 2\ndescription"));
+    assert_eq!(key.as_deref(), Some("max_repeats"));
+    assert!(msg.contains("below repeats (3)"), "{msg}");
+    let (_, _, key, msg) = err(&edit("description", "interval = \"2\"\ndescription"));
+    assert_eq!(key.as_deref(), Some("interval"));
+    assert!(msg.contains("not a percentage"), "{msg}");
+    let (_, _, key, _) = err(&edit("description", "noise = \"0%\"\ndescription"));
+    assert_eq!(key.as_deref(), Some("noise"));
 }
 
 #[test]
@@ -483,7 +578,8 @@ quick = { samples = "{4,8,12}" }"#,
     .replace(
         "name = \"a\"\nfs = \"ext4\"",
         "name = \"a\"\nfs = \"ext4\"\ndevices = [\"image:size={1GiB,2GiB}\"]",
-    );
+    )
+    .replace("description", "repeats = 1\ndescription");
     let study = file::parse(&text, &origin()).unwrap();
     let x = expand(&study, &Options::default()).unwrap();
     let ids: Vec<&str> = x.trials.iter().map(|t| t.id.as_str()).collect();

@@ -6,9 +6,11 @@ use iotrial::study::results::ResultsDir;
 use iotrial::study::{builtin, expand, Expansion, Manifest, Options, Status, StudyError};
 use std::path::Path;
 
+/// `--quick --repeats 1`: one trial per stack keeps the cases below short to state.
 fn quick() -> Options {
     Options {
         quick: true,
+        repeats: Some(1),
         ..Options::default()
     }
 }
@@ -153,7 +155,11 @@ fn resume_refuses_a_different_study() {
     let out = tempfile::tempdir().unwrap();
     let r = ResultsDir::create(out.path(), "dvr").unwrap();
     Manifest::create(&r, &dvr(&quick())).unwrap();
-    let e = resume(&r.root, &dvr(&Options::default())).unwrap_err();
+    let full = Options {
+        repeats: Some(1),
+        ..Options::default()
+    };
+    let e = resume(&r.root, &dvr(&full)).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, StudyError::Mismatch { .. }), "{msg}");
     assert!(
@@ -191,9 +197,8 @@ fn resume_names_a_changed_device() {
 #[test]
 fn a_shard_resumes_its_own_trials_and_refuses_another_shard() {
     let shard = |k| Options {
-        quick: true,
         shard: Some(iotrial::study::Shard { index: k, count: 3 }),
-        ..Options::default()
+        ..quick()
     };
     let out = tempfile::tempdir().unwrap();
     let r = ResultsDir::create_part(out.path(), "dvr", Some("shard2of3")).unwrap();

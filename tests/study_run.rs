@@ -55,6 +55,7 @@ fn quick_two_stack_study_on_images_reads_mount_options_back() {
     std::fs::write(
         &study,
         r#"name = "two"
+repeats = 1
 description = "ext4 writeback vs xfs"
 device = "image:size=512MiB"
 [[workloads]]
@@ -116,7 +117,7 @@ fn killed_study_resumes_without_rerunning_finished_trials() {
     std::fs::write(
         &study,
         format!(
-            "name = \"three\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"4000\", region_size = \"8MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
+            "name = \"three\"\nrepeats = 1\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"4000\", region_size = \"8MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
             dir_stacks(&data, &["a", "b", "c"])
         ),
     )
@@ -277,7 +278,7 @@ fn paused_study(work: &Path, pause: &str) -> PathBuf {
     std::fs::write(
         &study,
         format!(
-            "name = \"paused\"\npause = \"{pause}\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"16\", region_size = \"4MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
+            "name = \"paused\"\nrepeats = 1\npause = \"{pause}\"\n[[workloads]]\nkind = \"dvr\"\nset = {{ samples = \"16\", region_size = \"4MiB\", io_size = \"4KiB\", window = \"50ms\" }}\n{}",
             dir_stacks(&data, &["a", "b"])
         ),
     )

@@ -1,7 +1,8 @@
 //! The end-of-study comparison table: one row per stack, means over repeats with their
-//! confidence intervals, the best value of each column marked by its direction, pass/fail,
-//! baselines labelled and never marked, stacks that did not run listed, and a result.json
-//! whose verdict lacks a figure refused rather than shown as "-".
+//! confidence intervals and rank ranges, the best value of each column marked by its direction
+//! only where the repeats separate it, pass/fail, baselines labelled and never marked, one
+//! repeat crowning nobody, stacks that did not run listed, and a result.json whose verdict
+//! lacks a figure refused rather than shown as "-".
 
 use iotrial::result::{self, TrialResult};
 use iotrial::study::results::ResultsDir;
@@ -48,12 +49,16 @@ fn finish(r: &ResultsDir, m: &mut Manifest, stack: &str, rep: usize, d: &TrialRe
 #[test]
 fn best_is_marked_by_direction_and_repeats_are_averaged() {
     let out = tempfile::tempdir().unwrap();
-    let (r, mut m) = results(out.path(), "raw-partitions,ext4,xfs", 2);
-    finish(&r, &mut m, "raw-partitions", 1, &doc(32.0, 1.5, true));
-    finish(&r, &mut m, "raw-partitions", 2, &doc(30.0, 1.5, true));
-    finish(&r, &mut m, "ext4", 1, &doc(12.3, 1.3, false));
-    finish(&r, &mut m, "ext4", 2, &doc(20.0, 1.1, true));
-    for rep in [1, 2] {
+    let (r, mut m) = results(out.path(), "raw-partitions,ext4,xfs", 3);
+    for (rep, raw, ext4, preroll) in [
+        (1, 32.0, 12.3, 1.3),
+        (2, 30.0, 20.0, 1.1),
+        (3, 31.0, 16.0, 1.2),
+    ] {
+        finish(&r, &mut m, "raw-partitions", rep, &doc(raw, 1.5, true));
+        finish(&r, &mut m, "ext4", rep, &doc(ext4, preroll, rep != 1));
+    }
+    for rep in [1, 2, 3] {
         let id = format!("xfs/dvr/r{rep}");
         m.update(&r.root, &id, Status::Skipped, Some("needs root".into()))
             .unwrap();
@@ -63,25 +68,34 @@ fn best_is_marked_by_direction_and_repeats_are_averaged() {
         .1
         .rows_text(iotrial::present::verdict::Medium::Terminal);
     assert_eq!(rows.headings[1], "repeats");
-    assert_eq!(rows.headings[2], "record guaranteed\nMbit/s");
+    assert_eq!(rows.headings[2], "rank");
+    assert_eq!(rows.headings[3], "record guaranteed\nMbit/s");
     assert_eq!(rows.rows.len(), 2, "xfs did not run");
-    // Higher is better for bitrate, lower for pre-roll; t(0.975, 1) = 12.706.
+    // Higher is better for bitrate, lower for pre-roll; t(0.975, 2) = 4.303.
     assert_eq!(rows.rows[0][0], "★ raw-partitions");
-    assert_eq!(rows.rows[0][2], "31.0 ± 12.7 *");
-    assert!(rows.rows[1][2].starts_with("16.1 ± "), "{:?}", rows.rows[1]);
-    assert_eq!(rows.rows[0][3], "1.50 ± 0.000");
-    assert!(rows.rows[1][3].starts_with("1.20 ± ") && rows.rows[1][3].ends_with(" *"));
-    // Every stack has the same fairness: nothing to mark; a figure nobody has is "-".
-    assert_eq!(rows.rows[0][4], "0.990 ± 0.000");
-    assert_eq!(rows.rows[0][5], "-");
-    assert_eq!(rows.rows[0][8], "pass");
-    assert_eq!(rows.rows[1][8], "met 1/2", "the report's wording");
+    assert_eq!(
+        (rows.rows[0][2].as_str(), rows.rows[1][2].as_str()),
+        ("1", "2")
+    );
+    assert_eq!(rows.rows[0][3], "31.0 ± 2.48 *");
+    assert!(rows.rows[1][3].starts_with("16.1 ± "), "{:?}", rows.rows[1]);
+    assert_eq!(rows.rows[0][4], "1.50 ± 0.000");
+    assert!(rows.rows[1][4].starts_with("1.20 ± ") && rows.rows[1][4].ends_with(" *"));
+    // Every stack has the same fairness: they tie, nothing to mark; a figure nobody has is
+    // "-".
+    assert_eq!(rows.rows[0][5], "0.990 ± 0.000");
+    assert_eq!(rows.rows[0][6], "-");
+    assert_eq!(rows.rows[0][9], "pass");
+    assert_eq!(rows.rows[1][9], "met 2/3", "the report's wording");
+    assert_eq!(rows.rows[0][10], "top mean");
+    assert!(rows.rows[1][10].ends_with(", apart"), "{:?}", rows.rows[1]);
     let text = t.render();
     assert!(text.contains("mean over repeats"), "{text}");
     assert!(
-        text.contains("lowest") || text.contains("highest"),
+        text.contains("★ raw-partitions: its record guaranteed is the highest"),
         "{text}"
     );
+    assert!(text.contains("Holm"), "{text}");
     assert!(text.contains("skipped xfs: needs root"), "{text}");
 }
 
@@ -126,10 +140,16 @@ fn baseline_with_the_best_values_is_labelled_not_starred() {
     let rows = t.tables[0]
         .1
         .rows_text(iotrial::present::verdict::Medium::Terminal);
-    assert_eq!(rows.rows[0][..3], ["★ raw-partitions", "30.0 *", "1.50 *"]);
+    // One repeat each: nothing is tested, so nobody is starred and no value is marked.
+    assert_eq!(rows.rows[0][..3], ["raw-partitions", "30.0", "1.50"]);
     assert_eq!(rows.rows[1][..3], ["xfs", "20.0", "1.80"]);
     assert_eq!(rows.rows[2][..3], ["host-dir (baseline)", "90.0", "0.200"]);
-    assert!(t.render().contains("never ranked"));
+    let text = t.render();
+    assert!(text.contains("never ranked"), "{text}");
+    assert!(
+        text.contains("raw-partitions has the highest mean record guaranteed, untested"),
+        "the baseline's higher mean does not count\n{text}"
+    );
 }
 
 #[test]
@@ -187,7 +207,10 @@ fn a_study_in_real_time_shows_the_buffers_columns_and_not_the_hammering_ones() {
         "{:?}",
         rows.headings
     );
-    assert_eq!(rows.rows[0][0], "★ raw-partitions");
+    assert_eq!(rows.rows[0][0], "raw-partitions", "one repeat: no ★");
+    assert!(t
+        .render()
+        .contains("raw-partitions has the lowest mean record buffer peak, untested"));
     assert_eq!(rows.rows[1][2], "3.20");
     assert!(
         rows.rows[1].iter().any(|c| c == "FAIL"),

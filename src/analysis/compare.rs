@@ -8,9 +8,6 @@ use super::stats;
 /// Significance level used when a difference is called significant.
 pub const ALPHA: f64 = 0.05;
 
-/// The test the report and `iotrial compare` use, stated in their output.
-pub const TEST_NAME: &str = "Welch's two-sided t-test, α = 0.05";
-
 /// Mean of repeated measurements of one figure with its spread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {

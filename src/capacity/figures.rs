@@ -1,6 +1,10 @@
 //! A capacity search's result as result.json holds it (kind `capacity`): the verdict names the
-//! capacity, the first failing value and what failed there, the hammering run's guarantee and
-//! the estimate it gave, and every probe; [`COLUMNS`] are what the study table shows of it.
+//! capacity, the first failing value and what failed there, the hammering run's guarantee,
+//! the estimate it gave and what it sustained, and every probe; [`COLUMNS`] are what the study
+//! table shows of it. The capacity it answers with never asks more than the hammering run
+//! sustained: a higher value that passed its runs is shown as an upper bound, capped, with the
+//! reason; and an edge whose next value passed some of its runs is shown as the range between
+//! them with the pass counts.
 
 use crate::present::{Better, FigureSpec, VerdictFigures};
 use crate::workload::realtime::{Failure, Summary};
@@ -87,15 +91,34 @@ pub struct Verdict {
     pub hammer_basis: Option<String>,
     /// `capacity` over `hammer_estimate`.
     pub capacity_over_estimate: Option<f64>,
+    /// What the hammering run moved through the stack, every stream together, MB/s.
+    #[serde(default)]
+    pub sustained_mb_s: Option<f64>,
+    /// What the streams at `capacity` ask of the stack together, MB/s.
+    #[serde(default)]
+    pub capacity_demand_mb_s: Option<f64>,
+    /// The answer: `capacity`, or the highest value whose streams ask no more than
+    /// `sustained_mb_s` when `capacity` asks more (then `upper_bound` says why).
+    #[serde(default)]
+    pub answer: Option<f64>,
+    /// Why `capacity` is only an upper bound, when it is.
+    #[serde(default)]
+    pub upper_bound: Option<String>,
     /// Every run, in order.
     pub probes: Vec<ProbeFigures>,
 }
 
-/// The study table's columns of a capacity search; the capacity ranks the stacks.
+/// The study table's columns of a capacity search; the capacity (the answer) ranks the stacks.
 pub static COLUMNS: &[FigureSpec] = &[
     FigureSpec {
-        key: "capacity",
+        key: "answer",
         label: "capacity",
+        unit: "",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "capacity",
+        label: "every run passed",
         unit: "",
         better: Better::Higher,
     },
@@ -103,6 +126,18 @@ pub static COLUMNS: &[FigureSpec] = &[
         key: "first_failing",
         label: "first failing",
         unit: "",
+        better: Better::Higher,
+    },
+    FigureSpec {
+        key: "first_failing_passed",
+        label: "first failing: runs passed",
+        unit: "",
+        better: Better::Lower,
+    },
+    FigureSpec {
+        key: "sustained_mb_s",
+        label: "hammer sustained",
+        unit: "MB/s",
         better: Better::Higher,
     },
     FigureSpec {
@@ -120,18 +155,59 @@ pub static COLUMNS: &[FigureSpec] = &[
 ];
 
 impl Verdict {
+    /// The capacity this search answers: `answer`, or `capacity` in results written before
+    /// there was one.
+    pub fn answered(&self) -> Option<f64> {
+        if self.answer.is_some() || self.upper_bound.is_some() {
+            self.answer
+        } else {
+            self.capacity
+        }
+    }
+
+    /// Runs of the first failing value that passed (0 for a hard edge).
+    pub fn first_failing_passed(&self) -> Option<u32> {
+        self.first_failing
+            .map(|_| self.first_failing_runs - self.first_failing_failed)
+    }
+
+    /// The edge as a range with its pass counts when the first failing value passed some of
+    /// its runs (`12-13: 13 passed 1 of 2 runs`), None for a hard edge.
+    pub fn soft_edge(&self) -> Option<String> {
+        let (c, f) = (self.capacity?, self.first_failing?);
+        let passed = self.first_failing_passed().filter(|&p| p > 0)?;
+        let v = |x: f64| crate::units::trim_float((x * 1000.0).round() / 1000.0);
+        Some(format!(
+            "{}-{}: {} passed {} of {} runs (a soft edge)",
+            v(c),
+            v(f),
+            v(f),
+            passed,
+            self.first_failing_runs
+        ))
+    }
+
     /// The values of [`COLUMNS`]; the target is met when the edge was found and confirmed.
     pub fn figures(&self) -> VerdictFigures {
+        let caution = match (&self.upper_bound, self.soft_edge()) {
+            (Some(b), _) => Some(("capped", b.clone())),
+            (None, Some(s)) => Some(("soft edge", format!("the edge is {s}"))),
+            (None, None) => None,
+        };
         VerdictFigures {
             values: vec![
+                self.answered(),
                 self.capacity,
                 self.first_failing,
+                self.first_failing_passed().map(f64::from),
+                self.sustained_mb_s,
                 self.hammer_guarantee_mbit,
                 self.hammer_estimate,
             ],
             meets_target: None,
             impossible: None,
             marked: None,
+            caution,
         }
     }
 
@@ -144,6 +220,17 @@ impl Verdict {
             format!("Mbit/s of {}", self.vary)
         };
         let mut s = match (self.capacity, self.first_failing) {
+            (Some(c), Some(f)) if self.soft_edge().is_some() => format!(
+                "capacity {}-{} {what}, a soft edge: {} passed {} of {} runs, {} passed {} of {}",
+                v(c),
+                v(f),
+                v(c),
+                self.capacity_runs,
+                self.capacity_runs,
+                v(f),
+                self.first_failing_runs - self.first_failing_failed,
+                self.first_failing_runs
+            ),
             (Some(c), Some(f)) => format!(
                 "capacity {} {what} (passed {} of {} runs); {} failed {} of {} runs",
                 v(c),
@@ -174,6 +261,9 @@ impl Verdict {
                 "; the hammering guarantee estimated {:.1} (capacity / estimate {:.2})",
                 e, r
             ));
+        }
+        if let Some(b) = &self.upper_bound {
+            s.push_str(&format!("; UPPER BOUND: {b}"));
         }
         if !self.confirmed {
             s.push_str("; NOT confirmed");

@@ -2,7 +2,9 @@
 //! start), then each probe a full trial in real time on a freshly built stack, as the search
 //! asks ([`super::search`]); every run's files go under the search's directory
 //! (`probes/hammer/`, `probes/<vary>-<value>-r<run>/`), and the search's own result.json (kind
-//! `capacity`) carries the run at capacity's stack, phases and monitors beside the verdict.
+//! `capacity`) carries the run at capacity's stack, phases and monitors beside the verdict. A
+//! capacity whose streams ask more than the hammering run sustained is answered with what the
+//! stack sustains instead ([`bound`]).
 
 use super::figures::{ProbeFigures, Verdict};
 use super::search::{self, Edge};
@@ -58,6 +60,63 @@ fn one(
     std::fs::create_dir_all(&dir).map_err(|e| result::ResultError::io(&dir, e))?;
     trial::write(&dir, &out)?;
     Ok((out, t.elapsed().as_secs_f64()))
+}
+
+/// The answer a search gives, held to what the stack sustained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// The capacity, or the highest value whose streams ask no more than the stack sustained.
+    pub answer: Option<f64>,
+    /// Why the capacity is only an upper bound, when it is.
+    pub why: Option<String>,
+}
+
+/// Holds `capacity` (the highest value every run of which passed) to `sustained` (MB/s, what
+/// the hammering run moved): when the streams at `capacity` ask more (`demand`), the runs
+/// ended before the buffers and the page cache filled, so `capacity` is an upper bound and the
+/// answer is the highest value of `domain` whose streams ask no more than `sustained`.
+pub fn bound(
+    capacity: Option<f64>,
+    domain: search::Domain,
+    sustained: Option<f64>,
+    demand: &dyn Fn(f64) -> Option<f64>,
+    vary: &str,
+) -> Bound {
+    let (Some(c), Some(m)) = (capacity, sustained) else {
+        return Bound {
+            answer: capacity,
+            why: None,
+        };
+    };
+    let Some(d) = demand(c).filter(|&d| d > m) else {
+        return Bound {
+            answer: capacity,
+            why: None,
+        };
+    };
+    let mut answer = None;
+    let mut k = 0;
+    loop {
+        let v = domain.value(k);
+        if v > c || demand(v).is_none_or(|x| x > m) {
+            break;
+        }
+        answer = Some(v);
+        k += 1;
+    }
+    let t = |x: f64| crate::units::trim_float((x * 1000.0).round() / 1000.0);
+    let said = match answer {
+        Some(a) => format!("{} is what {m:.0} MB/s carries", t(a)),
+        None => format!("even {} asks more than {m:.0} MB/s", t(domain.min)),
+    };
+    Bound {
+        answer,
+        why: Some(format!(
+            "{vary} = {} passed its runs, but its streams ask {d:.0} MB/s, more than the {m:.0} MB/s the hammering run sustained: a run that short ends before its buffers and the page cache fill, so {} is an upper bound; {said}",
+            t(c),
+            t(c)
+        )),
+    }
 }
 
 /// Runs the search `s`, telling `say` one line per run.
@@ -134,6 +193,9 @@ pub fn run(
         && edge
             .first_failing
             .is_none_or(|_| fail_runs >= s.spec.confirm && fail_failed == fail_runs);
+    let sustained = kind.sustained_mb_s(&hammer.doc.verdict, &hammer.doc.streams);
+    let demand = |v: f64| kind.demand_mb_s(&s.spec.probe_params(s.params, v));
+    let bound = bound(edge.capacity, domain, sustained, &demand, &s.spec.vary);
     let verdict = Verdict {
         workload_kind: s.workload.name().to_string(),
         vary: s.spec.vary.clone(),
@@ -158,6 +220,10 @@ pub fn run(
             (Some(c), Some(e)) if e.value > 0.0 => Some(c / e.value),
             _ => None,
         },
+        sustained_mb_s: sustained,
+        capacity_demand_mb_s: edge.capacity.and_then(demand),
+        answer: bound.answer,
+        upper_bound: bound.why,
         probes,
     };
     // The stack, phases and monitors shown are the last passing run at capacity's (the
@@ -181,6 +247,9 @@ pub fn run(
     if !verdict.confirmed {
         warnings.push(format!("the edge is not confirmed: {}", verdict.line()));
     }
+    if let Some(b) = &verdict.upper_bound {
+        warnings.push(format!("the capacity is an upper bound: {b}"));
+    }
     let doc = TrialResult {
         kind: KIND.to_string(),
         params: result::params_object(&base),
@@ -191,4 +260,58 @@ pub fn run(
         ..shown
     };
     Ok(Found { doc, verdict })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAMS: search::Domain = search::Domain {
+        min: 1.0,
+        max: 128.0,
+        step: 1.0,
+    };
+
+    /// 100 Mbit/s cameras: 12.5 MB/s each.
+    fn cameras(v: f64) -> Option<f64> {
+        Some(v * 12.5)
+    }
+
+    #[test]
+    fn a_capacity_above_what_the_stack_sustained_is_an_upper_bound() {
+        // The README's record: 12 cameras passed 10 s runs on a drive that sustained 96 MB/s.
+        let b = bound(Some(12.0), STREAMS, Some(96.0), &cameras, "writers");
+        assert_eq!(
+            b.answer,
+            Some(7.0),
+            "7 x 12.5 = 87.5 MB/s fits, 8 x 12.5 = 100 does not"
+        );
+        let why = b.why.unwrap();
+        assert!(why.contains("150 MB/s") && why.contains("96 MB/s"), "{why}");
+        assert!(
+            why.contains("12 is an upper bound") && why.contains("7 is what"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_capacity_within_what_the_stack_sustained_stands() {
+        let b = bound(Some(7.0), STREAMS, Some(96.0), &cameras, "writers");
+        assert_eq!(
+            b,
+            Bound {
+                answer: Some(7.0),
+                why: None
+            }
+        );
+        // Nothing to hold it to: it stands.
+        let b = bound(Some(12.0), STREAMS, None, &cameras, "writers");
+        assert_eq!(b.answer, Some(12.0));
+        let b = bound(None, STREAMS, Some(96.0), &cameras, "writers");
+        assert_eq!(b.answer, None);
+        // Even the least asks too much.
+        let b = bound(Some(3.0), STREAMS, Some(10.0), &cameras, "writers");
+        assert_eq!(b.answer, None);
+        assert!(b.why.unwrap().contains("even 1 asks more"));
+    }
 }

@@ -1,5 +1,6 @@
 //! `iotrial list`: the workload kinds with their parameters, the built-in studies, and the
-//! device models with theirs.
+//! device models with theirs; `--markdown` prints the same tables as Markdown (docs/workloads.md
+//! holds the workloads' tables as this prints them, checked by a test).
 
 use anyhow::Result;
 use iotrial::present::Rows;
@@ -17,10 +18,19 @@ pub enum ListWhat {
     Models,
 }
 
-/// Prints the list asked for.
-pub fn run(what: ListWhat) -> Result<()> {
+/// Prints `rows` as a terminal table, or as Markdown.
+fn print(rows: &Rows, markdown: bool) {
+    if markdown {
+        print!("{}", iotrial::report::markdown::table(rows));
+    } else {
+        println!("{}", terminal::table(rows));
+    }
+}
+
+/// Prints the list asked for, as terminal tables or as Markdown.
+pub fn run(what: ListWhat, markdown: bool) -> Result<()> {
     match what {
-        ListWhat::Workloads => workloads(),
+        ListWhat::Workloads => workloads(markdown),
         ListWhat::Studies => {
             let rows = Rows {
                 headings: ["study", "stacks", "workloads", "file", "what it runs"]
@@ -39,7 +49,7 @@ pub fn run(what: ListWhat) -> Result<()> {
                     })
                     .collect(),
             };
-            println!("{}", terminal::table(&rows));
+            print(&rows, markdown);
         }
         ListWhat::Models => {
             let rows = Rows {
@@ -59,7 +69,7 @@ pub fn run(what: ListWhat) -> Result<()> {
                     })
                     .collect(),
             };
-            println!("{}", terminal::table(&rows));
+            print(&rows, markdown);
             let twins = Rows {
                 headings: ["twin", "model", "from", "what"].map(String::from).to_vec(),
                 rows: iotrial::emu::twinfile::all()
@@ -72,18 +82,27 @@ pub fn run(what: ListWhat) -> Result<()> {
                     .collect(),
             };
             println!(
-                "Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):"
+                "{}Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):{}",
+                if markdown { "\n" } else { "" },
+                if markdown { "\n" } else { "" }
             );
-            println!("{}", terminal::table(&twins));
+            print(&twins, markdown);
         }
     }
     Ok(())
 }
 
 /// Every workload kind and its parameters, one table each.
-fn workloads() {
-    for w in workload::all() {
-        println!("{}: {}", w.name(), w.about());
+fn workloads(markdown: bool) {
+    for (i, w) in workload::all().into_iter().enumerate() {
+        if markdown {
+            if i > 0 {
+                println!();
+            }
+            println!("### {}\n\n{}\n", w.name(), w.about());
+        } else {
+            println!("{}: {}", w.name(), w.about());
+        }
         let rows = Rows {
             headings: ["parameter", "default", "unit", "meaning"]
                 .map(String::from)
@@ -101,6 +120,10 @@ fn workloads() {
                 })
                 .collect(),
         };
-        println!("{}\n", terminal::table(&rows));
+        if markdown {
+            print(&rows, true);
+        } else {
+            println!("{}\n", terminal::table(&rows));
+        }
     }
 }

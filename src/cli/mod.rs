@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod capture;
 pub mod cleanup;
 pub mod device;
+pub mod docs;
 pub mod errors;
 pub mod launch;
 pub mod list;
@@ -71,6 +72,19 @@ enum Command {
     List {
         #[arg(value_enum)]
         what: list::ListWhat,
+        /// Print Markdown tables (as docs/ holds them) instead of terminal ones.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Print the shell completion script of bash, zsh or fish.
+    Completions {
+        #[arg(value_enum)]
+        shell: docs::Shell,
+    },
+    /// Print the man page (roff) of iotrial, or of one of its subcommands.
+    Man {
+        /// A subcommand (`run`, `study`, ...): its own page.
+        subcommand: Option<String>,
     },
     /// The guest agent of a VM trial: the first process of the guest iotrial boots (never
     /// run by hand).
@@ -93,7 +107,12 @@ pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => results::report(a),
         Command::Compare(a) => results::compare(a),
-        Command::List { what } => list::run(what),
+        Command::List { what, markdown } => {
+            docs::quiet_on_closed_pipe();
+            list::run(what, markdown)
+        }
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { subcommand } => docs::man(subcommand),
         Command::Guest => iotrial::guest::main(),
     }
 }

@@ -7,6 +7,7 @@ use super::errors::{failed, refused_flag, usage, Interrupted};
 use anyhow::Result;
 use iotrial::cause::{Cause, HasCause};
 use iotrial::stack::DeviceSpec;
+use iotrial::study::repeats::Percent;
 use iotrial::study::{builtin, expand, identity, run, Shard};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -49,6 +50,21 @@ pub struct StudyArgs {
     /// Run only this trial (its id, as --list-trials prints it, or its digest); repeatable.
     #[arg(long, value_name = "ID")]
     trial: Vec<String>,
+    /// Repeat every stack N times, round-robin (replaces the study's `repeats`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeats: Option<u32>,
+    /// Let a stack get up to N repeats while its interval is too wide (the study's
+    /// `max_repeats`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_repeats: Option<u32>,
+    /// The relative half-width of a 95% interval that is narrow enough, e.g. 2% (the study's
+    /// `interval`).
+    #[arg(long, value_name = "P%", value_parser = parse_percent)]
+    interval: Option<Percent>,
+}
+
+fn parse_percent(text: &str) -> Result<Percent, String> {
+    Percent::parse(text)
 }
 
 /// Runs the study and prints its table and where its report is.
@@ -74,6 +90,9 @@ pub fn run(a: StudyArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         device: a.device,
         shard,
         trials: a.trial,
+        repeats: a.repeats,
+        max_repeats: a.max_repeats,
+        interval: a.interval,
     };
     if a.list_trials {
         return list_trials(&study, &expand_opts);

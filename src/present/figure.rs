@@ -54,6 +54,11 @@ pub struct VerdictFigures {
     /// drives' raw rate within the figure's own precision, or within what their models
     /// stream at): such a trial is marked with the cause and ranked.
     pub marked: Option<String>,
+    /// What to read the headline figure with: a short label (`capped`: a capacity held below
+    /// what its runs showed, because its streams ask more than the stack sustained when
+    /// hammered; `soft edge`: the next value passed some of its runs) and the cause. Such a
+    /// trial is marked with both and ranked on its figure.
+    pub caution: Option<(&'static str, String)>,
 }
 
 /// A number with 3 significant digits or so, no exponent: the precision every comparison

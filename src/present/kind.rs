@@ -92,6 +92,7 @@ pub(crate) mod example {
                 meets_target: v.meets_target,
                 impossible: None,
                 marked: None,
+                caution: None,
             })
         }
 

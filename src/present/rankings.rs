@@ -1,8 +1,13 @@
 //! Rankings side by side: in a study of several workloads, each stack's rank under each
 //! workload's headline figure (1 = best, by the figure's own direction; baselines are not
-//! ranked) and, for each pair of workloads, Spearman's rank correlation over the stacks ranked
-//! by both, so whether a synthetic benchmark and the real pattern agree is one number (seed 003:
-//! iozone ranked ext2 first, the Cacti burst ranked xfs first).
+//! ranked): the range of places its repeats allow ([`crate::analysis::groups`]; `1-3` where
+//! the data cannot separate it from two others), or its place by mean alone where nothing could
+//! be tested; and, for each pair of workloads, Spearman's rank correlation of the means over
+//! the stacks ranked by both, so whether a synthetic benchmark and the real pattern agree is
+//! one number (seed 003: iozone ranked ext2 first, the Cacti burst ranked xfs first). The same
+//! module compares two runs of one workload (a quick study against the full one): whether the
+//! quick one's top group holds the full one's best stack, and which pairs both runs order
+//! apart and in opposite orders.
 
 use super::chart::{Block, Section, Table};
 use super::verdict::VerdictTable;
@@ -14,9 +19,28 @@ pub struct Rankings {
     /// Workload names and the headline each ranks by (`label (unit)`).
     pub workloads: Vec<(String, String)>,
     /// Stack, then its rank under each workload (None: no figure there).
-    pub ranks: Vec<(String, Vec<Option<f64>>)>,
+    pub ranks: Vec<(String, Vec<Option<Rank>>)>,
     /// (workload a, workload b, Spearman's rho over the stacks both rank, how many).
     pub agreement: Vec<(String, String, Option<f64>, usize)>,
+}
+
+/// A stack's rank under one workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rank {
+    /// Its place by mean (ties share their mean place).
+    pub by_mean: f64,
+    /// The places its repeats allow, when the workload's stacks could be tested.
+    pub range: Option<(usize, usize)>,
+}
+
+impl Rank {
+    fn text(&self) -> String {
+        match self.range {
+            Some((lo, hi)) if lo == hi => lo.to_string(),
+            Some((lo, hi)) => format!("{lo}-{hi}"),
+            None => rank_text(Some(self.by_mean)),
+        }
+    }
 }
 
 /// Ranks (1 = first) of `values` with ties sharing their mean rank.
@@ -84,9 +108,10 @@ pub fn rankings(tables: &[(String, VerdictTable)]) -> Option<Rankings> {
                 .collect()
         })
         .collect();
-    let rank_cols: Vec<Vec<Option<f64>>> = scores
+    let rank_cols: Vec<Vec<Option<Rank>>> = scores
         .iter()
-        .map(|col| {
+        .zip(tables)
+        .map(|(col, (_, t))| {
             let have: Vec<(usize, f64)> = col
                 .iter()
                 .enumerate()
@@ -95,7 +120,14 @@ pub fn rankings(tables: &[(String, VerdictTable)]) -> Option<Rankings> {
             let r = ranks_of(&have.iter().map(|x| x.1).collect::<Vec<_>>());
             let mut out = vec![None; col.len()];
             for ((i, _), rank) in have.iter().zip(r) {
-                out[*i] = Some(rank);
+                let range = t.groups(0).filter(|g| g.tested).and_then(|g| {
+                    let row = t.rows.iter().position(|r| r.stack == stacks[*i])?;
+                    g.ranks[row]
+                });
+                out[*i] = Some(Rank {
+                    by_mean: rank,
+                    range,
+                });
             }
             out
         })
@@ -145,7 +177,8 @@ fn rank_text(r: Option<f64>) -> String {
 }
 
 impl Rankings {
-    /// One row per stack: its rank under each workload, and whether the ranks are the same.
+    /// One row per stack: its rank under each workload, and whether the ranks can be the
+    /// same (the ranges overlap; by mean where nothing was tested).
     pub fn rows(&self) -> Rows {
         let mut headings = vec!["stack".to_string()];
         headings.extend(
@@ -159,13 +192,18 @@ impl Rankings {
             .iter()
             .map(|(s, r)| {
                 let mut row = vec![s.clone()];
-                row.extend(r.iter().map(|x| rank_text(*x)));
-                let known: Vec<f64> = r.iter().flatten().copied().collect();
-                let same = known.len() == r.len() && known.windows(2).all(|w| w[0] == w[1]);
+                row.extend(r.iter().map(|x| x.map_or("-".into(), |x| x.text())));
+                let known: Vec<Rank> = r.iter().flatten().copied().collect();
+                let span = |x: &Rank| {
+                    x.range
+                        .map_or((x.by_mean, x.by_mean), |(lo, hi)| (lo as f64, hi as f64))
+                };
+                let lo = known.iter().map(|x| span(x).0).fold(f64::MIN, f64::max);
+                let hi = known.iter().map(|x| span(x).1).fold(f64::MAX, f64::min);
                 row.push(
                     if known.len() < r.len() {
                         "-"
-                    } else if same {
+                    } else if lo <= hi {
                         "yes"
                     } else {
                         "no"
@@ -206,7 +244,7 @@ impl Rankings {
         Section {
             title: "Rankings side by side".into(),
             intro: Some(format!(
-                "Each stack's rank under each workload's headline figure (1 = best). {}",
+                "Each stack's rank under each workload's headline figure (1 = best): the places its repeats allow (1-2 where the data cannot separate it from another), by mean alone where nothing could be tested. Same rank: whether one place is allowed under every workload. {}",
                 self.agreement_lines().join(". ")
             )),
             blocks: vec![Block::Table(Table {
@@ -215,6 +253,137 @@ impl Rankings {
                 rows: r.rows,
             })],
         }
+    }
+}
+
+/// How two runs of one workload on the same stacks agree (a quick study against the full
+/// one): the top groups, and every pair of stacks both runs could test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunAgreement {
+    /// The reference run's top group (one stack when it has a sole best).
+    pub reference_top: Vec<String>,
+    /// Whether the reference run has a sole best.
+    pub reference_sole: bool,
+    /// The other run's top group.
+    pub top: Vec<String>,
+    /// Whether the other run's top group holds the reference's best stack (its sole best, or
+    /// one of its top group when it has none).
+    pub holds_best: bool,
+    /// Pairs both runs order apart, the same way: (better, worse).
+    pub agreed: Vec<(String, String)>,
+    /// Pairs both runs order apart, in opposite orders: (better in the reference, worse).
+    pub reversed: Vec<(String, String)>,
+    /// Pairs one run orders apart and the other ties: (better, worse, the run that orders
+    /// them: "reference" or "other").
+    pub one_sided: Vec<(String, String, &'static str)>,
+    /// Pairs neither run can order.
+    pub tied: usize,
+    /// Spearman's rho of the two runs' headline means over the stacks both rank.
+    pub rho: Option<f64>,
+}
+
+impl RunAgreement {
+    /// Whether the other run answers what the reference answers: its top group holds the
+    /// reference's best and no pair both order apart is reversed.
+    pub fn answers(&self) -> bool {
+        self.holds_best && self.reversed.is_empty()
+    }
+}
+
+/// The separated pairs of `t`'s headline as (better, worse) stack names, and its top group.
+fn ordered(t: &VerdictTable) -> (Vec<(String, String)>, Vec<String>, bool) {
+    let Some(g) = t.groups(0) else {
+        return (Vec::new(), Vec::new(), false);
+    };
+    let name = |i: usize| t.rows[i].stack.clone();
+    let pairs = g
+        .pairs
+        .iter()
+        .filter(|p| p.separated)
+        .map(|p| {
+            if p.a_better {
+                (name(p.a), name(p.b))
+            } else {
+                (name(p.b), name(p.a))
+            }
+        })
+        .collect();
+    let top = if g.tested {
+        g.top.iter().map(|&i| name(i)).collect()
+    } else {
+        Vec::new()
+    };
+    (pairs, top, g.sole.is_some())
+}
+
+/// How `other` agrees with `reference` on their headline figure, over the stacks both rank.
+pub fn run_agreement(reference: &VerdictTable, other: &VerdictTable) -> RunAgreement {
+    let (ref_pairs, reference_top, reference_sole) = ordered(reference);
+    let (pairs, top, _) = ordered(other);
+    let ranked = |t: &VerdictTable| -> Vec<String> {
+        t.rows
+            .iter()
+            .filter(|r| !r.unranked() && r.estimates.first().is_some_and(Option::is_some))
+            .map(|r| r.stack.clone())
+            .collect()
+    };
+    let both: Vec<String> = ranked(reference)
+        .into_iter()
+        .filter(|s| ranked(other).contains(s))
+        .collect();
+    let has = |v: &[(String, String)], a: &str, b: &str| v.iter().any(|(x, y)| x == a && y == b);
+    let (mut agreed, mut reversed, mut one_sided, mut tied) = (vec![], vec![], vec![], 0);
+    for (n, a) in both.iter().enumerate() {
+        for b in &both[n + 1..] {
+            let r = if has(&ref_pairs, a, b) {
+                Some((a, b))
+            } else if has(&ref_pairs, b, a) {
+                Some((b, a))
+            } else {
+                None
+            };
+            let o = if has(&pairs, a, b) {
+                Some((a, b))
+            } else if has(&pairs, b, a) {
+                Some((b, a))
+            } else {
+                None
+            };
+            match (r, o) {
+                (Some(r), Some(o)) if r == o => agreed.push((r.0.clone(), r.1.clone())),
+                (Some(r), Some(_)) => reversed.push((r.0.clone(), r.1.clone())),
+                (Some(r), None) => one_sided.push((r.0.clone(), r.1.clone(), "reference")),
+                (None, Some(o)) => one_sided.push((o.0.clone(), o.1.clone(), "other")),
+                (None, None) => tied += 1,
+            }
+        }
+    }
+    let holds_best = if reference_sole {
+        top.contains(&reference_top[0])
+    } else {
+        reference_top.iter().any(|s| top.contains(s))
+    };
+    let mean = |t: &VerdictTable, s: &str| {
+        t.rows
+            .iter()
+            .find(|r| r.stack == s)
+            .and_then(|r| r.estimates.first().copied().flatten())
+            .map(|e| e.mean)
+    };
+    let (xa, xb): (Vec<f64>, Vec<f64>) = both
+        .iter()
+        .filter_map(|s| Some((mean(reference, s)?, mean(other, s)?)))
+        .unzip();
+    RunAgreement {
+        reference_top,
+        reference_sole,
+        top,
+        holds_best,
+        agreed,
+        reversed,
+        one_sided,
+        tied,
+        rho: spearman(&xa, &xb),
     }
 }
 
@@ -229,5 +398,59 @@ mod tests {
         assert!((spearman(&a, &[4.0, 3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
         assert_eq!(spearman(&a[..2], &a[..2]), None);
         assert_eq!(ranks_of(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
+    }
+
+    fn table(stacks: &[(&str, [f64; 3])]) -> VerdictTable {
+        use crate::present::kind::example::COLUMNS;
+        use crate::present::verdict::StackFigures;
+        use crate::present::VerdictFigures;
+        VerdictTable::build(
+            &COLUMNS[..1],
+            stacks
+                .iter()
+                .map(|(name, v)| StackFigures {
+                    stack: name.to_string(),
+                    baseline: false,
+                    repeats: v
+                        .iter()
+                        .map(|&x| VerdictFigures {
+                            values: vec![Some(x)],
+                            ..Default::default()
+                        })
+                        .collect(),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_run_agrees_when_its_top_holds_the_best_and_nothing_apart_is_reversed() {
+        let full = table(&[
+            ("raw", [42.0, 42.2, 41.9]),
+            ("xfs", [38.0, 37.5, 38.4]),
+            ("ext4", [21.0, 22.0, 21.5]),
+        ]);
+        let quick = table(&[
+            ("raw", [45.0, 44.0, 46.5]),
+            ("xfs", [44.5, 43.0, 45.0]),
+            ("ext4", [30.0, 31.0, 30.5]),
+        ]);
+        let a = run_agreement(&full, &quick);
+        assert_eq!(a.reference_top, vec!["raw"]);
+        assert!(a.reference_sole);
+        assert!(a.top.contains(&"raw".to_string()) && a.top.len() == 2);
+        assert!(a.holds_best && a.answers(), "{a:?}");
+        assert!(a.agreed.contains(&("raw".into(), "ext4".into())));
+        assert!(a
+            .one_sided
+            .contains(&("raw".into(), "xfs".into(), "reference")));
+        let reversed = table(&[
+            ("raw", [30.0, 30.5, 29.5]),
+            ("xfs", [44.5, 43.0, 45.0]),
+            ("ext4", [20.0, 21.0, 20.5]),
+        ]);
+        let b = run_agreement(&full, &reversed);
+        assert!(!b.holds_best && !b.answers());
+        assert_eq!(b.reversed, vec![("raw".to_string(), "xfs".to_string())]);
     }
 }

@@ -1,12 +1,15 @@
 //! `iotrial compare A B`: the verdict figures of two results directories side by side, stack by
-//! stack, with the change from A to B and whether it is significant by Welch's t-test. Each
-//! directory's figures come from the same comparison the report shows.
+//! stack, with the change from A to B and whether it is significant: Welch's t-test of each
+//! stack and figure, Holm's correction over every test the comparison makes, and the noise
+//! threshold below which a change is noise ([`crate::analysis::groups`]). Each directory's
+//! figures come from the same comparison the report shows.
 
 use super::load::Study;
 use super::model::{kind_report, verdict_table};
 use super::ReportError;
-use crate::analysis::compare::{self, Estimate};
-use crate::present::verdict::{welch_text, VerdictTable};
+use crate::analysis::compare::Estimate;
+use crate::analysis::groups::{self, Rule};
+use crate::present::verdict::{p_text, VerdictTable};
 use crate::present::{num, FigureSpec, KindLookup, Rows};
 use std::path::Path;
 
@@ -18,7 +21,10 @@ pub struct Delta {
     pub figure: FigureSpec,
     pub a: Option<Estimate>,
     pub b: Option<Estimate>,
-    pub test: Option<compare::Welch>,
+    /// Welch's two-sided p-value of A against B (`None`: fewer than two repeats on a side).
+    pub p: Option<f64>,
+    /// `p` after Holm's correction over every test of the comparison.
+    pub p_holm: Option<f64>,
 }
 
 impl Delta {
@@ -35,12 +41,14 @@ pub struct Comparison {
     /// Stacks (as `workload/stack`) found in only one of the directories, and workloads whose
     /// kinds differ.
     pub unmatched: Vec<String>,
+    /// What makes a change significant.
+    pub rule: Rule,
 }
 
 /// One workload's table in a directory.
 fn table(study: &Study, w: &str, kinds: KindLookup) -> Result<VerdictTable, ReportError> {
     let kind = kind_report(study, w, kinds)?;
-    Ok(verdict_table(kind, &study.stacks(w))?)
+    Ok(verdict_table(kind, &study.stacks(w), study.rule())?)
 }
 
 /// The deltas of every stack in both tables, figure by figure.
@@ -67,7 +75,8 @@ fn deltas(
                 figure: *figure,
                 a: x.estimates[c],
                 b: y.estimates[c],
-                test: compare::welch(va, vb),
+                p: groups::p_value(va, vb),
+                p_holm: None,
             });
         }
     }
@@ -107,9 +116,22 @@ pub fn compare_dirs(a: &Path, b: &Path, kinds: KindLookup) -> Result<Comparison,
     {
         unmatched.push(format!("{w} (only in B)"));
     }
+    let made: Vec<usize> = (0..deltas_all.len())
+        .filter(|&i| deltas_all[i].p.is_some())
+        .collect();
+    let adjusted = groups::holm(
+        &made
+            .iter()
+            .filter_map(|&i| deltas_all[i].p)
+            .collect::<Vec<_>>(),
+    );
+    for (&i, q) in made.iter().zip(adjusted) {
+        deltas_all[i].p_holm = Some(q);
+    }
     Ok(Comparison {
         deltas: deltas_all,
         unmatched,
+        rule: Rule::default(),
     })
 }
 
@@ -131,7 +153,41 @@ fn est(e: Option<&Estimate>) -> String {
     }
 }
 
+impl Delta {
+    /// Whether the change is significant: Holm-corrected p below α and a relative change
+    /// above the noise threshold.
+    pub fn significant(&self, rule: &Rule) -> bool {
+        match (self.p_holm, self.a, self.b) {
+            (Some(q), Some(a), Some(b)) => {
+                q < rule.alpha && groups::relative(a.mean, b.mean) > rule.noise
+            }
+            _ => false,
+        }
+    }
+
+    /// The cell saying whether the change is significant.
+    fn verdict(&self, rule: &Rule) -> String {
+        let (Some(q), Some(a), Some(b)) = (self.p_holm, self.a, self.b) else {
+            return "untested (needs 2+ repeats each)".into();
+        };
+        if groups::relative(a.mean, b.mean) <= rule.noise {
+            return format!("within {}%: noise", num(rule.noise * 100.0));
+        }
+        let word = if self.significant(rule) {
+            "significant"
+        } else {
+            "not significant"
+        };
+        format!("{} (Holm), {word}", p_text(q))
+    }
+}
+
 impl Comparison {
+    /// How many tests the comparison made (what Holm's correction is over).
+    pub fn tests(&self) -> usize {
+        self.deltas.iter().filter(|d| d.p.is_some()).count()
+    }
+
     /// One row per stack and figure: A, B, change, change in %, the test's verdict.
     pub fn rows(&self) -> Rows {
         let headings = [
@@ -154,10 +210,7 @@ impl Comparison {
                     }
                     _ => "-".into(),
                 };
-                let sig = match d.test {
-                    Some(w) => welch_text(Some(&w)),
-                    None => "untested (needs 2+ repeats each)".into(),
-                };
+                let sig = d.verdict(&self.rule);
                 vec![
                     d.workload.clone(),
                     d.stack.clone(),
@@ -179,8 +232,10 @@ impl Comparison {
     /// The sentence stating the test used.
     pub fn method_note(&self) -> String {
         format!(
-            "A and B are means over repeats ± the half-width of the 95% confidence interval (Student's t). A change is called significant only by {}.",
-            compare::TEST_NAME
+            "A and B are means over repeats ± the half-width of the 95% confidence interval (Student's t). A change is called significant only when Welch's two-sided t-test, corrected by Holm's method over the {} tests this comparison makes (every stack and figure with two or more repeats on both sides), gives p < {} and the means differ by more than {}% (the noise threshold).",
+            self.tests(),
+            self.rule.alpha,
+            num(self.rule.noise * 100.0)
         )
     }
 }
@@ -237,6 +292,33 @@ mod tests {
             r[7].contains("significant") && !r[7].contains("not"),
             "{r:?}"
         );
+        assert!(r[7].contains("Holm"), "{r:?}");
         assert_eq!(c.unmatched, vec!["dvr-buffered/xfs (only in B)"]);
+    }
+
+    #[test]
+    fn holm_covers_every_stack_and_figure_tested() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        // Ten stacks, each 10% slower in B with a spread that makes one test alone p ~ 0.02.
+        for s in 0..10 {
+            let stack = format!("s{s}");
+            for (i, v) in [20.0, 21.0, 22.0].into_iter().enumerate() {
+                put(a.path(), &stack, "w", i as u32 + 1, v);
+                put(b.path(), &stack, "w", i as u32 + 1, v - 2.6);
+            }
+        }
+        let c = compare_dirs(a.path(), b.path(), lookup).unwrap();
+        // mbit changes (p ~ 0.03 each); preroll does not (no spread, equal: p = 1).
+        assert_eq!(c.tests(), 20);
+        let mbit: Vec<&Delta> = c.deltas.iter().filter(|d| d.figure.key == "mbit").collect();
+        assert!(
+            mbit.iter().all(|d| d.p.unwrap() < 0.05),
+            "each alone is below α"
+        );
+        assert!(
+            mbit.iter().all(|d| !d.significant(&c.rule)),
+            "none is after Holm over 20 tests"
+        );
+        assert!(c.method_note().contains("over the 20 tests"));
     }
 }

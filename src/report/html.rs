@@ -7,7 +7,7 @@ use super::load::Study;
 use super::model::{self, Report};
 use super::{markdown, ReportError};
 use crate::present::chart::Block;
-use crate::present::verdict::{Medium, VerdictTable};
+use crate::present::verdict::{Medium, Standing, VerdictTable};
 use crate::present::KindLookup;
 use minijinja::{AutoEscape, Environment};
 use serde::Serialize;
@@ -101,12 +101,16 @@ struct Cell {
 
 #[derive(Serialize)]
 struct Row {
+    /// The one best stack (★).
     best: bool,
+    /// One of the stacks the data cannot separate at the top (☆).
+    shared: bool,
     cells: Vec<Cell>,
 }
 
-/// The verdict table's rows: the best stack flagged (the template stars it), the best value of
-/// each column and the target cells classed.
+/// The verdict table's rows: the best stack flagged (the template stars it) or the stacks
+/// sharing the top, a column's one best value and the values sharing its best classed, and
+/// the target cells classed.
 fn table_rows(t: &VerdictTable) -> Vec<Row> {
     let lead = t.first_figure_cell();
     let target = t.has_target().then_some(lead + t.columns.len());
@@ -117,9 +121,11 @@ fn table_rows(t: &VerdictTable) -> Vec<Row> {
                 .into_iter()
                 .enumerate()
                 .map(|(j, text)| {
-                    let class = if j >= lead && j < lead + t.columns.len() && t.is_best(i, j - lead)
-                    {
+                    let figure = (lead..lead + t.columns.len()).contains(&j);
+                    let class = if figure && t.standing(i, j - lead) == Standing::Best {
                         "top"
+                    } else if figure && t.standing(i, j - lead) == Standing::SharesBest {
+                        "top shared"
                     } else if Some(j) == target {
                         t.rows[i].target.class()
                     } else {
@@ -133,6 +139,7 @@ fn table_rows(t: &VerdictTable) -> Vec<Row> {
                 .collect();
             Row {
                 best: t.is_best_stack(i),
+                shared: t.shares_top(i),
                 cells,
             }
         })
@@ -270,27 +277,42 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut trials = Vec::new();
         for (stack, mbit) in [("a", 20.0), ("b", 18.0), ("host", 90.0)] {
-            let t = d.path().join(format!("trials/{stack}/w/r1"));
-            std::fs::create_dir_all(&t).unwrap();
-            let result = example::doc("test", verdict(mbit, 1.0, true));
-            crate::result::write(&t.join("result.json"), &result).unwrap();
-            trials.push(
-                json!({"stack": stack, "workload": "w", "repeat": 1, "status": "done",
-                               "path": format!("trials/{stack}/w/r1")}),
-            );
+            for (r, off) in [(1, 0.0), (2, 0.1), (3, -0.1)] {
+                let t = d.path().join(format!("trials/{stack}/w/r{r}"));
+                std::fs::create_dir_all(&t).unwrap();
+                let result = example::doc("test", verdict(mbit + off, 1.0, true));
+                crate::result::write(&t.join("result.json"), &result).unwrap();
+                trials.push(
+                    json!({"stack": stack, "workload": "w", "repeat": r, "status": "done",
+                               "path": format!("trials/{stack}/w/r{r}")}),
+                );
+            }
         }
         let manifest = json!({"study": "s", "trials": trials, "resolved": {"stacks": [
             {"name": "a"}, {"name": "b"}, {"name": "host", "baseline": true}]}});
         std::fs::write(d.path().join("manifest.json"), manifest.to_string()).unwrap();
         let files = write_report(d.path(), lookup).unwrap();
         let md = std::fs::read_to_string(files.markdown).unwrap();
-        assert!(md.contains("| ★ a | 20.0 \\* | 1.00 | pass |"), "{md}");
-        assert!(md.contains("| host (baseline) | 90.0 |"), "{md}");
+        // sd 0.1, t(0.975, 2) = 4.303: half-width 0.248.
+        assert!(md.contains("| ★ a | 3 | 1 | 20.0 ± 0.248 \\* |"), "{md}");
+        assert!(
+            md.contains("| host (baseline) | 3 | - | 90.0 ± 0.248 |"),
+            "{md}"
+        );
         assert!(md.contains("never ranked"), "{md}");
         let html = std::fs::read_to_string(files.html).unwrap();
-        assert_eq!(html.matches(r#"title="best">★</span> a<"#).count(), 1);
+        assert_eq!(
+            html.matches(r#"separated from every other stack">★</span> a<"#)
+                .count(),
+            1
+        );
         assert_eq!(html.matches(r#"class="top""#).count(), 1);
-        assert!(html.contains("<td>host (baseline)</td><td>90.0</td>"));
+        assert_eq!(
+            html.matches(r#"class="top shared""#).count(),
+            0,
+            "a's and b's equal pre-rolls tie: where every stack ties, none is marked"
+        );
+        assert!(html.contains("<td>host (baseline)</td><td>3</td><td>-</td><td>90.0 ± 0.248</td>"));
     }
 
     #[test]

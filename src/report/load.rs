@@ -95,6 +95,19 @@ impl Study {
         })
     }
 
+    /// What separates two stacks in this study's tables: the resolved study's `noise`, else
+    /// the default.
+    pub fn rule(&self) -> crate::analysis::groups::Rule {
+        let mut rule = crate::analysis::groups::Rule::default();
+        if let Some(noise) = self.manifest["resolved"]["noise"]
+            .as_str()
+            .and_then(|t| crate::units::Percent::parse(t).ok())
+        {
+            rule.noise = noise.share();
+        }
+        rule
+    }
+
     /// Workloads in the study, in order.
     pub fn workloads(&self) -> Vec<&str> {
         let mut v: Vec<&str> = Vec::new();

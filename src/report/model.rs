@@ -5,6 +5,7 @@
 
 use super::load::Study;
 use super::ReportError;
+use crate::analysis::groups::Rule;
 use crate::present::chart::Section;
 use crate::present::durability::DurabilityColumn;
 use crate::present::num;
@@ -98,6 +99,7 @@ fn trial_figures(
 pub fn verdict_table(
     kind: &dyn KindReport,
     stacks: &[StackTrials<'_>],
+    rule: Rule,
 ) -> Result<VerdictTable, ResultError> {
     let extra = monitor_columns(kind, stacks);
     let durable = crate::present::durability::columns(stacks);
@@ -149,7 +151,7 @@ pub fn verdict_table(
                 .collect();
         }
     }
-    let mut table = VerdictTable::build(&columns, figures);
+    let mut table = VerdictTable::build_with(&columns, figures, rule);
     super::hosts::flag(&mut table, stacks);
     Ok(table)
 }
@@ -164,7 +166,10 @@ pub fn verdict_tables(
         .into_iter()
         .map(|w| {
             let kind = kind_report(study, w, kinds)?;
-            Ok((w.to_string(), verdict_table(kind, &study.stacks(w))?))
+            Ok((
+                w.to_string(),
+                verdict_table(kind, &study.stacks(w), study.rule())?,
+            ))
         })
         .collect()
 }
@@ -210,7 +215,7 @@ pub fn build(study: &Study, kinds: KindLookup) -> Result<Report, ReportError> {
         sections.extend(super::hosts::section(&stacks));
         workloads.push(WorkloadReport {
             workload: w.to_string(),
-            table: verdict_table(kind, &stacks)?,
+            table: verdict_table(kind, &stacks, study.rule())?,
             sections,
             built,
         });
@@ -357,6 +362,7 @@ fn header(study: &Study) -> Vec<(String, String)> {
             "device size",
             distinct(study, |t| t.result.device_size().map(size_text)),
         ),
+        ("note", json_text(&m["resolved"]["note"])),
     ];
     rows.into_iter()
         .filter(|(_, v)| !v.is_empty() && v != "-")

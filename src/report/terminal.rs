@@ -1,15 +1,42 @@
-//! What a person sees in the terminal: the per-stream table, the verdict line, and a progress
-//! bar with ETA that stays silent when stdout is not a terminal.
+//! What a person sees in the terminal: tables that wrap their widest columns to the
+//! terminal's width (or to `COLUMNS` when it is set, as `ls` reads it), the verdict line, and
+//! a progress bar with ETA that stays silent when stdout is not a terminal.
 
 use crate::present::Rows;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
-/// Renders rows as a table; every column but the first is right-aligned.
+/// The width tables fit: `COLUMNS` when it holds a width, else the terminal's when stdout is
+/// one; `None` (no limit) when the output goes to a file or a pipe.
+pub fn width() -> Option<u16> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0);
+    if columns.is_some() {
+        return columns;
+    }
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    Table::new().width()
+}
+
+/// Renders rows as a table fitting [`width`]; every column but the first is right-aligned.
 pub fn table(rows: &Rows) -> String {
+    table_within(rows, width())
+}
+
+/// Renders rows as a table whose lines are at most `width` characters, its widest columns
+/// wrapped to fit (no limit for `None`).
+pub fn table_within(rows: &Rows, width: Option<u16>) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    if let Some(w) = width {
+        t.set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_width(w);
+    }
     t.set_header(rows.headings.clone());
     for r in &rows.rows {
         t.add_row(r.clone());
@@ -37,4 +64,26 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
     );
     pb.set_prefix(what.to_string());
     pb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wide_table_wraps_to_the_width_given() {
+        let rows = Rows {
+            headings: vec!["model".into(), "parameter".into(), "meaning".into()],
+            rows: vec![vec![
+                "hdd".into(),
+                "rpm".into(),
+                "spindle speed in revolutions per minute, which sets the rotational latency of every request that misses the drive's buffer".into(),
+            ]],
+        };
+        let wide = table_within(&rows, None);
+        assert!(wide.lines().any(|l| l.chars().count() > 100));
+        let narrow = table_within(&rows, Some(60));
+        assert!(narrow.lines().all(|l| l.chars().count() <= 60), "{narrow}");
+        assert!(narrow.contains("revolutions") && narrow.contains("buffer"));
+    }
 }

@@ -1,7 +1,9 @@
 //! Expansion of a study into its trials: `--quick`, `--only` and `--device` are applied, sweeps
 //! are expanded into one workload or stack per value ([`sweep`]), every workload parameter is
-//! resolved, and the trials come out in run order — stack by stack (so
-//! each stack is built once), each stack's workloads in study order, each workload's repeats.
+//! resolved, and the trials come out in run order: round-robin, repeat 1 of every stack before
+//! repeat 2 of any (so a drift of the host over the study spreads over every stack instead of
+//! reading as a difference between them), within a repeat the stacks in study order and each
+//! stack's workloads in study order. Every trial builds its stack afresh.
 
 use super::error::StudyError;
 use super::file::{Quick, Study, WorkloadEntry};
@@ -28,6 +30,15 @@ pub struct Options {
     /// `--trial ID`: only these trials (ids or digests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<String>,
+    /// `--repeats N`: replaces the study's `repeats` (and `[quick] repeats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<u32>,
+    /// `--max-repeats N`: replaces the study's `max_repeats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<u32>,
+    /// `--interval P%`: replaces the study's `interval`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<super::repeats::Percent>,
 }
 
 impl Options {
@@ -230,7 +241,11 @@ fn resolve_with_params(study: &Study, opts: &Options) -> Result<(Study, Vec<Para
     let resolved = Study {
         name: study.name.clone(),
         description: study.description.clone(),
-        repeats: quick.repeats.unwrap_or(study.repeats),
+        repeats: opts.repeats.or(quick.repeats).unwrap_or(study.repeats),
+        max_repeats: opts.max_repeats.or(quick.max_repeats).or(study.max_repeats),
+        interval: opts.interval.or(quick.interval).or(study.interval),
+        noise: study.noise,
+        note: quick.note.clone().or(study.note.clone()),
         out: study.out.clone(),
         device,
         // Every name is replaced by its spec in the stacks.
@@ -291,6 +306,10 @@ fn single(
         name: kind.to_string(),
         description: format!("iotrial {verb} {kind} on {}", stack.devices.join(" ")),
         repeats: 1,
+        max_repeats: None,
+        interval: None,
+        noise: None,
+        note: None,
         out: None,
         device: None,
         devices: Default::default(),
@@ -357,20 +376,10 @@ fn check_on_devices(study: &Study, s: &StackSpec) -> Result<(), StudyError> {
 pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
     let (resolved, params_of) = resolve_with_params(study, opts)?;
     let mut trials = Vec::new();
-    for s in &resolved.stacks {
-        for (w, params) in resolved.workloads.iter().zip(&params_of) {
-            for r in 1..=resolved.repeats as usize {
-                trials.push(Trial {
-                    id: Trial::make_id(&s.name, &w.name, r),
-                    stack: s.clone(),
-                    workload: w.name.clone(),
-                    kind: w.kind.clone(),
-                    params: params.clone(),
-                    repeat: r,
-                    position: trials.len(),
-                    digest: identity::trial_digest(&w.name, &w.kind, params, s, r),
-                    capacity: w.capacity.clone(),
-                });
+    for r in 1..=resolved.repeats as usize {
+        for s in &resolved.stacks {
+            for (w, params) in resolved.workloads.iter().zip(&params_of) {
+                trials.push(make_trial(s, w, params, r, trials.len()));
             }
         }
     }
@@ -380,6 +389,53 @@ pub fn expand(study: &Study, opts: &Options) -> Result<Expansion, StudyError> {
         options: opts.clone(),
         trials,
     })
+}
+
+/// Repeat `r` of workload `w` (with its resolved `params`) on stack `s`, at `position` in the
+/// run order.
+fn make_trial(
+    s: &StackSpec,
+    w: &WorkloadEntry,
+    params: &Params,
+    r: usize,
+    position: usize,
+) -> Trial {
+    Trial {
+        id: Trial::make_id(&s.name, &w.name, r),
+        stack: s.clone(),
+        workload: w.name.clone(),
+        kind: w.kind.clone(),
+        params: params.clone(),
+        repeat: r,
+        position,
+        digest: identity::trial_digest(&w.name, &w.kind, params, s, r),
+        capacity: w.capacity.clone(),
+    }
+}
+
+/// Repeat `repeat` of workload `workload` on stack `stack` of the resolved study `study`,
+/// beyond its `repeats` (a repeat the study adds while an interval is too wide), placed after
+/// the `placed` trials already in the run order; None when the study has no such stack or
+/// workload.
+pub fn extra_trial(
+    study: &Study,
+    stack: &str,
+    workload: &str,
+    repeat: usize,
+    placed: usize,
+) -> Result<Option<Trial>, StudyError> {
+    let (Some(s), Some((i, w))) = (
+        study.stacks.iter().find(|s| s.name == stack),
+        study
+            .workloads
+            .iter()
+            .enumerate()
+            .find(|(_, w)| w.name == workload),
+    ) else {
+        return Ok(None);
+    };
+    let (_, params) = resolve_with_params(study, &Options::default())?;
+    Ok(Some(make_trial(s, w, &params[i], repeat, placed)))
 }
 
 /// The trials `opts` selects of `all` (the whole study's, in run order).

@@ -8,6 +8,7 @@ use super::assign::Assignments;
 use super::error::StudyError;
 use super::locate::{key_at, line_col};
 use super::pause::Pause;
+use super::repeats::{Percent, Repeats, DEFAULT_REPEATS};
 use crate::capacity::CapacitySpec;
 use crate::cause::{Cause, HasCause};
 use crate::monitor::{self, SettingsError};
@@ -30,7 +31,23 @@ pub struct Study {
     /// Names the results directory (`<out>/<name>-<timestamp>`).
     pub name: String,
     pub description: String,
+    /// Repeats of every stack, run round-robin (repeat 1 of every stack before repeat 2 of
+    /// any).
     pub repeats: u32,
+    /// Repeats a stack may get beyond `repeats` while its interval is wider than `interval`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<u32>,
+    /// The relative half-width of the 95% interval of a stack's ranked figure that is narrow
+    /// enough to stop repeating it (`interval = "2%"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Percent>,
+    /// The relative difference below which two stacks tie (`noise = "2%"`, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Percent>,
+    /// What the study's answer rests on or cannot say, printed with its table and in its
+    /// report (`note`; `[quick] note` replaces it under `--quick`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Parent of the results directory; `None`: the caller's default (`results`).
     pub out: Option<String>,
     /// Device spec for stacks that name none.
@@ -64,6 +81,15 @@ pub struct Quick {
     pub devices: BTreeMap<String, String>,
     /// Replaces `repeats`.
     pub repeats: Option<u32>,
+    /// Replaces `max_repeats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<u32>,
+    /// Replaces `interval`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Percent>,
+    /// Replaces `note`: what the quick study cannot answer that the full one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Parameter overrides applied to every workload after its own `set`.
     pub set: Assignments,
     /// The stacks `--quick` runs (all when empty); `--only` still picks among all of them.
@@ -79,6 +105,9 @@ impl Quick {
         self.device.is_none()
             && self.devices.is_empty()
             && self.repeats.is_none()
+            && self.max_repeats.is_none()
+            && self.interval.is_none()
+            && self.note.is_none()
             && self.set.is_empty()
             && self.stacks.is_empty()
             && self.pause.is_none()
@@ -100,6 +129,18 @@ pub struct WorkloadEntry {
     /// value of `capacity.vary` the stack holds in real time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySpec>,
+}
+
+impl Study {
+    /// The study's repeats and ranking rule.
+    pub fn repeat_rule(&self) -> Repeats {
+        Repeats {
+            min: self.repeats,
+            max: self.max_repeats,
+            interval: self.interval,
+            noise: self.noise,
+        }
+    }
 }
 
 impl WorkloadEntry {
@@ -137,6 +178,10 @@ struct RawStudy {
     #[serde(default)]
     description: String,
     repeats: Option<Spanned<i64>>,
+    max_repeats: Option<Spanned<i64>>,
+    interval: Option<Spanned<String>>,
+    noise: Option<Spanned<String>>,
+    note: Option<String>,
     out: Option<String>,
     device: Option<Spanned<String>>,
     monitor: Option<Spanned<String>>,
@@ -159,6 +204,9 @@ struct RawQuick {
     #[serde(default)]
     devices: RawDevices,
     repeats: Option<Spanned<i64>>,
+    max_repeats: Option<Spanned<i64>>,
+    interval: Option<Spanned<String>>,
+    note: Option<String>,
     #[serde(default)]
     set: RawSet,
     #[serde(default)]
@@ -278,8 +326,11 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     check_name(&src, &raw.name, "name")?;
     let repeats = match &raw.repeats {
         Some(r) => check_repeats(&src, r, "repeats")?,
-        None => 1,
+        None => DEFAULT_REPEATS,
     };
+    let max_repeats = read_max_repeats(&src, raw.max_repeats.as_ref(), repeats, "max_repeats")?;
+    let interval = read_percent(&src, raw.interval.as_ref(), "interval")?;
+    let noise = read_percent(&src, raw.noise.as_ref(), "noise")?;
     if let Some(d) = &raw.device {
         check_device(&src, d, "device")?;
     }
@@ -287,7 +338,7 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
     let workload_cpus = read_workload_cpus(&src, &raw)?;
     let pause = read_pause(&src, raw.pause.as_ref(), "pause")?.unwrap_or_default();
     let devices = read_devices(&src, &raw.devices, None)?;
-    let quick = read_quick(&src, raw.quick.as_ref(), &devices)?;
+    let quick = read_quick(&src, raw.quick.as_ref(), &devices, repeats)?;
     let quick_set = raw.quick.as_ref().map(|q| &q.set);
     let workloads = read_workloads(&src, &raw.workloads, &quick, quick_set)?;
     check_stacks(&src, &raw.stacks, &spans.stacks, &devices)?;
@@ -311,6 +362,10 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         name: raw.name.into_inner(),
         description: raw.description,
         repeats,
+        max_repeats,
+        interval,
+        noise,
+        note: raw.note,
         out: raw.out,
         device: raw.device.map(Spanned::into_inner),
         devices,
@@ -321,6 +376,36 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, StudyError> {
         workload_cpus,
         pause,
     })
+}
+
+/// `max_repeats` (`quick.max_repeats`): a number of repeats, at least `repeats`; an error
+/// points at the key.
+fn read_max_repeats(
+    src: &Src,
+    v: Option<&Spanned<i64>>,
+    repeats: u32,
+    key: &str,
+) -> Result<Option<u32>, StudyError> {
+    let Some(v) = v else { return Ok(None) };
+    let n = check_repeats(src, v, key)?;
+    if n < repeats {
+        return Err(src.at(
+            v.span(),
+            Some(key.into()),
+            format!("{n} is below repeats ({repeats}); max_repeats is the most a stack may get, at least repeats"),
+        ));
+    }
+    Ok(Some(n))
+}
+
+/// A percentage (`interval`, `noise`, `quick.interval`); an error points at the key.
+fn read_percent(
+    src: &Src,
+    v: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Option<Percent>, StudyError> {
+    v.map(|v| Percent::parse(v.get_ref()).map_err(|e| src.at(v.span(), Some(key.into()), e)))
+        .transpose()
 }
 
 /// A pause between trials (`pause`, `quick.pause`); an error points at the key.
@@ -398,6 +483,7 @@ fn read_quick(
     src: &Src,
     raw: Option<&RawQuick>,
     devices: &BTreeMap<String, String>,
+    study_repeats: u32,
 ) -> Result<Quick, StudyError> {
     let Some(q) = raw else {
         return Ok(Quick::default());
@@ -409,10 +495,14 @@ fn read_quick(
         Some(r) => Some(check_repeats(src, r, "quick.repeats")?),
         None => None,
     };
+    let min = repeats.unwrap_or(study_repeats);
     Ok(Quick {
         device: q.device.as_ref().map(|d| d.get_ref().clone()),
         devices: read_devices(src, &q.devices, Some(devices))?,
         repeats,
+        max_repeats: read_max_repeats(src, q.max_repeats.as_ref(), min, "quick.max_repeats")?,
+        interval: read_percent(src, q.interval.as_ref(), "quick.interval")?,
+        note: q.note.clone(),
         set: assignments(src, &q.set, "quick.set")?,
         stacks: q.stacks.iter().map(|s| s.get_ref().clone()).collect(),
         pause: read_pause(src, q.pause.as_ref(), "quick.pause")?,

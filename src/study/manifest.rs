@@ -129,7 +129,7 @@ impl Manifest {
     /// A manifest with every trial of `exp` pending.
     pub fn new(exp: &Expansion) -> Manifest {
         let now = utc_iso(SystemTime::now());
-        Manifest {
+        let mut m = Manifest {
             format: FORMAT,
             study: exp.study.name.clone(),
             options: exp.options.clone(),
@@ -138,26 +138,13 @@ impl Manifest {
             host: host_json(),
             study_hash: super::identity::study_hash(&exp.study),
             resolved: exp.study.clone(),
-            trials: exp
-                .trials
-                .iter()
-                .map(|t| TrialRecord {
-                    id: t.id.clone(),
-                    stack: t.stack.name.clone(),
-                    workload: t.workload.clone(),
-                    kind: t.kind.clone(),
-                    repeat: t.repeat,
-                    status: Status::Pending,
-                    reason: None,
-                    digest: t.digest.clone(),
-                    path: rel_path(t),
-                    started_utc: None,
-                    finished_utc: None,
-                    from: None,
-                })
-                .collect(),
+            trials: Vec::new(),
             merged_from: Vec::new(),
+        };
+        for t in &exp.trials {
+            m.add(t);
         }
+        m
     }
 
     /// Starts a study in `results`: writes study.toml and manifest.json.
@@ -222,6 +209,33 @@ impl Manifest {
         } else {
             self.study_hash.clone()
         }
+    }
+
+    /// Records trial `t` (a repeat the study adds), pending, after the others; a trial
+    /// already recorded is left as it is.
+    pub fn add(&mut self, t: &Trial) {
+        if self.trial(&t.id).is_some() {
+            return;
+        }
+        self.trials.push(TrialRecord {
+            id: t.id.clone(),
+            stack: t.stack.name.clone(),
+            workload: t.workload.clone(),
+            kind: t.kind.clone(),
+            repeat: t.repeat,
+            status: Status::Pending,
+            reason: None,
+            digest: t.digest.clone(),
+            path: rel_path(t),
+            started_utc: None,
+            finished_utc: None,
+            from: None,
+        });
+    }
+
+    /// Whether trial `id`'s files are in the results directory `root`.
+    pub fn complete(&self, root: &Path, id: &str) -> bool {
+        self.trial(id).is_some_and(|r| trial_complete(root, r))
     }
 
     /// The record of trial `id`.

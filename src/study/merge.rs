@@ -417,6 +417,42 @@ pub fn merge(opts: &MergeOptions) -> Result<Merged, MergeError> {
             }
         }
     }
+    // Repeats a whole-study run added while an interval was too wide are not trials of the
+    // expansion: each done one is taken once, after the study's own.
+    for (i, input) in inputs.iter().enumerate() {
+        for src_rec in input.manifest.trials.iter() {
+            if src_rec.status != Status::Done || m.trial(&src_rec.id).is_some() {
+                continue;
+            }
+            let placed = m.trials.len();
+            let Some(t) = super::expand::extra_trial(
+                &first.resolved,
+                &src_rec.stack,
+                &src_rec.workload,
+                src_rec.repeat,
+                placed,
+            )?
+            else {
+                continue;
+            };
+            if t.id != src_rec.id {
+                continue;
+            }
+            let from = input.path.join(&src_rec.path);
+            m.add(&t);
+            let rec = m.trials.last_mut().expect("just added");
+            link_tree(&from, &staging.join(&rec.path)).map_err(io(format!(
+                "take trial {} from {}",
+                t.id,
+                from.display()
+            )))?;
+            rec.status = Status::Done;
+            rec.started_utc = src_rec.started_utc.clone();
+            rec.finished_utc = src_rec.finished_utc.clone();
+            rec.from = Some(input.path.display().to_string());
+            taken[i] += 1;
+        }
+    }
     m.merged_from = inputs
         .iter()
         .zip(&taken)

@@ -2,11 +2,14 @@
 //! checked ([`mod@file`]), expanded into an ordered list of trials with `--quick`, `--only` and
 //! `--device` applied ([`mod@expand`]), each trial named the same on every machine ([`identity`]),
 //! the whole study or one part of it run (`--shard`, `--trial`: [`shard`]) with a [`pause`]
-//! between its trials when it asks for one, tracked in the
+//! between its trials when it asks for one, its stacks repeated round-robin and, when the
+//! study asks, repeated again until their intervals are narrow enough ([`repeats`]), tracked
+//! in the
 //! results directory's manifest so a study can be resumed ([`manifest`], [`results`]), and
 //! summarised in a comparison table ([`table`]). Results directories of one study's parts are
 //! combined by [`merge`], which derives again the figures relating trials ([`relate`]).
 
+pub mod adaptive;
 mod assign;
 pub mod builtin;
 mod error;
@@ -19,6 +22,7 @@ pub mod merge;
 pub mod pause;
 mod reference;
 pub mod relate;
+pub mod repeats;
 pub mod results;
 pub mod run;
 pub mod shard;

@@ -217,8 +217,8 @@ fn dry_run_stack(
     };
     writeln!(
         say,
-        "# then run {what} x {} repeats, and release everything in reverse order\n",
-        study.repeats
+        "# then run {what} ({} of every stack, round-robin), and release everything in reverse order\n",
+        study.repeat_rule().text()
     )
     .map_err(said)
 }
@@ -244,12 +244,16 @@ pub fn run(
         .unwrap_or_default();
     writeln!(
         say,
-        "study {}{part}: {} trials to run, results in {}",
+        "study {}{part}: {} trials to run ({} of every stack, round-robin), results in {}",
         study.name,
         todo.len(),
+        exp.study.repeat_rule().text(),
         results.root.display()
     )
     .map_err(said)?;
+    if let Some(n) = &exp.study.note {
+        writeln!(say, "note: {n}").map_err(said)?;
+    }
     if opts.resume.is_some() {
         release_leftovers(&results.root, say)?;
     }
@@ -269,7 +273,21 @@ pub fn run(
         stop,
         say,
     };
-    let (interrupted, failed) = runner.all(&todo)?;
+    let (mut interrupted, mut failed) = runner.all(&todo)?;
+    if !interrupted && exp.study.repeat_rule().adaptive() {
+        if exp.options.selects() {
+            writeln!(
+                runner.say,
+                "{}: a part of a study runs its {} repeats only; the repeats the study adds while an interval is too wide need all of a stack's trials in one place",
+                exp.study.name, exp.study.repeats
+            )
+            .map_err(said)?;
+        } else {
+            let (i, f) = runner.more(&exp)?;
+            interrupted = i;
+            failed += f;
+        }
+    }
     Ok(finish(
         &runner.results.root,
         &runner.manifest,
@@ -408,6 +426,65 @@ impl Runner<'_> {
                 TrialEnd::Interrupted => return Ok((true, failed)),
                 TrialEnd::Failed => failed += 1,
                 TrialEnd::Done | TrialEnd::Skipped => {}
+            }
+        }
+        Ok((false, failed))
+    }
+
+    /// The repeats the study adds after its own ([`super::adaptive`]): round by round, one
+    /// more repeat of every ranked stack whose interval is still too wide, until none is or
+    /// the maximum is reached; (interrupted, trials failed). A round a resumed run finds
+    /// recorded is continued: its trials done count, the others run again.
+    fn more(&mut self, exp: &Expansion) -> Result<(bool, usize), RunError> {
+        let rule = exp.study.repeat_rule().stop_rule();
+        let mut failed = 0;
+        for round in rule.min + 1..=rule.max {
+            let root = self.results.root.clone();
+            let standings = match super::adaptive::standings(&exp.study, &root) {
+                Ok(s) => s,
+                Err(e) => {
+                    writeln!(
+                        self.say,
+                        "no more repeats: the results cannot be read ({e})"
+                    )
+                    .map_err(said)?;
+                    return Ok((false, failed));
+                }
+            };
+            let mut todo = Vec::new();
+            for st in &standings {
+                let line = super::adaptive::describe(st, rule.width);
+                writeln!(self.say, "{line}").map_err(said)?;
+                if !st.decision.more() {
+                    continue;
+                }
+                let placed = self.manifest.trials.len();
+                let Some(t) =
+                    super::expand::extra_trial(&exp.study, &st.stack, &st.workload, round, placed)?
+                else {
+                    continue;
+                };
+                if self.manifest.complete(&root, &t.id) {
+                    continue;
+                }
+                self.manifest.add(&t);
+                todo.push(t);
+            }
+            if todo.is_empty() {
+                break;
+            }
+            self.manifest.save(&root)?;
+            writeln!(
+                self.say,
+                "round {round}: {} more trial{}",
+                todo.len(),
+                if todo.len() == 1 { "" } else { "s" }
+            )
+            .map_err(said)?;
+            let (interrupted, f) = self.all(&todo)?;
+            failed += f;
+            if interrupted {
+                return Ok((true, failed));
             }
         }
         Ok((false, failed))

@@ -34,6 +34,8 @@ pub struct StudyTable {
     /// `stack/workload: why`, for trials whose emulated device's replies were late beyond 1%
     /// of its service time (their figures are flagged).
     pub late: Vec<String>,
+    /// The study's note: what its answer rests on or cannot say.
+    pub note: Option<String>,
 }
 
 impl StudyTable {
@@ -72,6 +74,7 @@ impl StudyTable {
             guests,
             not_run,
             late,
+            note: manifest.resolved.note.clone(),
         })
     }
 
@@ -101,6 +104,9 @@ impl StudyTable {
         }
         for l in &self.late {
             let _ = writeln!(out, "flagged {l}");
+        }
+        if let Some(n) = &self.note {
+            let _ = writeln!(out, "note: {n}");
         }
         out.push_str(&self.not_run_lines());
         out

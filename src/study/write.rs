@@ -48,6 +48,18 @@ impl Study {
         let _ = writeln!(o, "name = {}", quote(&self.name));
         let _ = writeln!(o, "description = {}", quote(&self.description));
         let _ = writeln!(o, "repeats = {}", self.repeats);
+        if let Some(m) = self.max_repeats {
+            let _ = writeln!(o, "max_repeats = {m}");
+        }
+        if let Some(i) = self.interval {
+            let _ = writeln!(o, "interval = {}", quote(&i.text()));
+        }
+        if let Some(n) = self.noise {
+            let _ = writeln!(o, "noise = {}", quote(&n.text()));
+        }
+        if let Some(n) = &self.note {
+            let _ = writeln!(o, "note = {}", quote(n));
+        }
         if let Some(out) = &self.out {
             let _ = writeln!(o, "out = {}", quote(out));
         }
@@ -70,6 +82,15 @@ impl Study {
             }
             if let Some(r) = self.quick.repeats {
                 let _ = writeln!(o, "repeats = {r}");
+            }
+            if let Some(m) = self.quick.max_repeats {
+                let _ = writeln!(o, "max_repeats = {m}");
+            }
+            if let Some(i) = self.quick.interval {
+                let _ = writeln!(o, "interval = {}", quote(&i.text()));
+            }
+            if let Some(n) = &self.quick.note {
+                let _ = writeln!(o, "note = {}", quote(n));
             }
             if let Some(p) = self.quick.pause {
                 let _ = writeln!(o, "pause = {}", quote(&p.text()));

@@ -246,6 +246,14 @@ pub trait CapacityKind: Sync {
         vary: &str,
         verdict: &Json,
     ) -> Option<Estimate>;
+
+    /// What every stream of a run with parameters `p` asks of the stack together, MB/s (10^6
+    /// bytes a second): the streams times their bitrate.
+    fn demand_mb_s(&self, p: &Params) -> Option<f64>;
+
+    /// What the hammering run moved through the stack, every stream together, MB/s, from
+    /// its result.json's `verdict` and `streams`.
+    fn sustained_mb_s(&self, verdict: &Json, streams: &[Json]) -> Option<f64>;
 }
 
 /// A capacity the hammering run suggests, and what it rests on.

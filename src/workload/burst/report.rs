@@ -60,6 +60,7 @@ impl KindReport for BurstReport {
             meets_target: None,
             impossible: None,
             marked: None,
+            caution: None,
         })
     }
 

@@ -1,7 +1,8 @@
 //! What a capacity search needs of dvr: it varies the recorders, the players or the bitrate;
 //! its hammering run is seed 000's (every stream as fast as the stack allows); and the search
 //! starts where that run's guarantee points: R recorders each guaranteed G Mbit/s carry R x G
-//! Mbit/s of recording, so about R x G / bitrate recorders at `bitrate`.
+//! Mbit/s of recording, so about R x G / bitrate recorders at `bitrate`. What the hammering
+//! run moved, every stream's throughput together, bounds what any capacity may ask.
 
 use super::figures::Verdict;
 use crate::params::Params;
@@ -62,6 +63,18 @@ impl CapacityKind for DvrCapacity {
             }
             _ => None,
         }
+    }
+
+    fn demand_mb_s(&self, p: &Params) -> Option<f64> {
+        let streams = (p.u64("recorders") + p.u64("players")) as f64;
+        Some(streams * p.f64("bitrate") / 8.0)
+    }
+
+    fn sustained_mb_s(&self, _: &Json, streams: &[Json]) -> Option<f64> {
+        let rates: Option<Vec<f64>> = streams.iter().map(|s| s["mbit_s"].as_f64()).collect();
+        rates
+            .filter(|r| !r.is_empty())
+            .map(|r| r.iter().sum::<f64>() / 8.0)
     }
 }
 

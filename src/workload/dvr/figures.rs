@@ -136,6 +136,7 @@ impl Verdict {
             meets_target: self.meets_target,
             impossible: None,
             marked: None,
+            caution: None,
         }
     }
 }

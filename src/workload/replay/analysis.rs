@@ -162,6 +162,7 @@ impl KindReport for ReplayReport {
             meets_target: None,
             impossible: None,
             marked: None,
+            caution: None,
         })
     }
 

@@ -67,6 +67,7 @@ impl KindReport for SmallRandReport {
             meets_target: None,
             impossible: None,
             marked: None,
+            caution: None,
         })
     }
 

@@ -1,7 +1,8 @@
 //! What a capacity search needs of stream: it varies the writers (cameras), the readers or the
 //! bitrate; its hammering run is seed 001's (every writer streaming as fast as the stack takes
 //! it, for the same duration); and the search starts where that run's sustained aggregate
-//! points: A MB/s carry A x 8 / bitrate streams at `bitrate`.
+//! points: A MB/s carry A x 8 / bitrate streams at `bitrate`; and no capacity may ask more
+//! than those A MB/s.
 
 use super::figures::Verdict;
 use crate::params::Params;
@@ -53,6 +54,17 @@ impl CapacityKind for StreamCapacity {
             guarantee_mbit: mbit / streams,
             basis: basis(how),
         })
+    }
+
+    fn demand_mb_s(&self, p: &Params) -> Option<f64> {
+        let streams = (p.u64("writers") + p.u64("readers")) as f64;
+        Some(streams * p.f64("bitrate") / 8.0)
+    }
+
+    fn sustained_mb_s(&self, verdict: &Json, _: &[Json]) -> Option<f64> {
+        serde_json::from_value::<Verdict>(verdict.clone())
+            .ok()?
+            .sustained()
     }
 }
 

@@ -209,6 +209,7 @@ impl Verdict {
                 .as_deref()
                 .filter(|w| ranked(w))
                 .map(|w| cause(w).to_string()),
+            caution: None,
         }
     }
 }

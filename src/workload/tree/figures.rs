@@ -147,6 +147,7 @@ impl Verdict {
             meets_target: None,
             impossible: None,
             marked: None,
+            caution: None,
         }
     }
 
