@@ -27,6 +27,7 @@ pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use lateseries::LATE_NOTED_NS;
 pub use reqlog::mono_now_ns;
+pub(crate) use rt::{go_real_time, WORKER_PRIORITY};
 pub use rt::{Placement, ONE_TIMER_ENV};
 pub use server::{EmuServer, ReplyTimer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue, STANDBY_AFTER_NS};

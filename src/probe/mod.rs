@@ -122,8 +122,20 @@ pub enum ProbeError {
     /// Releasing what the probe made failed (run).
     #[error("cleanup: {0}")]
     Cleanup(String),
+    /// A probe's script failed on a device it built (run).
+    #[error(transparent)]
+    Script(script::ScriptError),
     #[error("interrupted")]
     Interrupted,
+}
+
+impl From<script::ScriptError> for ProbeError {
+    fn from(e: script::ScriptError) -> Self {
+        match e {
+            script::ScriptError::Interrupted => ProbeError::Interrupted,
+            e => ProbeError::Script(e),
+        }
+    }
 }
 
 impl HasCause for ProbeError {
@@ -135,7 +147,8 @@ impl HasCause for ProbeError {
             | ProbeError::IoFailed { .. }
             | ProbeError::Flush { .. }
             | ProbeError::UnknownSize(_)
-            | ProbeError::Cleanup(_) => Cause::Run,
+            | ProbeError::Cleanup(_)
+            | ProbeError::Script(_) => Cause::Run,
             ProbeError::Interrupted => Cause::Interrupted,
         }
     }

@@ -27,6 +27,9 @@ pub enum Step {
     Io { op: Op, offset: u64, len: u64 },
     /// Nothing for this many seconds of device time once every I/O issued has completed.
     Idle(f64),
+    /// Nothing new issued for this many seconds of device time, the I/Os in flight left to
+    /// complete meanwhile (so that they reach the device before what follows).
+    Pause(f64),
 }
 
 impl Step {
@@ -166,7 +169,7 @@ impl<'a> Runner<'a> {
             .iter()
             .filter_map(|s| match s {
                 Step::Io { len, .. } => Some(*len),
-                Step::Idle(_) => None,
+                Step::Idle(_) | Step::Pause(_) => None,
             })
             .max()
             .unwrap_or(4096)
@@ -294,6 +297,10 @@ fn on_model(
                     now += (s * 1e9) as u64;
                     i += 1;
                 }
+                Step::Pause(s) => {
+                    now += (s * 1e9) as u64;
+                    i += 1;
+                }
                 Step::Io { op, offset, len } => {
                     if op == Op::Fsync && (!known.is_empty() || !flying.is_empty()) {
                         break;
@@ -373,13 +380,21 @@ impl IoGen for ScriptGen {
         Ok(vec![o.open(&self.dev)?.into()])
     }
 
+    /// The probe's thread runs in the real-time FIFO class when permitted (root): its wake-up
+    /// after each completion then does not wait behind the host's ordinary threads, whose
+    /// delays would otherwise land in the latencies it times.
+    fn begin(&mut self, _phase: &str, _now_ns: u64) {
+        crate::emu::go_real_time(crate::emu::WORKER_PRIORITY);
+    }
+
     fn next(&mut self, now_ns: u64, in_flight: usize, _buf: &mut [u8]) -> Next {
         let Some(step) = self.steps.get(self.next).copied() else {
             return Next::End;
         };
         match step {
-            Step::Idle(s) => {
-                if in_flight > 0 {
+            Step::Idle(s) | Step::Pause(s) => {
+                // An idle waits for what is in flight first; a pause does not.
+                if matches!(step, Step::Idle(_)) && in_flight > 0 {
                     return Next::Reap(0);
                 }
                 let until = *self

@@ -97,8 +97,8 @@ enum DeviceCommand {
         /// The twin: an emu: spec or a twin file (by path or name).
         #[arg(long)]
         twin: String,
-        /// Rounds on each (at least 3).
-        #[arg(long, default_value_t = 3)]
+        /// Rounds on each (at least 3): each I/O's response time is its median over them.
+        #[arg(long, default_value_t = 5)]
         rounds: usize,
         /// The device runs this many times faster than the one it stands for (an emulated
         /// device served with scale=): its times are multiplied by it.

@@ -109,7 +109,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{} against its twin {} ({} rounds each, alternated)",
+        "{} against its twin {} ({} rounds each, alternated; each I/O's response time is its median over the rounds, all rounds pooled beside it)",
         v.device, v.twin, v.rounds
     );
     let rows = Rows {
@@ -119,6 +119,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             "twin mean ms",
             "demerit ms",
             "demerit % of mean",
+            "all rounds pooled %",
             "device vs itself ms",
             "device vs itself %",
         ]
@@ -134,6 +135,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                     format!("{:.3}", f.twin_mean_ms),
                     format!("{:.3}", f.demerit_ms),
                     format!("{:.1}", f.demerit_share * 100.0),
+                    format!("{:.1}", f.pooled_share * 100.0),
                     format!("{:.3}", f.noise_ms),
                     format!("{:.1}", f.noise_share * 100.0),
                 ]

@@ -7,6 +7,7 @@
 //! - the write rate from sequential writes of growing size inside open units;
 //! - the copy rate and the erase from the cost of closing a unit written little or half.
 
+use super::hostpath::HostPath;
 use super::stats::{line, median, Draw};
 use super::twin::{mbs_text, ms_text, size_text, Twin};
 use super::{CharError, Progress};
@@ -23,6 +24,7 @@ pub fn reads(
     run: &mut Runner,
     cap: u64,
     draw: &mut Draw,
+    host: HostPath,
     twin: &mut Twin,
     say: &mut Progress,
 ) -> Result<(), CharError> {
@@ -33,10 +35,11 @@ pub fn reads(
         pts.push((s as f64, median(&run.reads(&offs, s)?)));
     }
     let (access, per_byte) = line(&pts);
-    let rate = 1.0 / per_byte;
-    // The intercept holds the host's path to the device; a twin served by the emulator has
-    // the emulator's own path on top of its modeled access: that much less is modeled.
-    let access = access - crate::emu::autoscale::HOST_PATH_US * 1e-6 * run.scale;
+    // The line holds the host's path to the device; a twin served by the emulator has the
+    // emulator's own path on top of its modeled access and transfer: that much less is
+    // modeled.
+    let rate = 1.0 / (per_byte - host.per_byte).max(1e-12);
+    let access = access - host.fixed;
     say(&format!(
         "reads: {:.3} ms access, {:.2} MB/s",
         access * 1e3,
@@ -45,12 +48,12 @@ pub fn reads(
     twin.set(
         "read_rate",
         mbs_text(rate),
-        "slope of the median latency of random reads of 4 KiB to 1 MiB (12 each)",
+        "slope of the median latency of random reads of 4 KiB to 1 MiB (12 each), less the emulator's own path per byte",
     );
     twin.set(
         "access",
         ms_text(access.max(0.0)),
-        "intercept of the same line, less the emulator's own path (HOST_PATH_US times the scale) that a twin served by it adds",
+        "intercept of the same line, less the emulator's own path per request (measured on a null device), which a twin served by it adds",
     );
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 pub mod disk;
 pub mod flash;
+pub mod hostpath;
 pub mod smr;
 pub mod stats;
 pub mod twin;
@@ -19,6 +20,7 @@ use crate::stack::ledger::Ledger;
 use crate::stack::provision::BuildOptions;
 use crate::stack::{guard, DeviceSpec, StackError};
 use crate::units::Size;
+use hostpath::HostPath;
 use serde::Serialize;
 use stats::{median, Draw};
 use std::path::{Path, PathBuf};
@@ -146,7 +148,8 @@ pub fn characterize(
             };
             guard::check(path, &wipe)?;
             let cap = capacity(path)?;
-            on_device(&device.to_string(), path, cap, opts, stop, say)
+            let host = host_path(ledger, stop, opts.scale, say)?;
+            on_device(&device.to_string(), path, cap, opts, host, stop, say)
         }
         DeviceSpec::Emu { model, .. } => {
             let opts = CharOptions {
@@ -170,11 +173,12 @@ fn built(
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let name = device.to_string();
+    let host = host_path(ledger, stop, opts.scale, say)?;
     let mut inner: Option<CharError> = None;
     let r = released_after(ledger, |l| {
         let build = BuildOptions::default();
         probe_built(device, &build, l, stop, |dev, cap| {
-            on_device(&name, dev, cap, opts, stop, say).map_err(|e| {
+            on_device(&name, dev, cap, opts, host, stop, say).map_err(|e| {
                 inner = Some(e);
                 ProbeError::Interrupted
             })
@@ -184,6 +188,30 @@ fn built(
         (_, Some(e)) => Err(e),
         (Ok((c, _)), None) => Ok(c),
         (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// The emulator's own path on this host ([`hostpath`]); when no device can be emulated here
+/// (no root, FUSE or loop devices), the path measured on this project's reference machine.
+fn host_path(
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+    scale: f64,
+    say: &mut Progress,
+) -> Result<HostPath, CharError> {
+    match hostpath::measure(ledger, stop, scale, say) {
+        Ok(h) => Ok(h),
+        Err(CharError::Interrupted) => Err(CharError::Interrupted),
+        Err(e) => {
+            let us = crate::emu::autoscale::HOST_PATH_US;
+            say(&format!(
+                "the emulator's own path could not be measured here ({e}): taken as {us:.0} µs per request"
+            ));
+            Ok(HostPath {
+                fixed: us * 1e-6 * scale,
+                per_byte: 0.0,
+            })
+        }
     }
 }
 
@@ -204,6 +232,7 @@ fn on_device(
     dev: &Path,
     cap: u64,
     opts: &CharOptions,
+    host: HostPath,
     stop: &AtomicBool,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
@@ -214,7 +243,7 @@ fn on_device(
         });
     }
     let mut run = Runner::new(dev, opts.scale, !opts.read_only, stop);
-    probes(name, &mut run, cap, opts, say)
+    probes(name, &mut run, cap, opts, host, say)
 }
 
 /// Characterizes `model` itself, in this process, on its own timeline (no device, no host
@@ -229,7 +258,7 @@ pub fn characterize_model(
     let name = format!("model {}", model.name());
     let mut run = Runner::on_model(model, &NEVER);
     run.writable = !opts.read_only;
-    probes(&name, &mut run, cap, opts, say)
+    probes(&name, &mut run, cap, opts, HostPath::NONE, say)
 }
 
 /// Runs every probe through `run` on a device of `cap` bytes.
@@ -238,6 +267,7 @@ fn probes(
     run: &mut Runner,
     cap: u64,
     opts: &CharOptions,
+    host: HostPath,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let cap = cap / (1 << 20) * (1 << 20);
@@ -268,7 +298,7 @@ fn probes(
             "model: flash ({:.3} ms random reads)",
             first * 1e3
         ));
-        flash::reads(run, cap, &mut draw, &mut t, say)?;
+        flash::reads(run, cap, &mut draw, host, &mut t, say)?;
         if opts.read_only {
             read_only_unknowns(
                 &mut t,
@@ -292,13 +322,19 @@ fn probes(
             first * 1e3
         ));
         let mut t = Twin::new("hdd", "");
-        let mut d = disk::reads(run, cap, &mut draw, &mut t, say)?;
+        let mut d = disk::reads(run, cap, host, &mut draw, &mut t, say)?;
         if opts.read_only {
             t.model_why = format!("random 4 KiB reads take {:.3} ms: a seek and a rotation; whether it is shingled needs write probes (skipped: read-only)", d.random_read * 1e3);
-            disk::queue(run, &d, &mut draw, &mut t, say)?;
+            disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
             read_only_unknowns(
                 &mut t,
-                &["write_back", "write_buffer", "write_slots", "flush"],
+                &[
+                    "write_back",
+                    "write_buffer",
+                    "write_slots",
+                    "flush",
+                    "queue_depth",
+                ],
             );
         } else {
             let (shingled, cached) = smr::decide(run, &d, &mut draw)?;
@@ -324,8 +360,9 @@ fn probes(
                 None => {
                     t.model_why = format!("random 4 KiB reads take {:.3} ms (a seek and a rotation) and scattered writes made durable take as long: a conventional disk", d.random_read * 1e3);
                     say("model: hdd");
-                    disk::writes(run, &mut d, &mut draw, &mut t, say)?;
-                    disk::queue(run, &d, &mut draw, &mut t, say)?;
+                    disk::writes::writes(run, &mut d, &mut draw, &mut t, say)?;
+                    disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
+                    disk::queue::depth(run, &d, &mut draw, &mut t, say)?;
                 }
             }
         }

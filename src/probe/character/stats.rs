@@ -50,6 +50,20 @@ pub fn line(pts: &[(f64, f64)]) -> (f64, f64) {
     (my - slope * mx, slope)
 }
 
+/// Theil-Sen slope of `(x, y)`: the median of the slopes between every two points, which
+/// a minority of points far off the line (a read the host delayed) does not move.
+pub fn robust_slope(pts: &[(f64, f64)]) -> f64 {
+    let mut slopes = Vec::with_capacity(pts.len() * pts.len() / 2);
+    for (i, a) in pts.iter().enumerate() {
+        for b in &pts[i + 1..] {
+            if b.0 != a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
+    }
+    median(&slopes)
+}
+
 /// Seeded offsets.
 pub struct Draw(SplitMix64);
 
@@ -77,6 +91,10 @@ mod tests {
         assert_eq!(kth(&[5.0, 1.0, 3.0], 1), 3.0);
         let (a, b) = line(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)]);
         assert!((a - 1.0).abs() < 1e-12 && (b - 2.0).abs() < 1e-12);
+        // One point far off the line does not move the robust slope.
+        let mut pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 3.0 * i as f64)).collect();
+        pts[4].1 += 100.0;
+        assert!((robust_slope(&pts) - 3.0).abs() < 1e-12);
         let mut d = Draw::new(1);
         for _ in 0..100 {
             let x = d.aligned(4096, 1 << 20, 4096);
