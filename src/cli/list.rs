@@ -81,11 +81,12 @@ pub fn run(what: ListWhat, markdown: bool) -> Result<()> {
                     })
                     .collect(),
             };
-            println!(
-                "{}Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):{}",
-                if markdown { "\n" } else { "" },
-                if markdown { "\n" } else { "" }
-            );
+            let heading = "Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):";
+            if markdown {
+                println!("\n{heading}\n");
+            } else {
+                println!("{}", terminal::paragraph(heading));
+            }
             print(&twins, markdown);
         }
     }
