@@ -26,8 +26,8 @@ pub struct DeviceArgs {
 #[derive(clap::Subcommand)]
 enum DeviceCommand {
     /// Serve an emulated device to any program: prints the loop device to use (fio, a
-    /// database, a recorder), serves until Ctrl-C or SIGTERM, then releases everything and
-    /// prints the model's statistics.
+    /// database, a recorder), serves until Ctrl-C or SIGTERM, or until the process that
+    /// started it is gone, then releases everything and prints the model's statistics.
     Serve {
         /// The device: emu:MODEL[,k=v] (see `iotrial list models`).
         #[arg(required_unless_present = "for_ledger")]
@@ -282,13 +282,23 @@ fn serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
         let _ = std::io::stdout().flush();
     };
     let (stats, warning) = serve(spec, &mut ledger, stop, ready).map_err(failed)?;
-    if as_json {
-        println!("{}", serde_json::to_string(&stats)?);
+    // When the parent is gone its end of our stdout and stderr may be too: what cannot be
+    // written is dropped (the device is released already).
+    use std::io::Write;
+    let text = if as_json {
+        serde_json::to_string(&stats)?
     } else {
-        println!("{}", terminal::table(&stats_rows(&stats)));
+        terminal::table(&stats_rows(&stats))
+    };
+    let _ = writeln!(std::io::stdout(), "{text}");
+    if stats["server"]["stopped_by"] == "parent gone" {
+        let _ = writeln!(
+            std::io::stderr(),
+            "the process that started device serve is gone: the device is released"
+        );
     }
     if let Some(w) = warning {
-        eprintln!("warning: {w}");
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     Ok(())
 }
