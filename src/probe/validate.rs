@@ -170,19 +170,58 @@ pub fn validate(
     }
     let mut on_dev = Runner::new(dev, dev_scale, true, stop);
     let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
+    let (dev_rounds, twin_rounds) = alternated(&mut on_dev, &mut on_twin, cap, rounds, say)?;
+    Ok(compared(device, twin, &dev_rounds, &twin_rounds))
+}
+
+/// [`validate`] of the model `device` against the model `twin`, each in this process on its
+/// own timeline (no device, no host between them but a fixed gap): the round trip as the
+/// models themselves answer it, whatever the host's load.
+pub fn validate_models(
+    device: Box<dyn crate::emu::DeviceModel>,
+    twin: Box<dyn crate::emu::DeviceModel>,
+    rounds: usize,
+) -> Result<Validation, CharError> {
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    let cap = device.capacity().min(twin.capacity()) / MIB * MIB;
+    let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
+    let mut on_dev = Runner::on_model(device, &NEVER);
+    let mut on_twin = Runner::on_model(twin, &NEVER);
+    let (dev_rounds, twin_rounds) =
+        alternated(&mut on_dev, &mut on_twin, cap, rounds, &mut |_| {})?;
+    Ok(compared(&d_name, &t_name, &dev_rounds, &twin_rounds))
+}
+
+/// Per round, workload and I/O.
+type Rounds = Vec<Vec<Vec<f64>>>;
+
+/// `rounds` rounds of the set on `on_dev` and `on_twin`, alternated (device first in odd
+/// rounds, twin first in even ones).
+fn alternated(
+    on_dev: &mut Runner,
+    on_twin: &mut Runner,
+    cap: u64,
+    rounds: usize,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Rounds, Rounds), CharError> {
     let mut dev_rounds = Vec::new();
     let mut twin_rounds = Vec::new();
     let seed = 1000;
     for r in 0..rounds {
         if r % 2 == 0 {
-            dev_rounds.push(round(&mut on_dev, cap, seed)?);
-            twin_rounds.push(round(&mut on_twin, cap, seed)?);
+            dev_rounds.push(round(on_dev, cap, seed)?);
+            twin_rounds.push(round(on_twin, cap, seed)?);
         } else {
-            twin_rounds.push(round(&mut on_twin, cap, seed)?);
-            dev_rounds.push(round(&mut on_dev, cap, seed)?);
+            twin_rounds.push(round(on_twin, cap, seed)?);
+            dev_rounds.push(round(on_dev, cap, seed)?);
         }
         say(&format!("round {} of {rounds} done on both", r + 1));
     }
+    Ok((dev_rounds, twin_rounds))
+}
+
+/// Each workload's figures from the device's and the twin's rounds.
+fn compared(device: &str, twin: &str, dev_rounds: &Rounds, twin_rounds: &Rounds) -> Validation {
     let figures = WORKLOADS
         .iter()
         .enumerate()
@@ -190,7 +229,7 @@ pub fn validate(
             let of = |rs: &[Vec<Vec<f64>>]| -> Vec<Vec<f64>> {
                 rs.iter().map(|r| r[w].clone()).collect()
             };
-            let (d_rounds, t_rounds) = (of(&dev_rounds), of(&twin_rounds));
+            let (d_rounds, t_rounds) = (of(dev_rounds), of(twin_rounds));
             let (d, t) = (per_io_medians(&d_rounds), per_io_medians(&t_rounds));
             let (dp, tp) = (d_rounds.concat(), t_rounds.concat());
             let m = mean(&d);
@@ -216,12 +255,12 @@ pub fn validate(
             }
         })
         .collect();
-    Ok(Validation {
+    Validation {
         device: device.to_string(),
         twin: twin.to_string(),
-        rounds,
+        rounds: dev_rounds.len(),
         figures,
-    })
+    }
 }
 
 #[cfg(test)]
