@@ -145,7 +145,9 @@ fn an_rpo_hdd_drawn_at_random_is_recovered() {
     // read waits behind 31 others, where the share of reads that age flips with the smallest
     // change: the same model with age_limit 480 ms (+1.7%) is 36% off at QD32, with rpm 5010
     // (+0.02%) 31% (bench/README.md).
-    known_answers(&draw_disk(43, "rpo"), DISK, "hdd", &["QD32"]);
+    let mut checks = DISK.to_vec();
+    checks.push(("age_limit", "duration", 0.05));
+    known_answers(&draw_disk(43, "rpo"), &checks, "hdd", &["QD32"]);
 }
 
 #[test]

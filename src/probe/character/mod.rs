@@ -361,8 +361,8 @@ fn probes(
                     t.model_why = format!("random 4 KiB reads take {:.3} ms (a seek and a rotation) and scattered writes made durable take as long: a conventional disk", d.random_read * 1e3);
                     say("model: hdd");
                     disk::writes::writes(run, &mut d, &mut draw, &mut t, say)?;
-                    disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
                     disk::queue::depth(run, &d, &mut draw, &mut t, say)?;
+                    disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
                 }
             }
         }

@@ -76,6 +76,7 @@ fn an_rpo_hdd_is_recovered_on_its_own_timeline() {
             ("queue_depth", 0.0),
             ("write_buffer", 0.25),
             ("avg_seek", 0.05),
+            ("age_limit", 0.05),
         ],
     );
 }
