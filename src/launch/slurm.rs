@@ -271,16 +271,17 @@ mod tests {
         };
         let exp = expand(&builtin::load("dvr").unwrap(), &quick).unwrap();
         let l = launch(&exp, out.path(), &opts()).unwrap();
-        assert_eq!(l.trials, 7);
+        // Seven stacks, each repeated three times.
+        assert_eq!(l.trials, 21);
         let dir = LaunchDir::open(&l.dir, &exp, "slurm").unwrap();
         let t = trials_script(&dir, &opts()).unwrap();
         for line in [
-            "#SBATCH --array=0-6%2",
+            "#SBATCH --array=0-20%2",
             "#SBATCH --exclusive",
             "#SBATCH --signal=B:TERM@120",
             "#SBATCH --time=1:00:00",
             "#SBATCH --partition=disks",
-            "export IOTRIAL_SHARD_COUNT=7",
+            "export IOTRIAL_SHARD_COUNT=21",
         ] {
             assert!(t.lines().any(|l| l == line), "{line}: {t}");
         }
@@ -288,11 +289,11 @@ mod tests {
         let m = merge_script(&dir, &opts()).unwrap();
         assert!(m.contains("merge ") && m.contains("--allow-partial"), "{m}");
         assert_eq!(l.commands.len(), 2);
-        assert!(l.commands[0].starts_with("sbatch --array=0-6%2 "));
+        assert!(l.commands[0].starts_with("sbatch --array=0-20%2 "));
         assert!(l.commands[1].contains("--dependency=afterany:"));
         assert!(l.dir.join("study.toml").exists() && l.dir.join("launch.json").exists());
         // Nothing ran: every trial is left to do.
-        assert_eq!(dir.unfinished().len(), 7);
+        assert_eq!(dir.unfinished().len(), 21);
         let mut bad = opts();
         bad.partition = Some("a b".into());
         assert!(matches!(
