@@ -1,6 +1,7 @@
 //! `iotrial device serve`, with the real binary, as root: it prints a loop device that another
 //! program (fio) uses; Ctrl-C ends it, prints the model's statistics and leaves nothing behind,
-//! also when a program still holds the device; bad specs are refused with exit status 2.
+//! also when a program still holds the device, and when the process that started it dies; bad
+//! specs are refused with exit status 2.
 
 mod common;
 
@@ -107,6 +108,88 @@ fn stopping_while_a_program_holds_the_device_still_leaves_nothing() {
     wait_until("the loop device detaches once closed", 30, || {
         leftovers(work.path(), &loops).is_empty()
     });
+}
+
+/// Regression: a `device serve` whose parent was killed served on forever, holding its loop
+/// device, FUSE mount and image.
+#[test]
+fn a_served_device_is_released_when_the_process_that_started_it_dies() {
+    if !ready_to_emulate(
+        "a_served_device_is_released_when_the_process_that_started_it_dies",
+        &["losetup", "sh"],
+    ) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let out = outs.path().join("serve.out");
+    // The parent: a shell that starts device serve in the background and waits for it.
+    let mut parent = std::process::Command::new("sh")
+        .args([
+            "-c",
+            r#""$0" device serve "$1" --json > "$2" & echo $! > "$2.pid"; wait"#,
+        ])
+        .arg(assert_cmd::cargo::cargo_bin("iotrial"))
+        .args(["emu:hdd,size=2GiB,scale=10"])
+        .arg(&out)
+        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
+        .env("TMPDIR", work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server's stderr (and its guard's) is this pipe: it ends when they have all exited.
+    let stderr = parent.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
+        let _ = tx.send(text);
+    });
+    let lines = || {
+        std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    wait_until("device serve prints its device", 120, || {
+        !lines().is_empty()
+    });
+    let pid: i32 = std::fs::read_to_string(outs.path().join("serve.out.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Whatever the assertions below say, the server is stopped.
+    struct Stop(i32);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.0) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            }
+        }
+    }
+    let _stop = Stop(pid);
+    let ready: Value = serde_json::from_str(&lines()[0]).unwrap();
+    assert!(ready["device"].as_str().unwrap().starts_with("/dev/loop"));
+    assert_eq!(loop_backings_under(work.path()).len(), 1);
+    signal(&parent, rustix::process::Signal::KILL);
+    reaped(&mut parent, 60);
+    let said = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("device serve and its guard exit once their parent is gone");
+    assert!(
+        said.contains("the process that started device serve is gone"),
+        "{said}"
+    );
+    let lines = lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let stats: Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(stats["server"]["stopped_by"], "parent gone", "{stats}");
+    let left = leftovers(work.path(), &[]);
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]

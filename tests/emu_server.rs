@@ -327,28 +327,30 @@ fn devices_sharing_a_timer_keep_their_own_times_and_stop_apart() {
     }
 }
 
-/// Not a test on its own: the server process the SIGKILL test runs and kills.
-#[test]
-#[ignore]
-fn helper_serve_until_killed() {
-    let Some(dir) = std::env::var_os(HELPER_ENV) else {
-        return;
-    };
-    let dir = Path::new(&dir);
+/// The server process this test kills: the test binary run again for this test alone, told by
+/// `HELPER_ENV` to serve (until its stdin, a pipe the test holds, closes) instead of testing.
+fn serve_until_killed(dir: &Path) {
     let server = start(dir, FixedModel::new(64 * MIB, 0, true), 1.0);
     std::fs::write(dir.join("ready"), b"").unwrap();
-    std::thread::sleep(Duration::from_secs(60));
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
     drop(server);
 }
 
 #[test]
 fn a_killed_server_leaves_a_mount_that_abort_connection_removes() {
+    if let Some(dir) = std::env::var_os(HELPER_ENV) {
+        return serve_until_killed(Path::new(&dir));
+    }
     skip_unless_ready!("a_killed_server_leaves_a_mount_that_abort_connection_removes");
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("fuse");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "helper_serve_until_killed"])
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_killed_server_leaves_a_mount_that_abort_connection_removes",
+        ])
         .env(HELPER_ENV, dir.path())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -361,12 +363,12 @@ fn a_killed_server_leaves_a_mount_that_abort_connection_removes() {
             let _ = self.0.wait();
         }
     }
+    let mut child = Reap(child);
     wait_until("the helper server is ready", 60, || {
         dir.path().join("ready").exists()
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let _reap = Reap(child);
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     // Guard: whatever the assertions say, do not leave the mount behind.
     struct Abort<'a>(&'a Path);
     impl Drop for Abort<'_> {

@@ -1,8 +1,8 @@
 //! The dependency graph of src/ has no circle: one direction per arrow, as DESIGN.md's data
 //! flow says. The test reads every library source file (not main.rs nor the binary's cli/),
 //! collects the paths into the crate it names (`crate::`, `super::`, `self::`, and a module's
-//! own submodules, in `use` declarations and inline; comments, strings and `#[cfg(test)]` items
-//! left out), and builds two kinds of graph:
+//! own submodules, in `use` declarations and inline; comments, strings, `#[cfg(test)]` items and
+//! files of tests left out), and builds two kinds of graph:
 //!
 //! - between top-level modules (`stack -> emu` when a file under src/stack/ names `crate::emu`);
 //! - between the submodules of every directory module, nested ones included (`provision ->
@@ -162,6 +162,15 @@ impl Crate {
             let rel = path.strip_prefix(src).unwrap();
             // The binary's own files (main.rs and its cli/ modules) are not the library's.
             if rel == Path::new("main.rs") || rel.starts_with("bin") || rel.starts_with("cli") {
+                continue;
+            }
+            // A file of tests (`hdd_tests.rs`, `tests.rs`, `tests/`) is a `#[cfg(test)]` module
+            // kept in a file of its own: not the library's flow either.
+            let name = rel.file_name().unwrap().to_string_lossy();
+            if name.ends_with("_tests.rs")
+                || name == "tests.rs"
+                || rel.components().any(|c| c.as_os_str() == "tests")
+            {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();

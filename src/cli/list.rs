@@ -76,6 +76,24 @@ pub fn run(what: ListWhat, markdown: bool) -> Result<()> {
                     .collect(),
             };
             print(&rows, markdown);
+            let twins = Rows {
+                headings: ["twin", "model", "from", "what"].map(String::from).to_vec(),
+                rows: iotrial::emu::twinfile::all()
+                    .into_iter()
+                    .map(|t| {
+                        let model = t.spec.trim_start_matches("emu:");
+                        let model = model.split(',').next().unwrap_or_default().to_string();
+                        vec![t.name, model, t.source, t.summary]
+                    })
+                    .collect(),
+            };
+            let heading = "Twins (--target NAME or a path to NAME.twin; `device characterize --out` writes one; looked up in IOTRIAL_TWINS, then ~/.config/iotrial/twins, then these built-in):";
+            if markdown {
+                println!("\n{heading}\n");
+            } else {
+                println!("{}", terminal::paragraph(heading));
+            }
+            print(&twins, markdown);
         }
     }
     Ok(())

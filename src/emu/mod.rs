@@ -14,7 +14,7 @@ pub mod spec;
 pub use medium::{backing, cut, fault, journal, stale};
 pub use models::disk::{array, hdd, mechanics, queued, smr};
 pub use models::nand::{cards, flash, ssd};
-pub use models::{closed_loop, model, null, twins};
+pub use models::{closed_loop, model, null, twinfile, twins};
 use serve::{conn, fs, lateseries, reqlog, rt, server, timer};
 
 pub use conn::{
@@ -24,6 +24,7 @@ pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};
 pub use lateseries::LATE_NOTED_NS;
 pub use reqlog::mono_now_ns;
+pub(crate) use rt::{go_real_time, WORKER_PRIORITY};
 pub use rt::{Placement, ONE_TIMER_ENV};
 pub use server::{EmuServer, ReplyTimer, FSTYPE, SOURCE};
 pub use timer::{Clock, TimerQueue, STANDBY_AFTER_NS};

@@ -5,7 +5,10 @@
 //! A model whose random reads are too quick for the emulator's own cost per request to vanish
 //! in them has them measured on a second, slower-scaled device (`fine`).
 
+pub mod character;
 mod fine;
+pub mod script;
+pub mod validate;
 
 pub use fine::{HOST_PATH_SHARE, HOST_PATH_US};
 
@@ -119,8 +122,20 @@ pub enum ProbeError {
     /// Releasing what the probe made failed (run).
     #[error("cleanup: {0}")]
     Cleanup(String),
+    /// A probe's script failed on a device it built (run).
+    #[error(transparent)]
+    Script(script::ScriptError),
     #[error("interrupted")]
     Interrupted,
+}
+
+impl From<script::ScriptError> for ProbeError {
+    fn from(e: script::ScriptError) -> Self {
+        match e {
+            script::ScriptError::Interrupted => ProbeError::Interrupted,
+            e => ProbeError::Script(e),
+        }
+    }
 }
 
 impl HasCause for ProbeError {
@@ -132,7 +147,8 @@ impl HasCause for ProbeError {
             | ProbeError::IoFailed { .. }
             | ProbeError::Flush { .. }
             | ProbeError::UnknownSize(_)
-            | ProbeError::Cleanup(_) => Cause::Run,
+            | ProbeError::Cleanup(_)
+            | ProbeError::Script(_) => Cause::Run,
             ProbeError::Interrupted => Cause::Interrupted,
         }
     }
@@ -293,7 +309,7 @@ pub fn probe(
 }
 
 /// Runs `f` and releases what it put in the ledger, whatever its outcome.
-fn released_after<T>(
+pub fn released_after<T>(
     ledger: &mut Ledger,
     f: impl FnOnce(&mut Ledger) -> Result<T, ProbeError>,
 ) -> Result<T, ProbeError> {
@@ -320,7 +336,7 @@ fn model_of(device: &DeviceSpec) -> Result<(Option<Expectations>, f64), ProbeErr
 
 /// Builds `device` raw and measures it with `measure` (given the block device and its size);
 /// returns the measurements and the stack as built.
-fn probe_built<T>(
+pub fn probe_built<T>(
     device: &DeviceSpec,
     build: &BuildOptions,
     ledger: &mut Ledger,

@@ -49,6 +49,30 @@ pub fn table_within(rows: &Rows, width: Option<u16>) -> String {
     t.to_string()
 }
 
+/// `text` with its words wrapped to lines of at most [`width`] characters (a word longer
+/// than the width stands on its own line).
+pub fn paragraph(text: &str) -> String {
+    paragraph_within(text, width())
+}
+
+/// `text` wrapped to lines of at most `width` characters (unchanged for `None`).
+pub fn paragraph_within(text: &str, width: Option<u16>) -> String {
+    let Some(w) = width else {
+        return text.to_string();
+    };
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= w as usize => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines.join("\n")
+}
+
 /// A progress bar over `total` samples, drawn on stderr only when stdout is a terminal.
 pub fn progress(total: u64, what: &str) -> ProgressBar {
     if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() {
@@ -69,6 +93,17 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paragraph_wraps_its_words_to_the_width_given() {
+        let text = "one two three four five six";
+        assert_eq!(paragraph_within(text, None), text);
+        assert_eq!(
+            paragraph_within(text, Some(9)),
+            "one two\nthree\nfour five\nsix"
+        );
+        assert_eq!(paragraph_within("abcdefghijk x", Some(4)), "abcdefghijk\nx");
+    }
 
     #[test]
     fn a_wide_table_wraps_to_the_width_given() {

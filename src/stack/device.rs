@@ -1,11 +1,12 @@
 //! Device specs as users write them: `dir:PATH` (a directory; no root needed),
 //! `image:[PATH][,size=SIZE]` (a sparse file on a loop device), `block:/dev/X` (a real disk,
 //! guarded), `emu:MODEL[,k=v...]` (an emulated device, its model parameters checked here).
+//! A twin file stands for its `emu:` spec, by path or by name ([`crate::emu::twinfile`]).
 //! Kinds this host cannot provide (`md:`, `zfs:`, `dm:`, `nbd:`, `ublk:`) are refused with the
 //! reason, as the host's limit rather than a mistake in the spec.
 
 use crate::cause::{Cause, HasCause};
-use crate::emu::{ModelSpec, SpecError};
+use crate::emu::{twinfile, ModelSpec, SpecError};
 use crate::units::{parse_size, Size};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,23 @@ const KERNEL_KINDS: &[(&str, &str, &[&str])] = &[
 impl DeviceSpec {
     /// Parses a device spec; errors say what is allowed.
     pub fn parse(text: &str) -> Result<DeviceSpec, DeviceSpecError> {
+        // A twin file, by path or by name, with keys after it overriding it.
+        let (head, keys) = text.split_once(',').unwrap_or((text, ""));
+        let head = head.trim();
+        let file = head.ends_with(".twin") || Path::new(head).is_file();
+        if twinfile::names_a_twin(head) && (file || !head.contains('/')) {
+            let t = twinfile::find(head).map_err(|e| {
+                DeviceSpecError::Invalid(format!(
+                    "'{text}' is neither a twin nor a device spec: {e}; device specs: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X, emu:MODEL[,key=value...]"
+                ))
+            })?;
+            let full = if keys.trim().is_empty() {
+                t.spec
+            } else {
+                format!("{},{}", t.spec, keys)
+            };
+            return DeviceSpec::parse(&full);
+        }
         let allowed =
             "allowed: dir:PATH, image:[PATH][,size=SIZE], block:/dev/X, emu:MODEL[,key=value...]";
         let invalid = |m: String| Err(DeviceSpecError::Invalid(m));

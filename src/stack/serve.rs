@@ -1,7 +1,7 @@
 //! `iotrial device serve SPEC`: one emulated device for any program. Serves the model through
 //! FUSE in this process, puts a loop device (direct I/O on) on top, tells the caller the
-//! device's path, serves until stopped (SIGINT / SIGTERM), then releases everything and returns
-//! the model's statistics. Every resource is in the ledger first, so even a SIGKILL of this
+//! device's path, serves until stopped (SIGINT / SIGTERM) or until the process that started it
+//! is gone, then releases everything and returns the model's statistics. Every resource is in the ledger first, so even a SIGKILL of this
 //! process leaves nothing behind once its guard (the ledger's device server process) sees it go.
 
 use crate::cause::{Cause, HasCause};
@@ -81,15 +81,18 @@ fn check_host() -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Serves `spec` until `stop` is set; calls `ready` once the device exists. Returns the
-/// model's statistics and the server's counters at the end, and a warning when the device was
-/// still in use at the end (its users then saw I/O errors).
+/// Serves `spec` until `stop` is set or the parent process is gone (this process is handed to
+/// another parent: the program that started it died, whatever killed it), and then sets
+/// `stop` itself; calls `ready` once the device exists. Returns the model's statistics and the
+/// server's counters at the end (`server.stopped_by` says which ended it), and a warning when
+/// the device was still in use at the end (its users then saw I/O errors).
 pub fn serve(
     spec: &str,
     ledger: &mut Ledger,
     stop: &AtomicBool,
     ready: impl FnOnce(&Served),
 ) -> Result<(Json, Option<String>), ServeError> {
+    let parent = rustix::process::getppid();
     let model_spec = model_of(spec)?;
     check_host()?;
     let rec = |e: std::io::Error| ServeError::Failed(format!("write the ledger: {e}"));
@@ -134,10 +137,19 @@ pub fn serve(
         time_scale: model_spec.settings.scale,
         expectations: model_spec.expectations(EXPECT_SEQ_IO).ok(),
     });
+    let mut stopped_by = "signal";
     while !stop.load(Ordering::Relaxed) {
+        if rustix::process::getppid() != parent {
+            stopped_by = "parent gone";
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let stats = ledger.server_stats().pop().unwrap_or_default();
+    let mut stats = ledger.server_stats().pop().unwrap_or_default();
+    if let Some(server) = stats.get_mut("server").and_then(|s| s.as_object_mut()) {
+        server.insert("stopped_by".into(), stopped_by.into());
+    }
     let errors = ledger.release_all();
     let warning = (!errors.is_empty()).then(|| {
         format!(

@@ -6,6 +6,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod devices;
+pub mod draws;
 pub mod figures;
 pub mod jobs;
 pub mod keys;

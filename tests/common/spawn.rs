@@ -164,6 +164,7 @@ pub struct Served {
     out: std::io::BufReader<std::process::ChildStdout>,
     /// The first line: `device`, `expectations`, ...
     pub ready: serde_json::Value,
+    stopped: bool,
 }
 
 impl Served {
@@ -179,7 +180,12 @@ impl Served {
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
         let ready = serde_json::from_str(&line).expect("device line");
-        Served { child, out, ready }
+        Served {
+            child,
+            out,
+            ready,
+            stopped: false,
+        }
     }
 
     /// The loop device it serves on.
@@ -190,11 +196,25 @@ impl Served {
     /// Stops it with SIGINT; its statistics line.
     pub fn stop(mut self) -> serde_json::Value {
         use std::io::BufRead;
+        self.stopped = true;
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
         assert!(self.child.wait().unwrap().success());
         let mut line = String::new();
         self.out.read_line(&mut line).unwrap();
         serde_json::from_str(&line).expect("statistics line")
+    }
+}
+
+/// A server a failing test did not stop is stopped (it serves until told, and would outlive
+/// the test).
+impl Drop for Served {
+    fn drop(&mut self) {
+        if !self.stopped {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                let _ = self.child.wait();
+            }
+        }
     }
 }

@@ -8,4 +8,5 @@ pub mod disk;
 pub mod model;
 pub mod nand;
 pub mod null;
+pub mod twinfile;
 pub mod twins;

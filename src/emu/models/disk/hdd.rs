@@ -19,8 +19,6 @@ use super::queued::{QueueParams, QueuedDisk, QUEUE_PARAMS};
 use super::readcache::ReadCache;
 use crate::params::Params;
 use serde_json::{Map, Value as Json};
-/// Commands the write-back buffer holds at most.
-const WB_SLOTS: usize = 64;
 
 /// The `hdd` model.
 pub static MODEL: ModelDescriptor = ModelDescriptor {
@@ -144,7 +142,7 @@ pub struct Disk<T: Translation> {
     mech_free: u64,
     cache: ReadCache,
     /// Write-back ring: (time destaged, bytes) per buffered command.
-    wb: [(u64, u64); WB_SLOTS],
+    wb: Vec<(u64, u64)>,
     wb_head: usize,
     wb_len: usize,
     wb_dirty: u64,
@@ -192,8 +190,8 @@ impl<T: Translation> Disk<T> {
             queue_len: 0,
             queue_depth: p.queue_depth.clamp(1, MAX_QUEUE as u64) as usize,
             mech_free: 0,
-            cache: ReadCache::new(p.buffer, p.readahead),
-            wb: [(0, 0); WB_SLOTS],
+            cache: ReadCache::new(p.buffer, p.segments, p.readahead),
+            wb: vec![(0, 0); p.write_slots.max(1) as usize],
             wb_head: 0,
             wb_len: 0,
             wb_dirty: 0,
@@ -264,13 +262,13 @@ impl<T: Translation> Disk<T> {
         let mut waited = false;
         while self.wb_len > 0 {
             let (done, bytes) = self.wb[self.wb_head];
-            let full = self.wb_len == WB_SLOTS || self.wb_dirty + len > self.write_buffer;
+            let full = self.wb_len == self.wb.len() || self.wb_dirty + len > self.write_buffer;
             if done > t && !full {
                 break;
             }
             waited |= done > t;
             t = t.max(done);
-            self.wb_head = (self.wb_head + 1) % WB_SLOTS;
+            self.wb_head = (self.wb_head + 1) % self.wb.len();
             self.wb_len -= 1;
             self.wb_dirty -= bytes;
         }
@@ -291,7 +289,8 @@ impl<T: Translation> Disk<T> {
             });
             self.on_media(ds, self.mech_free);
         }
-        self.wb[(self.wb_head + self.wb_len) % WB_SLOTS] = (self.mech_free, len);
+        let slot = (self.wb_head + self.wb_len) % self.wb.len();
+        self.wb[slot] = (self.mech_free, len);
         self.wb_len += 1;
         self.wb_dirty += len;
         t
@@ -317,7 +316,7 @@ impl<T: Translation> Disk<T> {
         self.mech.set_head(d.head_before);
         let end = self.stl.write(&mut self.mech, d.start, o, len + d.len);
         // The replanned destage's own slot now completes with the run.
-        let last = (self.wb_head + self.wb_len - 1) % WB_SLOTS;
+        let last = (self.wb_head + self.wb_len - 1) % self.wb.len();
         self.wb[last].0 = end;
         self.mech_free = end;
         self.last_destage = Some(Destage {

@@ -443,3 +443,92 @@ fn merged_destages_carry_both_writes_to_the_media() {
     assert_eq!(ends[1], ends[2], "one run: {ends:?}");
     assert_eq!(unsettled_at(&mut d, t).0, [0, 1, 2]);
 }
+
+/// How many back-to-back 4 KiB writes at scattered offsets the buffer takes before a write
+/// waits for a destage, on both queue orders.
+fn writes_before_a_wait(p: &HddParams) -> Vec<usize> {
+    let mut out = Vec::new();
+    for rpo in [false, true] {
+        let q = crate::emu::queued::QueueParams {
+            rpo,
+            age_limit: 0.5,
+        };
+        let mut d: Box<dyn DeviceModel> = if rpo {
+            Box::new(crate::emu::queued::QueuedDisk::new(p, &q).unwrap())
+        } else {
+            Box::new(Hdd::new(p).unwrap())
+        };
+        let mut r = SplitMix64::new(3);
+        let mut now = 0;
+        let mut n = 0;
+        loop {
+            let o = r.below(p.capacity / 4096) * 4096;
+            let done =
+                crate::emu::model::service_alone(d.as_mut(), now, req(ReqKind::Write, o, 4096))
+                    .done_ns;
+            if done - now > 1_000_000 {
+                break;
+            }
+            n += 1;
+            now = done;
+        }
+        out.push(n);
+    }
+    out
+}
+
+#[test]
+fn write_slots_bound_a_burst_of_small_writes() {
+    let p = HddParams::default();
+    assert_eq!(writes_before_a_wait(&p), vec![64, 64]);
+    let more = HddParams {
+        write_slots: 200,
+        ..HddParams::default()
+    };
+    // A 4 KiB write is taken in 0.1 ms and a scattered destage lasts about 12 ms: a few of
+    // the 200 are on the media before the buffer fills.
+    for n in writes_before_a_wait(&more) {
+        assert!((200..=206).contains(&n), "{n}");
+    }
+    // Bytes bound it when they run out first: 128 KiB hold 32 writes of 4 KiB.
+    let bytes = HddParams {
+        write_slots: 200,
+        write_buffer: 128 << 10,
+        ..HddParams::default()
+    };
+    assert_eq!(writes_before_a_wait(&bytes), vec![32, 32]);
+}
+
+#[test]
+fn segments_set_how_many_scattered_reads_the_buffer_holds() {
+    // Reads K places far apart, then the first again: a hit while K <= segments.
+    let hits = |segments: u64, k: u64| {
+        // Each segment holds more than the read and its read-ahead.
+        let p = HddParams {
+            segments,
+            buffer: segments * (4 << 20),
+            ..HddParams::default()
+        };
+        let mut d = Hdd::new(&p).unwrap();
+        let mut now = 0;
+        for i in 0..k {
+            now = d
+                .service(now, req(ReqKind::Read, i * (1 << 30), 4096))
+                .done_ns
+                + 50_000_000;
+        }
+        let before = d.stats()["read_cache_hits"].as_u64().unwrap();
+        d.service(now, req(ReqKind::Read, 0, 4096));
+        d.stats()["read_cache_hits"].as_u64().unwrap() > before
+    };
+    assert!(hits(16, 16) && !hits(16, 17));
+    assert!(hits(4, 4) && !hits(4, 5));
+    assert!(hits(40, 40), "40 of 40");
+    assert!(!hits(40, 41), "41 of 40");
+    let e = spec_error("hdd,segments=0");
+    assert!(e.contains("segments"), "{e}");
+}
+
+fn spec_error(t: &str) -> String {
+    crate::emu::ModelSpec::parse(t).unwrap_err().to_string()
+}

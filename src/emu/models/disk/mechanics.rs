@@ -12,6 +12,10 @@ use serde_json::{json, Map, Value as Json};
 pub(crate) const CYLINDERS: f64 = 200_000.0;
 /// The deepest command queue a drive may have (SATA NCQ: 32; SAS: more).
 pub(crate) const MAX_QUEUE: usize = 256;
+/// The most read-buffer segments a drive may have.
+pub(crate) const MAX_SEGMENTS: u64 = 256;
+/// The most commands a write-back buffer may hold.
+pub(crate) const MAX_WRITE_SLOTS: u64 = 4096;
 /// A rotational wait this close to a whole revolution counts as none (rounding of the timeline
 /// to whole nanoseconds must not cost a sequential transfer a revolution).
 const ROT_SLACK_NS: f64 = 1_000.0;
@@ -83,6 +87,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "read buffer: segments holding read data and read-ahead",
     ),
     ParamSpec::new(
+        "segments",
+        Kind::Count,
+        "16",
+        "segments the read buffer is divided into (each holds buffer / segments)",
+    ),
+    ParamSpec::new(
         "readahead",
         Kind::Size,
         "2MiB",
@@ -99,6 +109,12 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::Size,
         "16MiB",
         "dirty data the write-back buffer holds",
+    ),
+    ParamSpec::new(
+        "write_slots",
+        Kind::Count,
+        "64",
+        "commands the write-back buffer holds at most, whatever their size",
     ),
     ParamSpec::new(
         "flush",
@@ -128,9 +144,13 @@ pub struct HddParams {
     pub overhead: f64,
     pub iface_rate: f64,
     pub buffer: u64,
+    /// Segments of the read buffer.
+    pub segments: u64,
     pub readahead: u64,
     pub write_back: bool,
     pub write_buffer: u64,
+    /// Commands the write-back buffer holds at most.
+    pub write_slots: u64,
     /// The drive acknowledges a cache flush at once, whatever its buffer holds.
     pub flush_ignored: bool,
     pub queue_depth: u64,
@@ -151,9 +171,11 @@ impl HddParams {
             overhead: v.f64("overhead"),
             iface_rate: v.f64("iface_rate") * 1e6,
             buffer: v.u64("buffer"),
+            segments: v.u64("segments"),
             readahead: v.u64("readahead"),
             write_back: v.bool("write_back"),
             write_buffer: v.u64("write_buffer"),
+            write_slots: v.u64("write_slots"),
             flush_ignored: v.text("flush") == "ignore",
             queue_depth: v.u64("queue_depth"),
         }
@@ -183,6 +205,18 @@ impl HddParams {
             return Err(ModelError::new(
                 "queue_depth",
                 format!("must be from 1 to {MAX_QUEUE}"),
+            ));
+        }
+        if !(1..=MAX_SEGMENTS).contains(&self.segments) {
+            return Err(ModelError::new(
+                "segments",
+                format!("must be from 1 to {MAX_SEGMENTS}"),
+            ));
+        }
+        if !(1..=MAX_WRITE_SLOTS).contains(&self.write_slots) {
+            return Err(ModelError::new(
+                "write_slots",
+                format!("must be from 1 to {MAX_WRITE_SLOTS}"),
             ));
         }
         if self.write_back && self.write_buffer == 0 {

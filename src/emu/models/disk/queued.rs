@@ -28,9 +28,6 @@ use super::model::{
 use super::readcache::ReadCache;
 use crate::params::{Kind, ParamSpec, Params};
 
-/// Commands the write-back buffer holds at most.
-const WB_SLOTS: usize = 64;
-
 /// Parameters of how `hdd` orders its queue (not `smr`'s: its translation layer appends in
 /// arrival order).
 pub const QUEUE_PARAMS: &[ParamSpec] = &[
@@ -128,6 +125,8 @@ pub struct QueuedDisk {
     capacity: u64,
     write_back: bool,
     write_buffer: u64,
+    /// Commands the write-back buffer holds at most.
+    write_slots: usize,
     overhead_ns: u64,
     /// Interface rate, bytes per ns.
     iface: f64,
@@ -180,12 +179,13 @@ impl QueuedDisk {
             capacity: p.capacity,
             write_back: p.write_back,
             write_buffer: p.write_buffer,
+            write_slots: p.write_slots.max(1) as usize,
             overhead_ns: (p.overhead * 1e9) as u64,
             iface: p.iface_rate * 1e-9,
             queue_depth: p.queue_depth.max(1) as usize,
             rpo: q.rpo,
             age_ns: (q.age_limit * 1e9) as u64,
-            cache: ReadCache::new(p.buffer, p.readahead),
+            cache: ReadCache::new(p.buffer, p.segments, p.readahead),
             clock: 0,
             mech_free: 0,
             work: None,
@@ -193,7 +193,7 @@ impl QueuedDisk {
             host: VecDeque::new(),
             media: Vec::with_capacity(64),
             waiting: VecDeque::new(),
-            dirty: Vec::with_capacity(WB_SLOTS),
+            dirty: Vec::with_capacity(p.write_slots as usize),
             dirty_bytes: 0,
             dirty_slots: 0,
             flush: None,
@@ -304,7 +304,7 @@ impl QueuedDisk {
     }
 
     fn room(&self, len: u64) -> bool {
-        self.dirty_slots < WB_SLOTS && self.dirty_bytes + len <= self.write_buffer
+        self.dirty_slots < self.write_slots && self.dirty_bytes + len <= self.write_buffer
     }
 
     /// Buffers the waiting writes that now fit, in order; each is acknowledged once its data

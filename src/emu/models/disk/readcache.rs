@@ -4,9 +4,6 @@
 //! served from the buffer; a write over a segment invalidates it. Shared by the disks of
 //! [`super::hdd`] and [`super::queued`].
 
-/// Read segments in the drive's buffer.
-pub const SEGMENTS: usize = 16;
-
 /// A read segment of the buffer: logical `[start, end)`; data up to `o_end` was read by `t_end`,
 /// later data arrives at `rate` (read-ahead) unless the segment was cut short.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,8 +39,8 @@ pub struct Hit {
 /// The segments, the one still reading ahead, and their sizes.
 #[derive(Debug, Clone)]
 pub struct ReadCache {
-    segs: [Segment; SEGMENTS],
-    /// Index of the segment still reading ahead, or SEGMENTS for none.
+    segs: Vec<Segment>,
+    /// Index of the segment still reading ahead, or `segs.len()` for none.
     active: usize,
     /// Bytes read ahead after a read.
     readahead: u64,
@@ -53,13 +50,15 @@ pub struct ReadCache {
 }
 
 impl ReadCache {
-    /// A buffer of `buffer` bytes in [`SEGMENTS`] segments, reading `readahead` bytes ahead.
-    pub fn new(buffer: u64, readahead: u64) -> ReadCache {
+    /// A buffer of `buffer` bytes in `segments` segments (at least one), reading `readahead`
+    /// bytes ahead.
+    pub fn new(buffer: u64, segments: u64, readahead: u64) -> ReadCache {
+        let n = segments.max(1);
         ReadCache {
-            segs: [Segment::default(); SEGMENTS],
-            active: SEGMENTS,
+            segs: vec![Segment::default(); n as usize],
+            active: n as usize,
             readahead,
-            seg_max: (buffer / SEGMENTS as u64).max(1),
+            seg_max: (buffer / n).max(1),
             clock: 0,
         }
     }
@@ -91,18 +90,18 @@ impl ReadCache {
     /// The mechanism starts other work at `t`: the active read-ahead stops there.
     #[inline]
     pub fn stop_readahead(&mut self, t: u64) {
-        if self.active < SEGMENTS {
+        if self.active < self.segs.len() {
             let s = &mut self.segs[self.active];
             let read = (t.saturating_sub(s.t_end) as f64 * s.rate) as u64;
             s.end = s.end.min(s.o_end + read).max(s.o_end);
-            self.active = SEGMENTS;
+            self.active = self.segs.len();
         }
     }
 
     /// The media read `[o, o + len)` by `done`, having passed `behind` bytes just before `o`
     /// while waiting for it; the drive reads ahead at `rate` (bytes per ns) from there.
     pub fn fill(&mut self, o: u64, len: u64, done: u64, behind: u64, rate: f64) {
-        let v = (0..SEGMENTS)
+        let v = (0..self.segs.len())
             .min_by_key(|&i| self.segs[i].used)
             .unwrap_or(0);
         let end = o + len;
@@ -122,11 +121,12 @@ impl ReadCache {
     /// A write over `[o, o + len)`: segments holding any of it are dropped.
     pub fn invalidate(&mut self, o: u64, len: u64) {
         let end = o + len;
+        let none = self.segs.len();
         for (i, g) in self.segs.iter_mut().enumerate() {
             if g.start < end && o < g.end {
                 *g = Segment::default();
                 if i == self.active {
-                    self.active = SEGMENTS;
+                    self.active = none;
                 }
             }
         }

@@ -11,9 +11,6 @@ use super::model::{Expectations, ModelDescriptor, ModelError, PROBE_RANDOM_IO};
 use crate::params::{Kind, ParamSpec, Params};
 use serde_json::{json, Map, Value as Json};
 
-/// A write starting at a band boundary goes in place if it is at least this long (or the band).
-const IN_PLACE_MIN: u64 = 256 << 10;
-
 /// Parameters `smr` adds to those of `hdd`.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::new(
@@ -33,6 +30,12 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::Duration,
         "0.5s",
         "idle time after which background cleaning starts",
+    ),
+    ParamSpec::new(
+        "in_place_min",
+        Kind::Size,
+        "256KiB",
+        "a write starting at a band boundary goes in place (not to the cache) if at least this long, or the whole band",
     ),
 ];
 
@@ -62,6 +65,8 @@ pub struct SmrParams {
     pub cache: u64,
     pub band: u64,
     pub idle: f64,
+    /// A write from a band boundary at least this long goes in place.
+    pub in_place_min: u64,
 }
 
 impl SmrParams {
@@ -71,6 +76,7 @@ impl SmrParams {
             cache: v.u64("cache"),
             band: v.u64("band"),
             idle: v.f64("idle"),
+            in_place_min: v.u64("in_place_min"),
         }
     }
 }
@@ -88,6 +94,7 @@ pub struct Stl {
     cache: u64,
     band: u64,
     idle_ns: u64,
+    in_place_min: u64,
     /// Bytes appended to the log per band since the band was last cleaned.
     logged: Vec<u64>,
     /// Bands with logged data in the order they first got some (ring of band indices).
@@ -147,6 +154,7 @@ impl Stl {
             cache: p.cache,
             band: p.band,
             idle_ns: (p.idle * 1e9) as u64,
+            in_place_min: p.in_place_min,
             logged: vec![0; bands as usize],
             queue: vec![0; bands as usize],
             q_head: 0,
@@ -251,7 +259,7 @@ impl Translation for Stl {
 
     fn write(&mut self, mech: &mut Mechanics, start: u64, offset: u64, len: u64) -> u64 {
         let end = offset + len;
-        let aligned = offset % self.band == 0 && len >= IN_PLACE_MIN.min(self.band);
+        let aligned = offset % self.band == 0 && len >= self.in_place_min.min(self.band);
         if aligned || offset == self.run_next {
             if aligned && offset != self.run_next {
                 self.run_start = offset;

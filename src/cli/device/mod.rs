@@ -1,5 +1,9 @@
 //! `iotrial device`: `serve` puts an emulated device under any program until Ctrl-C; `probe`
-//! measures a device seeker-style beside the model's expectation.
+//! measures a device seeker-style beside the model's expectation; `characterize` times a
+//! device and writes its twin; `validate` sets a device and its twin side by side.
+
+mod characterize;
+mod validate;
 
 use super::errors::{failed, usage};
 use anyhow::{Context, Result};
@@ -22,8 +26,8 @@ pub struct DeviceArgs {
 #[derive(clap::Subcommand)]
 enum DeviceCommand {
     /// Serve an emulated device to any program: prints the loop device to use (fio, a
-    /// database, a recorder), serves until Ctrl-C or SIGTERM, then releases everything and
-    /// prints the model's statistics.
+    /// database, a recorder), serves until Ctrl-C or SIGTERM, or until the process that
+    /// started it is gone, then releases everything and prints the model's statistics.
     Serve {
         /// The device: emu:MODEL[,k=v] (see `iotrial list models`).
         #[arg(required_unless_present = "for_ledger")]
@@ -49,6 +53,60 @@ enum DeviceCommand {
         /// Bytes per sequential phase (at most 1% of the device).
         #[arg(long, default_value = "256MiB")]
         seq_bytes: String,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time a block device and fit the model that explains it (hdd, smr or flash): prints
+    /// every parameter with how it was measured, those it could not identify with the probe
+    /// that would, and the twin as a device spec on the last line. Writes to the device
+    /// unless --read-only.
+    Characterize {
+        /// The device: block:/dev/X (or emu:MODEL[,k=v], image:[PATH][,size=]).
+        spec: String,
+        /// Write the twin as a preset file (usable as --target FILE, or by its name when it
+        /// lies in a twins directory: see `iotrial list models`).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Run only the probes that read; the device is opened read-only.
+        #[arg(long)]
+        read_only: bool,
+        /// The device runs this many times faster than the one it stands for (an emulated
+        /// device served with scale=): measured times are multiplied by it.
+        #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+        time_scale: f64,
+        /// Seed of the probes' offsets.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Allow destroying the signatures on this block device.
+        #[arg(long, value_name = "DEVICE")]
+        wipe: Vec<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one validation set (QD1 and QD32 random reads, a write burst, a sequential pass) on
+    /// a block device and on its twin, alternated, and print the Ruemmler-Wilkes demerit per
+    /// workload beside the device's own round-to-round demerit. Writes to the device.
+    Validate {
+        /// The device: block:/dev/X.
+        spec: String,
+        /// The twin: an emu: spec or a twin file (by path or name).
+        #[arg(long)]
+        twin: String,
+        /// Rounds on each (at least 3): each I/O's response time is its median over them.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// The device runs this many times faster than the one it stands for (an emulated
+        /// device served with scale=): its times are multiplied by it.
+        #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+        time_scale: f64,
+        /// Also a small dvr and a small tree on ext4 and xfs on both, figures side by side.
+        #[arg(long)]
+        fs: bool,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -82,6 +140,43 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             wipe,
             json,
         } => probe(&spec, random_ios, &seq_bytes, wipe, json, stop),
+        DeviceCommand::Characterize {
+            spec,
+            out,
+            read_only,
+            time_scale,
+            seed,
+            wipe,
+            json,
+        } => {
+            let opts = iotrial::probe::character::CharOptions {
+                read_only,
+                scale: time_scale,
+                seed,
+                wipe,
+            };
+            characterize::run(&spec, out.as_deref(), &opts, json, stop)
+        }
+        DeviceCommand::Validate {
+            spec,
+            twin,
+            rounds,
+            time_scale,
+            fs,
+            wipe,
+            json,
+        } => validate::run(
+            validate::Args {
+                spec,
+                twin,
+                rounds,
+                time_scale,
+                fs,
+                wipe,
+                json,
+            },
+            stop,
+        ),
     }
 }
 
@@ -187,13 +282,23 @@ fn serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
         let _ = std::io::stdout().flush();
     };
     let (stats, warning) = serve(spec, &mut ledger, stop, ready).map_err(failed)?;
-    if as_json {
-        println!("{}", serde_json::to_string(&stats)?);
+    // When the parent is gone its end of our stdout and stderr may be too: what cannot be
+    // written is dropped (the device is released already).
+    use std::io::Write;
+    let text = if as_json {
+        serde_json::to_string(&stats)?
     } else {
-        println!("{}", terminal::table(&stats_rows(&stats)));
+        terminal::table(&stats_rows(&stats))
+    };
+    let _ = writeln!(std::io::stdout(), "{text}");
+    if stats["server"]["stopped_by"] == "parent gone" {
+        let _ = writeln!(
+            std::io::stderr(),
+            "the process that started device serve is gone: the device is released"
+        );
     }
     if let Some(w) = warning {
-        eprintln!("warning: {w}");
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     Ok(())
 }

@@ -1,0 +1,172 @@
+//! `cargo bench --bench characterize`: draws random parameter sets of each model (the known
+//! answers of `tests/characterize.rs`, seeded), serves each with `iotrial device serve` as a
+//! plain block device, characterizes it (wall time measured), and prints each parameter's
+//! drawn and found value with the error, then the round trip: `device validate` of the drive
+//! against the twin characterize printed, each workload's demerit in ms and as a share of its
+//! mean, beside the drive against itself (the noise floor). `CHAR_DRAWS` draws per model
+//! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
+//! smr, flash. Run it with the machine's measurement lock:
+//!
+//! ```sh
+//! cargo build --release && flock /work/.measure.lock cargo bench --bench characterize
+//! ```
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::draws::*;
+use common::Served;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Instant;
+
+const CHECKS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "hdd",
+        &[
+            ("rpm", "number"),
+            ("outer_rate", "number"),
+            ("inner_rate", "number"),
+            ("avg_seek", "duration"),
+            ("full_stroke", "duration"),
+            ("track_to_track", "duration"),
+            ("zones", "number"),
+            ("readahead", "size"),
+            ("segments", "number"),
+            ("buffer", "size"),
+            ("write_buffer", "size"),
+            ("write_slots", "number"),
+            ("queue_order", "text"),
+            ("age_limit", "duration"),
+        ],
+    ),
+    (
+        "smr",
+        &[
+            ("cache", "size"),
+            ("band", "size"),
+            ("idle", "duration"),
+            ("outer_rate", "number"),
+            ("inner_rate", "number"),
+        ],
+    ),
+    (
+        "flash",
+        &[
+            ("au", "size"),
+            ("open_units", "number"),
+            ("read_rate", "number"),
+            ("write_rate", "number"),
+            ("access", "duration"),
+            ("in_order", "text"),
+        ],
+    ),
+];
+
+fn bin() -> String {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    dir.join("iotrial").display().to_string()
+}
+
+fn iotrial(args: &[&str]) -> Value {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    if !o.status.success() {
+        eprintln!("iotrial {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        std::process::exit(1);
+    }
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn main() {
+    let draws: u64 = std::env::var("CHAR_DRAWS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let models =
+        std::env::var("CHAR_MODELS").unwrap_or_else(|_| "hdd-rpo,hdd-fifo,smr,flash".into());
+    for k in 0..draws {
+        for m in models.split(',') {
+            let (spec, scale, model) = match m {
+                "hdd-rpo" => (draw_disk(43 + 1000 * k, "rpo"), 1.0, "hdd"),
+                "hdd-fifo" => (draw_disk(4343 + 1000 * k, "fifo"), 1.0, "hdd"),
+                "smr" => (draw_smr(434343 + 1000 * k), 1.0, "smr"),
+                "flash" => (draw_flash(43434343 + 1000 * k), 0.1, "flash"),
+                other => {
+                    eprintln!(
+                        "CHAR_MODELS: unknown '{other}'; allowed: hdd-rpo, hdd-fifo, smr, flash"
+                    );
+                    std::process::exit(2);
+                }
+            };
+            let served = Served::start(&bin(), &format!("emu:{spec},scale={scale}"));
+            let dev = format!("block:{}", served.device());
+            let s = scale.to_string();
+            let t = Instant::now();
+            let v = iotrial(&["device", "characterize", &dev, "--json", "--time-scale", &s]);
+            let wall = t.elapsed().as_secs_f64();
+            println!("\n{m}: {spec}");
+            println!(
+                "characterized as {} in {:.0} s of wall time ({} I/Os, {:.0} s of the drive's time, scale {scale})",
+                v["twin"]["model"], wall, v["ios"], v["device_seconds"]
+            );
+            println!("| parameter | drawn | found | error |\n|---|---|---|---|");
+            let checks = CHECKS.iter().find(|c| c.0 == model).unwrap().1;
+            let mut names: Vec<(&str, &str)> = checks.to_vec();
+            if model == "smr" {
+                names.extend([("rpm", "number"), ("avg_seek", "duration")]);
+            }
+            for (name, kind) in names {
+                if !spec.contains(&format!("{name}=")) {
+                    continue;
+                }
+                let (truth, got, err) = compare(&v, &spec, name, kind);
+                let err = if kind == "text" {
+                    if err == 0.0 {
+                        "exact".to_string()
+                    } else {
+                        "wrong".to_string()
+                    }
+                } else {
+                    format!("{:+.2}%", err * 100.0)
+                };
+                println!(
+                    "| {name} | {truth} | {} | {err} |",
+                    got.unwrap_or_else(|| "not identified".into())
+                );
+            }
+            let twin = format!("{},scale={scale}", v["spec"].as_str().unwrap());
+            for (label, twin) in [
+                ("twin", twin),
+                ("itself", format!("emu:{spec},scale={scale}")),
+            ] {
+                let t = Instant::now();
+                let r = iotrial(&[
+                    "device",
+                    "validate",
+                    &dev,
+                    "--twin",
+                    &twin,
+                    "--time-scale",
+                    &s,
+                    "--json",
+                ]);
+                println!(
+                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % |",
+                    t.elapsed().as_secs_f64()
+                );
+                for f in r["validation"]["figures"].as_array().unwrap() {
+                    println!(
+                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} |",
+                        f["workload"].as_str().unwrap(),
+                        f["device_mean_ms"].as_f64().unwrap(),
+                        f["demerit_ms"].as_f64().unwrap(),
+                        f["demerit_share"].as_f64().unwrap() * 100.0,
+                        f["noise_share"].as_f64().unwrap() * 100.0
+                    );
+                }
+            }
+            served.stop();
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The write-back buffer of a conventional disk: whether writes are acknowledged from it,
+//! how many commands and how many bytes it holds (bursts after idle until writes wait), and
+//! whether a cache flush waits for it.
+
+use super::{Disk, K4, MIB};
+use crate::probe::character::stats::{median, Draw};
+use crate::probe::character::twin::{size_text, Twin};
+use crate::probe::character::{CharError, Progress};
+use crate::probe::script::{Runner, Step, Timed};
+
+/// The write probes of a conventional disk: the write-back buffer's commands and bytes, and
+/// flushes.
+pub fn writes(
+    run: &mut Runner,
+    d: &mut Disk,
+    draw: &mut Draw,
+    twin: &mut Twin,
+    say: &mut Progress,
+) -> Result<(), CharError> {
+    d.access = d.random_read - K4 as f64 / d.mean_rate();
+    // Commands: scattered 4 KiB writes after idle until one waits.
+    let n = 600;
+    let mut steps = vec![Step::flush(), Step::Idle(0.5)];
+    steps.extend((0..n).map(|_| Step::write(draw.aligned(0, d.cap - MIB, K4), K4)));
+    let t = run.run(&steps)?;
+    let w = &t[1..];
+    let first = w[0].latency;
+    if first > d.hit4 + 2e-3 {
+        twin.set(
+            "write_back",
+            "false",
+            format!(
+                "the first write after idle took {:.3} ms, as long as a read from the platter",
+                first * 1e3
+            ),
+        );
+        for p in ["write_buffer", "write_slots", "flush"] {
+            twin.unknown(p, "no write-back: does not apply");
+        }
+    } else {
+        twin.set(
+            "write_back",
+            "true",
+            format!(
+                "writes after idle are acknowledged in {:.3} ms, before the platter could hold them",
+                first * 1e3
+            ),
+        );
+        match waited(w, d.hit4) {
+            Some(i) => {
+                let destaged = ((w[i].issue - w[0].issue) / d.access).floor() as usize;
+                let slots = i.saturating_sub(destaged).max(1);
+                twin.set(
+                    "write_slots",
+                    slots.to_string(),
+                    format!("the {}th scattered 4 KiB write after idle waited; {destaged} were on the platter by then", i + 1),
+                );
+            }
+            None => twin.unknown(
+                "write_slots",
+                format!("{n} scattered 4 KiB writes never waited: more commands, or a drive that destages as fast as they come (needs a longer burst)"),
+            ),
+        }
+        // Bytes: scattered 1 MiB writes after idle until one waits.
+        let m = 96;
+        let mut steps = vec![Step::flush(), Step::Idle(0.5)];
+        steps.extend((0..m).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
+        steps.push(Step::flush());
+        let t = run.run(&steps)?;
+        let w = &t[1..t.len() - 1];
+        match waited(w, w[0].latency) {
+            Some(i) => {
+                // Once full, the buffer takes a write per destage: the destage time is the
+                // interval between the acknowledgements after the wait.
+                let acks: Vec<f64> = w[i..].iter().map(|t| t.done()).collect();
+                let gaps: Vec<f64> = acks.windows(2).map(|p| p[1] - p[0]).collect();
+                let destage = if gaps.len() >= 8 {
+                    median(&gaps)
+                } else {
+                    d.access + MIB as f64 / d.mean_rate()
+                };
+                let destaged = ((w[i].issue - w[0].issue) / destage).floor() as usize;
+                let held = i.saturating_sub(destaged) as f64 + 0.5;
+                let slots = twin.get("write_slots").and_then(|s| s.parse::<f64>().ok());
+                if slots.is_some_and(|s| held >= s - 1.0) {
+                    twin.unknown(
+                        "write_buffer",
+                        format!("at least {}: the buffer ran out of commands first (needs writes larger than 1 MiB, which the kernel splits)", size_text(held * MIB as f64)),
+                    );
+                } else {
+                    twin.set(
+                        "write_buffer",
+                        size_text(held * MIB as f64),
+                        format!("the {}th scattered 1 MiB write after idle waited; {destaged} were on the platter by then", i + 1),
+                    );
+                }
+            }
+            None => twin.unknown(
+                "write_buffer",
+                format!("{m} scattered 1 MiB writes never waited (more than {m} MiB, or destaged as fast as they come): needs a longer burst"),
+            ),
+        }
+        let destage = d.access + MIB as f64 / d.mean_rate();
+        // Flush: 4 scattered 1 MiB writes buffered, then a flush.
+        let mut steps = vec![Step::flush(), Step::Idle(0.5)];
+        steps.extend((0..4).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
+        steps.push(Step::flush());
+        let t = run.run(&steps)?;
+        let f = t[t.len() - 1].latency;
+        let honoured = f > d.hit4 + 2.0 * d.access;
+        twin.set(
+            "flush",
+            if honoured { "honour" } else { "ignore" },
+            format!(
+                "a flush after 4 scattered 1 MiB writes took {:.3} ms ({} their destage of about {:.1} ms)",
+                f * 1e3,
+                if honoured { "waiting for" } else { "not waiting for" },
+                4.0 * destage * 1e3
+            ),
+        );
+    }
+    say(&format!(
+        "write-back: {}; flush {}",
+        twin.get("write_buffer").unwrap_or("?"),
+        twin.get("flush").unwrap_or("-")
+    ));
+    Ok(())
+}
+
+/// The first write of a burst that waited: its latency, and the next two's, more than three
+/// times the first few (the buffer's own answer time) and a millisecond more. Once the buffer
+/// is full every write waits, so one write the host delayed is not taken for it.
+pub fn waited(w: &[Timed], base: f64) -> Option<usize> {
+    let b = median(
+        &w[..4.min(w.len())]
+            .iter()
+            .map(|t| t.latency)
+            .collect::<Vec<_>>(),
+    )
+    .max(base);
+    let slow = |t: &Timed| t.latency > 3.0 * b + 1e-3;
+    (0..w.len().saturating_sub(2)).find(|&i| w[i..i + 3].iter().all(slow))
+}

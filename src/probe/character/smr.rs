@@ -1,0 +1,248 @@
+//! Skylight-style probes of a drive-managed SMR disk, from latency alone:
+//! - whether a persistent cache takes scattered writes: each scattered write made durable by a
+//!   flush costs a conventional disk a random access, a shingled one a log append;
+//! - the cache's size: scattered writes without pause until one stalls (the drive cleans in
+//!   the foreground once its cache is full);
+//! - the band: with the cache full, each stall of a write made durable is one band's
+//!   read-modify-write, twice the band over the media rate plus three positionings;
+//! - the idle time before background cleaning: after how long an idle gap a read waits for a
+//!   band being cleaned.
+
+use super::disk::Disk;
+use super::stats::{median, Draw};
+use super::twin::{ms_text, size_text, Twin};
+use super::{CharError, Progress};
+use crate::probe::script::{Runner, Step};
+
+const K4: u64 = 4096;
+const MIB: u64 = 1 << 20;
+
+/// Scattered writes cached so far (bytes), counted from the first probe that wrote, while no
+/// idle gap let the drive clean.
+pub struct Cached(pub u64);
+
+/// Whether scattered 64 KiB writes made durable one by one go at a cache's pace; returns the
+/// reason when they do, with the bytes they put in the cache.
+pub fn decide(
+    run: &mut Runner,
+    d: &Disk,
+    draw: &mut Draw,
+) -> Result<(Option<String>, Cached), CharError> {
+    let io = 64 << 10;
+    let mut steps = Vec::new();
+    for _ in 0..50 {
+        steps.extend([
+            Step::write(draw.aligned(0, d.cap - MIB, K4), io),
+            Step::flush(),
+        ]);
+    }
+    let t = run.run(&steps)?;
+    let each: Vec<f64> = t.chunks(2).map(|c| c[0].latency + c[1].latency).collect();
+    let durable = median(&each);
+    let mut cached = 50 * io;
+    if durable > 0.5 * d.random_read {
+        return Ok((None, Cached(cached)));
+    }
+    // Fast even when made durable: a cache, or a drive that ignores flushes. A long burst
+    // tells them apart: a write buffer fills, a persistent cache does not.
+    let n = 1000;
+    let steps: Vec<Step> = (0..n)
+        .map(|_| Step::write(draw.aligned(0, d.cap - MIB, K4), io))
+        .collect();
+    let t = run.run(&steps)?;
+    cached += n * io;
+    let tail = median(
+        &t[t.len() / 2..]
+            .iter()
+            .map(|t| t.latency)
+            .collect::<Vec<_>>(),
+    );
+    if tail > 0.25 * d.random_read {
+        return Ok((None, Cached(cached)));
+    }
+    let why = format!(
+        "scattered 64 KiB writes made durable one by one take {:.3} ms (a random read {:.3} ms), and a burst of {n} more still {:.3} ms each: a persistent cache takes them (drive-managed SMR)",
+        durable * 1e3,
+        d.random_read * 1e3,
+        tail * 1e3
+    );
+    Ok((Some(why), Cached(cached)))
+}
+
+/// The cache, the band and the idle time.
+pub fn shingles(
+    run: &mut Runner,
+    d: &Disk,
+    draw: &mut Draw,
+    cached: Cached,
+    twin: &mut Twin,
+    say: &mut Progress,
+) -> Result<(), CharError> {
+    // The cache: scattered 128 KiB writes in chunks until one stalls.
+    let io = 128 << 10;
+    let chunk = 2048;
+    let mut written = cached.0;
+    let mut recent = Vec::new();
+    let mut stall = None;
+    while stall.is_none() && written < 256 << 30 {
+        let steps: Vec<Step> = (0..chunk)
+            .map(|_| Step::write(draw.aligned(0, d.cap - MIB, K4), io))
+            .collect();
+        let t = run.run(&steps)?;
+        for (i, x) in t.iter().enumerate() {
+            let base = if recent.len() >= 50 {
+                median(&recent[recent.len() - 50..])
+            } else {
+                x.latency
+            };
+            if recent.len() >= 50 && x.latency > (10.0 * base).max(0.02) {
+                stall = Some(written + i as u64 * io);
+                break;
+            }
+            recent.push(x.latency);
+        }
+        if stall.is_none() {
+            written += chunk * io;
+            say(&format!(
+                "persistent cache: {} written, no stall yet",
+                size_text(written as f64)
+            ));
+        }
+    }
+    let Some(at) = stall else {
+        for p in ["cache", "band", "idle"] {
+            twin.unknown(
+                p,
+                "256 GiB of scattered writes never stalled: needs a longer fill",
+            );
+        }
+        return Ok(());
+    };
+    // The stalled write's bytes were taken, less what a write buffer held then (the writes
+    // the host saw acknowledged but the drive had not yet put in its cache): at most one
+    // 128 KiB write per slot of a 64-slot buffer; the error is within a few MiB.
+    let buffered = 64 * io / 2;
+    let cache = at.saturating_sub(buffered) as f64;
+    say(&format!(
+        "persistent cache: stalled after {}",
+        size_text(at as f64)
+    ));
+    twin.set(
+        "cache",
+        size_text(cache),
+        format!(
+            "scattered writes from an empty cache ({} of them 128 KiB) until the first stall, less half a write buffer",
+            size_text(at as f64)
+        ),
+    );
+    // The band: durable 64 KiB scattered writes with the cache full; the slow ones clean.
+    let wio = 64 << 10;
+    let mut steps = Vec::new();
+    for _ in 0..400 {
+        steps.extend([
+            Step::write(draw.aligned(0, d.cap - MIB, K4), wio),
+            Step::flush(),
+        ]);
+    }
+    let t = run.run(&steps)?;
+    let each: Vec<f64> = t.chunks(2).map(|c| c[0].latency + c[1].latency).collect();
+    let in_flush = t.chunks(2).filter(|c| c[1].latency > 0.02).count();
+    let normal = median(&each);
+    let stalls: Vec<f64> = each
+        .iter()
+        .copied()
+        .filter(|&x| x > normal + 3.0 * (d.avg_seek + d.rev / 2.0) + 0.005)
+        .collect();
+    if stalls.len() < 3 {
+        twin.unknown(
+            "band",
+            format!("{} of 400 durable writes with the cache full stalled: needs more writes, or a drive that cleans ahead", stalls.len()),
+        );
+    } else {
+        // A stall: the band read and rewritten, positioning three times between the band's
+        // home and the cache region at the edge (a seek from the edge is about 1.1 average
+        // seeks), a rotational wait each, and a seek back to the log.
+        let rate = {
+            let r: Vec<f64> = d.rates.iter().map(|r| r.1).collect();
+            super::stats::mean(&r)
+        };
+        let fixed = 4.4 * d.avg_seek + 1.5 * d.rev;
+        let bands: Vec<f64> = stalls
+            .iter()
+            .map(|s| (s - normal - fixed).max(0.0) * rate / 2.0)
+            .collect();
+        let band = median(&bands);
+        say(&format!(
+            "band: {} ({} stalls)",
+            size_text(band),
+            stalls.len()
+        ));
+        twin.set(
+            "band",
+            size_text(band),
+            format!(
+                "{} stalls of 400 durable scattered 64 KiB writes with the cache full (median {:.1} ms against {:.2} ms for the others): a band read and rewritten at the mean media rate after three positionings",
+                stalls.len(),
+                median(&stalls) * 1e3,
+                normal * 1e3
+            ),
+        );
+        if in_flush > 0 {
+            twin.set(
+                "flush",
+                "honour",
+                "the cleaning a write caused was waited for by the flush after it",
+            );
+        }
+    }
+    idle(run, d, draw, twin, say)
+}
+
+/// Idle: a durable write, an idle gap, then a read: once the gap passes the drive's idle time
+/// it starts cleaning, and the read waits for the band in progress.
+fn idle(
+    run: &mut Runner,
+    d: &Disk,
+    draw: &mut Draw,
+    twin: &mut Twin,
+    say: &mut Progress,
+) -> Result<(), CharError> {
+    let waits = |run: &mut Runner, draw: &mut Draw, gap: f64| -> Result<bool, CharError> {
+        let steps = [
+            Step::write(draw.aligned(0, d.cap - MIB, K4), K4),
+            Step::flush(),
+            Step::Idle(gap),
+            Step::read(draw.aligned(0, d.cap - MIB, K4), K4),
+        ];
+        let t = run.run(&steps)?;
+        Ok(t[2].latency > d.random_read + 3.0 * (d.avg_seek + d.rev / 2.0))
+    };
+    let mut hi = 0.05;
+    while hi <= 16.0 && !waits(run, draw, hi)? {
+        hi *= 2.0;
+    }
+    if hi > 16.0 {
+        twin.unknown(
+            "idle",
+            "no cleaning seen after 16 s idle: needs longer idle gaps",
+        );
+        return Ok(());
+    }
+    let mut lo = if hi > 0.05 { hi / 2.0 } else { 0.0 };
+    while hi - lo > 0.02 * hi {
+        let mid = (lo + hi) / 2.0;
+        if waits(run, draw, mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let idle = (lo + hi) / 2.0;
+    say(&format!("cleaning after {:.3} s idle", idle));
+    twin.set(
+        "idle",
+        ms_text(idle),
+        "the shortest idle gap after which a read waited for a band being cleaned (doubling then bisection to 2%)",
+    );
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! Known answers on the models themselves, in this process: characterize recovers the
+//! parameters of models drawn at random, on the model's own timeline (the served devices'
+//! known answers, through the kernel, are `tests/characterize.rs`).
+
+use super::*;
+use crate::emu::ModelSpec;
+
+fn on(spec: &str) -> Characterized {
+    let s = ModelSpec::parse(spec).unwrap();
+    let m = s.build().unwrap();
+    characterize_model(m, &CharOptions::default(), &mut |l: &str| eprintln!("{l}")).unwrap()
+}
+
+/// Characterizes `spec` on the model and checks each `(parameter, tolerance)` against the
+/// spec's own value (0: exactly).
+fn recovers(spec: &str, checks: &[(&str, f64)]) -> Characterized {
+    let c = on(spec);
+    let truth = ModelSpec::parse(spec).unwrap();
+    let twin = ModelSpec::parse(c.spec.trim_start_matches("emu:")).unwrap();
+    let value = |p: &crate::params::Params, name: &str| {
+        p.entries()
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_json())
+            .unwrap()
+    };
+    for (name, tol) in checks {
+        assert!(
+            c.twin.get(name).is_some(),
+            "{spec}: {name} not identified: {:?}",
+            c.twin.unknown
+        );
+        let (t, g) = (value(&truth.values, name), value(&twin.values, name));
+        match (t.as_f64(), g.as_f64()) {
+            (Some(a), Some(b)) => assert!(
+                (b / a - 1.0).abs() <= *tol + 1e-9,
+                "{spec}: {name} {a} found {b}"
+            ),
+            _ => assert_eq!(t, g, "{spec}: {name}"),
+        }
+    }
+    c
+}
+
+#[test]
+fn a_fifo_hdd_is_recovered_on_its_own_timeline() {
+    let c = recovers(
+        "hdd,size=16GiB",
+        &[
+            ("rpm", 0.01),
+            ("outer_rate", 0.03),
+            ("inner_rate", 0.03),
+            ("avg_seek", 0.05),
+            ("full_stroke", 0.05),
+            ("write_buffer", 0.25),
+            ("write_slots", 0.05),
+            ("segments", 0.0),
+            ("readahead", 0.0),
+            ("zones", 0.0),
+            ("queue_order", 0.0),
+            ("queue_depth", 0.0),
+        ],
+    );
+    // Only what does not apply to an arrival-order drive is left unidentified.
+    let unknown: Vec<&str> = c.twin.unknown.iter().map(|u| u.name).collect();
+    assert_eq!(unknown, ["age_limit"], "{:?}", c.twin.unknown);
+}
+
+#[test]
+fn an_rpo_hdd_is_recovered_on_its_own_timeline() {
+    recovers(
+        "hdd,size=32GiB,queue_order=rpo,age_limit=700ms,rpm=5400,write_buffer=8MiB,queue_depth=12",
+        &[
+            ("rpm", 0.01),
+            ("queue_order", 0.0),
+            ("queue_depth", 0.0),
+            ("write_buffer", 0.25),
+            ("avg_seek", 0.05),
+            ("age_limit", 0.05),
+        ],
+    );
+}
+
+#[test]
+fn an_smr_disk_is_recovered_on_its_own_timeline() {
+    let c = recovers(
+        "smr,size=16GiB,cache=256MiB,band=16MiB,idle=300ms",
+        &[
+            ("cache", 0.10),
+            ("band", 0.25),
+            ("idle", 0.05),
+            ("rpm", 0.01),
+        ],
+    );
+    assert_eq!(c.twin.model, "smr");
+}
+
+#[test]
+fn a_flash_card_is_recovered_on_its_own_timeline() {
+    recovers(
+        "flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15",
+        &[
+            ("au", 0.0),
+            ("open_units", 0.0),
+            ("read_rate", 0.05),
+            ("write_rate", 0.05),
+            ("in_order", 0.0),
+        ],
+    );
+    recovers(
+        "flash,card=lexar",
+        &[
+            ("au", 0.0),
+            ("open_units", 0.0),
+            ("in_order", 0.0),
+            ("reorder", 0.0),
+        ],
+    );
+}
+
+#[test]
+fn a_value_the_model_refuses_is_listed_as_not_identified() {
+    let mut t = Twin::new("flash", "test");
+    t.set("size", "8GiB", "x");
+    t.set("read_rate", "inf", "a slope of zero");
+    t.close();
+    accepted(&mut t);
+    assert!(t.get("read_rate").is_none());
+    let u = t.unknown.iter().find(|u| u.name == "read_rate").unwrap();
+    assert!(u.why.contains("refuses"), "{u:?}");
+    assert!(crate::emu::ModelSpec::parse(t.spec().trim_start_matches("emu:")).is_ok());
+}
+
+#[test]
+fn read_only_runs_no_write_and_lists_what_the_writes_would_find() {
+    let s = ModelSpec::parse("hdd,size=8GiB").unwrap();
+    let opts = CharOptions {
+        read_only: true,
+        ..CharOptions::default()
+    };
+    let c = characterize_model(s.build().unwrap(), &opts, &mut |_: &str| {}).unwrap();
+    for p in ["write_buffer", "write_back", "flush"] {
+        let u = c.twin.unknown.iter().find(|u| u.name == p).unwrap();
+        assert!(u.why.contains("--read-only"), "{u:?}");
+    }
+}

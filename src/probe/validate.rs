@@ -1,0 +1,306 @@
+//! `iotrial device validate`: one validation set (300 QD1 and 320 QD32 random 4 KiB reads, a
+//! burst of 64 sequential 64 KiB writes after a second of idle, a sequential pass of 64 MiB)
+//! run on a device and on its twin, alternated round by round, and the Ruemmler-Wilkes
+//! demerit of each workload: the RMS horizontal distance between the two response-time
+//! distributions, in ms and as a share of the device's mean. Every round issues the same I/Os,
+//! so each I/O's response time is taken as its median over the rounds: what the host did to
+//! one round (a delayed wake-up, a busy CPU) is left out, what the device does every time is
+//! kept. Beside it the demerit of all rounds pooled, and the device's demerit against itself
+//! between its own rounds: the noise floor the twin is judged against.
+
+use super::character::stats::{mean, median, quantile, Draw};
+use super::character::{capacity, CharError};
+use super::script::{Runner, Step};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+const K4: u64 = 4096;
+const MIB: u64 = 1 << 20;
+
+/// The workloads of the validation set.
+pub const WORKLOADS: [&str; 4] = [
+    "QD1 random 4 KiB reads",
+    "QD32 random 4 KiB reads",
+    "write burst (64 KiB sequential, after idle)",
+    "sequential pass (1 MiB reads)",
+];
+
+/// The Ruemmler-Wilkes demerit of two samples of response times: the root mean square of
+/// the horizontal distance between their distribution functions (the difference of their
+/// quantiles, over 1000 evenly spaced probabilities).
+pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
+    let n = 1000;
+    let mut sa = a.to_vec();
+    let mut sb = b.to_vec();
+    sa.sort_by(|x, y| x.total_cmp(y));
+    sb.sort_by(|x, y| x.total_cmp(y));
+    let q = |v: &[f64], p: f64| quantile(v, p);
+    let s: f64 = (0..n)
+        .map(|i| {
+            let p = (i as f64 + 0.5) / n as f64;
+            (q(&sa, p) - q(&sb, p)).powi(2)
+        })
+        .sum();
+    (s / n as f64).sqrt()
+}
+
+/// One workload's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    pub workload: &'static str,
+    /// Mean response time of the device and of the twin (each I/O's median over the rounds),
+    /// ms.
+    pub device_mean_ms: f64,
+    pub twin_mean_ms: f64,
+    /// Demerit of the twin against the device, each I/O's response time its median over the
+    /// rounds: ms, and share of the device's mean.
+    pub demerit_ms: f64,
+    pub demerit_share: f64,
+    /// Demerit of the twin against the device, every round's response times pooled.
+    pub pooled_ms: f64,
+    pub pooled_share: f64,
+    /// The device against itself: the mean demerit between its rounds, ms and share.
+    pub noise_ms: f64,
+    pub noise_share: f64,
+}
+
+/// What validate found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    pub device: String,
+    pub twin: String,
+    pub rounds: usize,
+    pub figures: Vec<Figures>,
+}
+
+/// The validation set's scripts over `cap` bytes, each with its queue depth and the steps
+/// whose response times count: the same offsets for device and twin and in every round (each
+/// round reads more places than a drive's buffer holds, so a round finds nothing of the last
+/// one there). The burst's flush and the pass's first read (a positioning) are left out of
+/// their workloads' distributions.
+fn scripts(cap: u64, seed: u64) -> Vec<(Vec<Step>, u32, Vec<bool>)> {
+    let mut d = Draw::new(seed);
+    let mut rand = |n: usize| -> Vec<Step> {
+        (0..n)
+            .map(|_| Step::read(d.aligned(0, cap - K4, K4), K4))
+            .collect()
+    };
+    let qd1 = rand(300);
+    let qd32 = rand(320);
+    let mut d = Draw::new(seed ^ 0x5eed);
+    let mut burst = vec![Step::flush(), Step::Idle(1.0)];
+    let at = d.aligned(0, cap - 8 * MIB, MIB);
+    burst.extend((0..64).map(|i| Step::write(at + i * (64 << 10), 64 << 10)));
+    burst.push(Step::flush());
+    let start = d.aligned(0, cap - 80 * MIB, MIB);
+    let seq: Vec<Step> = (0..64).map(|i| Step::read(start + i * MIB, MIB)).collect();
+    let all = |steps: &[Step]| vec![true; steps.iter().filter(|s| is_io(s)).count()];
+    let writes: Vec<bool> = burst
+        .iter()
+        .filter(|s| is_io(s))
+        .map(|s| {
+            matches!(
+                s,
+                Step::Io {
+                    op: crate::engine::Op::Write,
+                    ..
+                }
+            )
+        })
+        .collect();
+    let mut streaming = all(&seq);
+    streaming[0] = false;
+    vec![
+        (qd1.clone(), 1, all(&qd1)),
+        (qd32.clone(), 32, all(&qd32)),
+        (burst, 1, writes),
+        (seq, 1, streaming),
+    ]
+}
+
+fn is_io(s: &Step) -> bool {
+    matches!(s, Step::Io { .. })
+}
+
+/// Response times of one round of the set, per workload and I/O (seconds of device time).
+fn round(run: &mut Runner, cap: u64, seed: u64) -> Result<Vec<Vec<f64>>, CharError> {
+    let mut out = Vec::new();
+    for (steps, depth, counted) in scripts(cap, seed) {
+        let t = run.run_at(&steps, depth)?;
+        out.push(
+            t.iter()
+                .zip(&counted)
+                .filter(|(_, &c)| c)
+                .map(|(t, _)| t.latency)
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// Each I/O's median over `rounds` (all of one workload, I/O by I/O in the same order).
+fn per_io_medians(rounds: &[Vec<f64>]) -> Vec<f64> {
+    let n = rounds.iter().map(|r| r.len()).min().unwrap_or(0);
+    (0..n)
+        .map(|i| median(&rounds.iter().map(|r| r[i]).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// Runs `rounds` rounds on the device `dev` and the twin's device `twin_dev`, alternated
+/// (device first in odd rounds, twin first in even ones), over the smaller of their sizes.
+#[allow(clippy::too_many_arguments)]
+pub fn validate(
+    device: &str,
+    dev: &Path,
+    dev_scale: f64,
+    twin: &str,
+    twin_dev: &Path,
+    twin_scale: f64,
+    rounds: usize,
+    stop: &AtomicBool,
+    say: &mut dyn FnMut(&str),
+) -> Result<Validation, CharError> {
+    let cap = capacity(dev)?.min(capacity(twin_dev)?) / MIB * MIB;
+    if cap < super::character::MIN_CAPACITY {
+        return Err(CharError::TooSmall {
+            device: device.to_string(),
+            size: cap,
+        });
+    }
+    let mut on_dev = Runner::new(dev, dev_scale, true, stop);
+    let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
+    let (dev_rounds, twin_rounds) = alternated(&mut on_dev, &mut on_twin, cap, rounds, say)?;
+    Ok(compared(device, twin, &dev_rounds, &twin_rounds))
+}
+
+/// [`validate`] of the model `device` against the model `twin`, each in this process on its
+/// own timeline (no device, no host between them but a fixed gap): the round trip as the
+/// models themselves answer it, whatever the host's load.
+pub fn validate_models(
+    device: Box<dyn crate::emu::DeviceModel>,
+    twin: Box<dyn crate::emu::DeviceModel>,
+    rounds: usize,
+) -> Result<Validation, CharError> {
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    let cap = device.capacity().min(twin.capacity()) / MIB * MIB;
+    let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
+    let mut on_dev = Runner::on_model(device, &NEVER);
+    let mut on_twin = Runner::on_model(twin, &NEVER);
+    let (dev_rounds, twin_rounds) =
+        alternated(&mut on_dev, &mut on_twin, cap, rounds, &mut |_| {})?;
+    Ok(compared(&d_name, &t_name, &dev_rounds, &twin_rounds))
+}
+
+/// Per round, workload and I/O.
+type Rounds = Vec<Vec<Vec<f64>>>;
+
+/// `rounds` rounds of the set on `on_dev` and `on_twin`, alternated (device first in odd
+/// rounds, twin first in even ones).
+fn alternated(
+    on_dev: &mut Runner,
+    on_twin: &mut Runner,
+    cap: u64,
+    rounds: usize,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Rounds, Rounds), CharError> {
+    let mut dev_rounds = Vec::new();
+    let mut twin_rounds = Vec::new();
+    let seed = 1000;
+    for r in 0..rounds {
+        if r % 2 == 0 {
+            dev_rounds.push(round(on_dev, cap, seed)?);
+            twin_rounds.push(round(on_twin, cap, seed)?);
+        } else {
+            twin_rounds.push(round(on_twin, cap, seed)?);
+            dev_rounds.push(round(on_dev, cap, seed)?);
+        }
+        say(&format!("round {} of {rounds} done on both", r + 1));
+    }
+    Ok((dev_rounds, twin_rounds))
+}
+
+/// Each workload's figures from the device's and the twin's rounds.
+fn compared(device: &str, twin: &str, dev_rounds: &Rounds, twin_rounds: &Rounds) -> Validation {
+    let figures = WORKLOADS
+        .iter()
+        .enumerate()
+        .map(|(w, name)| {
+            let of = |rs: &[Vec<Vec<f64>>]| -> Vec<Vec<f64>> {
+                rs.iter().map(|r| r[w].clone()).collect()
+            };
+            let (d_rounds, t_rounds) = (of(dev_rounds), of(twin_rounds));
+            let (d, t) = (per_io_medians(&d_rounds), per_io_medians(&t_rounds));
+            let (dp, tp) = (d_rounds.concat(), t_rounds.concat());
+            let m = mean(&d);
+            let dm = demerit(&d, &t);
+            let pooled = demerit(&dp, &tp);
+            let mut noise = Vec::new();
+            for i in 0..d_rounds.len() {
+                for j in i + 1..d_rounds.len() {
+                    noise.push(demerit(&d_rounds[i], &d_rounds[j]));
+                }
+            }
+            let nm = mean(&noise);
+            Figures {
+                workload: name,
+                device_mean_ms: m * 1e3,
+                twin_mean_ms: mean(&t) * 1e3,
+                demerit_ms: dm * 1e3,
+                demerit_share: dm / m,
+                pooled_ms: pooled * 1e3,
+                pooled_share: pooled / mean(&dp),
+                noise_ms: nm * 1e3,
+                noise_share: nm / mean(&dp),
+            }
+        })
+        .collect();
+    Validation {
+        device: device.to_string(),
+        twin: twin.to_string(),
+        rounds: dev_rounds.len(),
+        figures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_io_takes_its_median_over_the_rounds() {
+        // The second round's third I/O was held up by the host: the median leaves it out.
+        let rounds = vec![
+            vec![1.0, 2.0, 3.0],
+            vec![1.1, 2.0, 9.0],
+            vec![0.9, 2.1, 3.1],
+        ];
+        assert_eq!(per_io_medians(&rounds), vec![1.0, 2.0, 3.1]);
+    }
+
+    #[test]
+    fn the_burst_counts_its_writes_and_the_pass_its_streaming_reads() {
+        let s = scripts(1 << 30, 1);
+        assert_eq!(s[2].2.iter().filter(|&&c| c).count(), 64);
+        assert_eq!(s[2].2.len(), 66);
+        assert_eq!(s[3].2.iter().filter(|&&c| c).count(), 63);
+        assert_eq!((s[0].1, s[1].1), (1, 32));
+    }
+
+    #[test]
+    fn demerit_is_the_rms_horizontal_distance() {
+        let a: Vec<f64> = (0..100).map(|i| i as f64).collect();
+        assert!(demerit(&a, &a) < 1e-12);
+        // Shifted by 3: every quantile 3 apart.
+        let b: Vec<f64> = a.iter().map(|x| x + 3.0).collect();
+        assert!((demerit(&a, &b) - 3.0).abs() < 1e-9);
+        // Scaled by 2: the distance grows with the quantile; RMS of x over [0, 99].
+        let c: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let rms = (a.iter().map(|x| x * x).sum::<f64>() / 100.0).sqrt();
+        assert!(
+            (demerit(&a, &c) / rms - 1.0).abs() < 0.02,
+            "{}",
+            demerit(&a, &c)
+        );
+    }
+}
