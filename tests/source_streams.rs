@@ -8,7 +8,7 @@ mod common;
 use common::outcome::{Counted, UNUSED_PARAMS};
 
 use iotrial::engine::buffer::AlignedBuf;
-use iotrial::engine::fsops;
+use iotrial::engine::sources::fsops;
 use iotrial::engine::{
     Action, Op, OpSource, Pacing, Pattern, Phase, Plan, SampleSet, Source, SourceCtx, Step, Stop,
     StreamPlan,

@@ -6,9 +6,9 @@
 //! for the whole fill, and fails at once with the numbers and the option that fixes it.
 
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::fsops;
+use crate::engine::sources::fsops;
 use crate::engine::rng::SplitMix64;
-use crate::engine::source::{OpSource, SourceCtx};
+use crate::engine::sources::source::{OpSource, SourceCtx};
 use crate::engine::Op;
 use rustix::fd::OwnedFd;
 use std::ffi::CString;

@@ -17,7 +17,7 @@ pub use analysis::{analyze, FsckOutcome};
 pub use figures::{Verdict, COLUMNS};
 
 use super::{AnalysisError, Outcome, Seen, Workload};
-use crate::engine::source::{OpSource, Source};
+use crate::engine::sources::source::{OpSource, Source};
 use crate::engine::{Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;

@@ -1215,7 +1215,7 @@ impl IoGen for JobGen {
                     io.op.as_str(),
                     io.len,
                     io.offset,
-                    crate::engine::sample::errno_name(e)
+                    crate::engine::samples::sample::errno_name(e)
                 ));
                 if j.exitall_on_error {
                     self.c.exits.all.store(true, Ordering::Relaxed);

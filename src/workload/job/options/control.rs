@@ -17,7 +17,7 @@ fn errno_of(s: &str) -> Result<i32, String> {
         return Ok(n);
     }
     (1..200)
-        .find(|&n| crate::engine::sample::errno_name(n) == t)
+        .find(|&n| crate::engine::samples::sample::errno_name(n) == t)
         .ok_or_else(|| format!("'{t}' is not an errno name (ENOSPC) or number"))
 }
 

@@ -1,9 +1,9 @@
 //! The I/O backend trait: how a stream turns "op at offset" into a system call. Backends keep
 //! their own in-flight bookkeeping so that a queue-depth > 1 backend (io_uring) fits the same
-//! shape as the synchronous `psync` one. Which backend a run uses is [`super::BackendKind`].
+//! shape as the synchronous `psync` one. Which backend a run uses is [`crate::engine::BackendKind`].
 
-use super::buffer::AlignedBuf;
-use super::sample::Op;
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::samples::sample::Op;
 
 /// A finished I/O: the slot it was submitted on, and bytes done or the errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,14 +6,14 @@
 //! ([`Source::block`], [`super::blockgen`]).
 
 use super::blockgen::IoGen;
-use super::sample::Op;
-use super::Placement;
+use crate::engine::samples::sample::Op;
+use crate::engine::Placement;
 use std::sync::Arc;
 
 /// A stream's own list of operations.
 pub trait OpSource: Send {
     /// Readies the next operation, untimed (build its path, pick a file); `None` when the
-    /// stream's own list of operations has ended for this phase (under [`super::Stop::OpsEnd`]
+    /// stream's own list of operations has ended for this phase (under [`crate::engine::Stop::OpsEnd`]
     /// that ends the stream's part in the phase; in a later phase the same source is asked
     /// again, so a source can go on to its next stage: create, then remove).
     fn prepare(&mut self) -> Option<Op>;
@@ -32,7 +32,7 @@ pub trait OpSource: Send {
     }
     /// Lays out what its operations need before the plan's first stream phase (the plan's
     /// `prepare` phase): files to stat or remove made.
-    fn lay_out(&mut self, _ctx: &super::PrepareCtx) -> std::io::Result<()> {
+    fn lay_out(&mut self, _ctx: &crate::engine::PrepareCtx) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! fewest that do the operation), returning what a sample records: bytes moved, or the errno.
 //! Paths are `CStr`s the source built before the timed call, so nothing here allocates.
 
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, CWD};
 use std::ffi::CStr;
@@ -97,13 +97,13 @@ pub fn write_all(fd: impl AsFd, buf: &AlignedBuf, len: usize) -> OpResult {
 
 /// Seals the first `len` bytes of `buf` as the data stream `stream` (whose seed is `seed`)
 /// writes at the start of its file number `file`: fio's verify header every
-/// [`super::Seal::INTERVAL`] bytes, with the offset in the file, the stream as `thread`, the
+/// [`crate::engine::Seal::INTERVAL`] bytes, with the offset in the file, the stream as `thread`, the
 /// seed, and the file's number as `numberio` (modulo 65536), so a scan after a power cut tells
 /// the file's own blocks from another file's. A last piece too short for a header is left as
 /// it is.
 pub fn seal_file(buf: &mut AlignedBuf, len: usize, stream: usize, seed: u64, file: u64) {
     let sum = crate::verify::Checksum::Crc32c;
-    let interval = super::Seal::INTERVAL as usize;
+    let interval = crate::engine::Seal::INTERVAL as usize;
     let data = &mut buf.as_mut_slice()[..len];
     for (k, piece) in data.chunks_mut(interval).enumerate() {
         if piece.len() < sum.min_interval() {

@@ -7,9 +7,9 @@
 //! trims of the I/O engines are the shared ones ([`super::psync::sync_op`]).
 
 use super::backend::{SyncIo, Synchronous};
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use rustix::fs::FallocateFlags;
 use std::os::fd::OwnedFd;
 

@@ -6,9 +6,9 @@
 //! without it and says so ([`Uring::open`]'s warnings).
 
 use super::backend::{Backend, Completion};
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -157,7 +157,7 @@ pub struct StreamSamples {
 
 impl StreamSamples {
     /// Time from the time origin of its samples (the start of sampling, for the streams of
-    /// [`super::SampleSet::load_phase`]) until this stream's last sample completed, in seconds.
+    /// [`crate::engine::SampleSet::load_phase`]) until this stream's last sample completed, in seconds.
     pub fn elapsed_s(&self) -> f64 {
         self.samples.iter().map(|s| s.done_ns()).max().unwrap_or(0) as f64 / 1e9
     }

@@ -5,13 +5,13 @@
 //! still in flight. The hot path allocates nothing: slot buffers, flights and the sample sink
 //! are ready before the barrier.
 
-use super::backend::Backend;
+use crate::engine::backends::backend::Backend;
 use super::blockgen::{Io, IoGen, Next};
-use super::buffer::AlignedBuf;
-use super::protocol::Protocol;
-use super::record::StreamSink;
-use super::sample::Sample;
-use super::Stop;
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::protocol::Protocol;
+use crate::engine::samples::record::StreamSink;
+use crate::engine::samples::sample::Sample;
+use crate::engine::Stop;
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
 use std::time::Duration;
@@ -62,7 +62,7 @@ impl Slots {
     #[inline]
     fn complete(
         &mut self,
-        c: super::backend::Completion,
+        c: crate::engine::backends::backend::Completion,
         gen: &mut dyn IoGen,
         bufs: &[AlignedBuf],
         protocol: &Protocol,

@@ -4,9 +4,9 @@
 //! engine does) and `null` (every I/O completes at once, moving nothing: the engine's own cost).
 
 use super::backend::{SyncIo, Synchronous};
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use std::os::fd::OwnedFd;
 
 /// Completes every I/O at once with its length: nothing reaches a device.

@@ -1,13 +1,13 @@
 //! Streams whose block I/O the workload generates itself, one I/O at a time, at the stream's
 //! queue depth: which file, which op, where, how long, and what a write carries; what a read
 //! brings back is handed to it (a verify read checks its header). Such a stream has a
-//! [`super::Source`] made with [`super::Source::block`]; once the stack has placed it, the
+//! [`crate::engine::Source`] made with [`crate::engine::Source::block`]; once the stack has placed it, the
 //! engine makes its [`IoGen`], lets it lay out its files in the plan's `prepare` phase, and runs
 //! it in the stream phases after, keeping it from one phase to the next. The engine times and
 //! samples every I/O it issues; everything a generator does in `next` and `done` is in the
 //! engine's hot path and must not allocate, lock or log.
 
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicBool;
 

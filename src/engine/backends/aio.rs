@@ -8,9 +8,9 @@
 //! (IOCB_FLAG_IOPRIO).
 
 use super::backend::{Backend, Completion};
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 const IOCB_CMD_PREAD: u16 = 0;
@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn reads_writes_and_syncs_complete_on_their_slots() {
-        use crate::engine::backend::testing::{file_of, reads_complete_on_their_slots};
+        use super::super::backend::testing::{file_of, reads_complete_on_their_slots};
         let (_d, p, f) = file_of(5, 16);
         let Ok(mut a) = Aio::open_all(vec![f.into()], 16) else {
             eprintln!("skipped: the kernel refused an AIO context here");

@@ -4,9 +4,9 @@
 //! in `aio_suspend` until one completes, its result from `aio_error`/`aio_return`.
 
 use super::backend::{Backend, Completion};
-use super::buffer::AlignedBuf;
+use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
-use super::sample::Op;
+use crate::engine::samples::sample::Op;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// POSIX AIO at a queue depth of its own.
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn many_in_flight_complete_on_their_slots() {
-        use crate::engine::backend::testing::{file_of, reads_complete_on_their_slots};
+        use super::super::backend::testing::{file_of, reads_complete_on_their_slots};
         let (_d, _p, f) = file_of(4, 8);
         let mut a = PosixAio::over(vec![f.into()], 8);
         let mut bufs = reads_complete_on_their_slots(&mut a, 4);

@@ -3,8 +3,8 @@
 //! trim: a hole punched in a file, a discard of a block device's range) are here too.
 
 use super::backend::{SyncIo, Synchronous};
-use super::buffer::AlignedBuf;
-use super::sample::Op;
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::samples::sample::Op;
 use std::os::fd::{AsFd, OwnedFd};
 
 /// One target of a backend: its descriptor and whether it is a block device (a trim is then a

@@ -101,7 +101,7 @@ impl PhaseRecord {
     pub fn stream(name: &str) -> PhaseRecord {
         PhaseRecord {
             name: name.to_string(),
-            kind: super::plan::STREAM_KIND.to_string(),
+            kind: crate::engine::plan::STREAM_KIND.to_string(),
             start_s: 0.0,
             end_s: None,
             sampling_start_s: None,
