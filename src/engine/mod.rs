@@ -1,6 +1,6 @@
 //! The engine: runs the stream phases of a [`Plan`] (one OS thread per stream) against placed
 //! targets, each phase until its stop condition, and records every stream's samples in
-//! bounded memory ([`record`]). It knows nothing about workloads, and nothing about the action
+//! bounded memory ([`samples::record`]). It knows nothing about workloads, and nothing about the action
 //! phases between stream phases, which the stack does.
 
 pub mod backends;
