@@ -4,7 +4,7 @@
 use super::errors::{refused_flag, usage};
 use anyhow::Result;
 use iotrial::params::split_assignment;
-use iotrial::stack::vm_key::{VmKey, VmSettings};
+use iotrial::stack::spec::vm_key::{VmKey, VmSettings};
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
 use std::path::PathBuf;
 

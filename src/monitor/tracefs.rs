@@ -6,7 +6,7 @@
 
 use crate::mountinfo;
 use crate::stack::ledger::Ledger;
-use crate::stack::resource::Resource;
+use crate::stack::ledger::resource::Resource;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

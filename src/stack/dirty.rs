@@ -9,7 +9,7 @@
 use super::actions::Actions;
 use super::fs::Mounted;
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::StackError;
 use serde_json::{json, Value as Json};
 use std::os::unix::fs::MetadataExt;

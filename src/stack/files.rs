@@ -6,7 +6,7 @@
 //! space. Everything in the subdirectory is removed when the layout is dropped.
 
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::StackError;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};

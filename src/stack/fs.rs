@@ -4,7 +4,7 @@
 
 use super::actions::Actions;
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::{hash_seed, sys, StackError};
 use crate::mountinfo;
 use serde_json::{json, Value as Json};

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::actions::Actions;
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::StackError;
 
 /// Where the images go, and the warning when that is the host's disk.

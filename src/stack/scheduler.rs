@@ -4,7 +4,7 @@
 
 use super::actions::Actions;
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 use super::actions::Actions;
 use super::fs::Mounted;
 use super::ledger::Ledger;
-use super::resource::Resource;
+use super::ledger::resource::Resource;
 use super::{md, sys, zfs, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};

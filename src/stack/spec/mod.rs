@@ -4,9 +4,11 @@
 //! at fault (a study runs them when its file is read, and every build runs them first); and how
 //! much of its devices' write bandwidth its data can use.
 
+pub mod vm_key;
+
 use super::device::DeviceSpec;
 use super::md::MdSpec;
-use super::vm_key::VmKey;
+use self::vm_key::VmKey;
 use super::{fs, scheduler, zfs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

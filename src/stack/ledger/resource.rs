@@ -4,7 +4,7 @@
 //! it did in one plain line, and a resource that is already gone is "already released", never
 //! an error. A run's ledger file ([`LedgerFile`]) lists them in the order they were made.
 
-use super::sys;
+use crate::stack::sys;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -122,12 +122,12 @@ impl Resource {
             }),
             Resource::Fuse { mountpoint } => release_fuse(mountpoint, self),
             Resource::MdArray { device, members } => {
-                Ok(match super::md::release(device, members)? {
+                Ok(match crate::stack::md::release(device, members)? {
                     true => Released::Done(format!("stopped MD array {}", device.display())),
                     false => Released::AlreadyGone(self.to_string()),
                 })
             }
-            Resource::ZfsPool { name } => Ok(match super::zfs::release(name)? {
+            Resource::ZfsPool { name } => Ok(match crate::stack::zfs::release(name)? {
                 true => Released::Done(format!("destroyed ZFS pool {name}")),
                 false => Released::AlreadyGone(self.to_string()),
             }),
