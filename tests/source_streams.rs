@@ -14,8 +14,8 @@ use iotrial::engine::{
     StreamPlan,
 };
 use iotrial::params::{ParamError, ParamSpec, Params};
+use iotrial::stack::build::provision::BuildOptions;
 use iotrial::stack::ledger::Ledger;
-use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, StackSpec};
 use iotrial::trial::{self, Setup};
 use iotrial::workload::{AnalysisError, Outcome, Workload};

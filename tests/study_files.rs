@@ -681,7 +681,7 @@ fn builtin_dvr_regions_fit_ext4_on_its_twin() {
             return;
         };
         let plan = t.workload_impl().plan(&t.params).unwrap();
-        let regions = iotrial::stack::files::region_lengths(&plan, free);
+        let regions = iotrial::stack::build::files::region_lengths(&plan, free);
         assert!(
             regions.is_ok(),
             "quick {quick}: {regions:?} bytes needed, {free} free"

@@ -4,29 +4,29 @@
 //! phases between stream phases, which the stack does.
 
 pub mod backends;
-pub mod sources;
 pub mod buffer;
 pub mod cpus;
 pub mod plan;
 pub mod prepare;
 pub mod protocol;
 pub mod realtime;
-pub mod samples;
 pub mod rng;
 mod run;
+pub mod samples;
+pub mod sources;
 mod stream;
 
 pub use backends::backend_kind::{BackendKind, Opened};
-pub use sources::blockgen::{Io, IoGen, Next, PrepareCtx};
 pub use plan::{
     Action, CutWhen, IdleLimits, InFlight, Phase, Plan, PlanError, PowerCut, Step, Stop,
 };
 pub use prepare::FillSeal;
 pub use protocol::Protocol;
-pub use samples::record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
+pub use samples::record::{Keep, Recorder};
 pub use samples::sample::{Op, Sample, StreamSamples};
 pub use samples::set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
+pub use sources::blockgen::{Io, IoGen, Next, PrepareCtx};
 pub use sources::source::{Make, OpSource, Source, SourceCtx, WrittenFile};
 
 use std::path::PathBuf;

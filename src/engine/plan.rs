@@ -25,7 +25,7 @@ pub struct Plan {
     pub checker_args: Vec<String>,
     /// The most bytes the workload writes (its data and its own per-file metadata), where it
     /// can tell: emulated devices keep their images in memory when these, with what mkfs
-    /// writes, fit ([`crate::stack::memimage`]); `None`: as much as the devices hold.
+    /// writes, fit ([`crate::stack::build::memimage`]); `None`: as much as the devices hold.
     pub stores_at_most: Option<u64>,
 }
 

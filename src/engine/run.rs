@@ -3,10 +3,10 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::sources::blockgen::{IoGen, PrepareCtx};
-use super::sources::blockgen_run::{self, GenEnded, GenJob};
 use super::realtime::{self, Tally};
 use super::samples::record::{Keep, Recorder, StreamSink};
+use super::sources::blockgen::{IoGen, PrepareCtx};
+use super::sources::blockgen_run::{self, GenEnded, GenJob};
 use super::sources::source::{Make, OpSource, SourceCtx};
 use super::sources::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, slot_buffers, Cursor, Ended, Job};

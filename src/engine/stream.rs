@@ -8,8 +8,8 @@
 use super::backends::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
-use super::samples::record::StreamSink;
 use super::rng::SplitMix64;
+use super::samples::record::StreamSink;
 use super::samples::sample::{Op, Sample};
 use super::{Pacing, Pattern, Placement, Seal, Stop, StreamPlan};
 use crate::verify::{seal_block, BlockHeader};

@@ -194,7 +194,7 @@ fn extents(areas: &[fsmap::Area]) -> Vec<Extent> {
         .iter()
         .map(|a| {
             let end = if a.end == u64::MAX {
-                crate::stack::raw::device_size(Path::new("/dev").join(&a.device).as_path())
+                crate::stack::build::raw::device_size(Path::new("/dev").join(&a.device).as_path())
                     .map_or(0, |b| b / 512)
             } else {
                 a.end

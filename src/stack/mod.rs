@@ -4,30 +4,20 @@
 //! raw region); the ledger releases all of it. Errors say whether the input, the host or the
 //! build is at fault.
 
-pub mod action_phase;
 pub mod actions;
 pub mod blockdevs;
-pub mod checker;
+pub mod build;
 pub mod device;
-pub mod dirty;
-pub mod files;
-pub mod fs;
-pub mod hash_seed;
-pub mod idle;
 pub mod ledger;
-pub mod md;
-pub mod memimage;
+pub mod phases;
 pub mod powercut;
-pub mod provision;
-pub mod raw;
-pub mod scheduler;
 pub mod serve;
 pub mod server;
 pub mod spec;
 pub mod sys;
-pub mod volume;
-pub mod zfs;
 
+/// Building a stack is [`build`]'s; its entry keeps its path as `stack::provision`.
+pub use build::provision;
 pub use device::{DeviceSpec, DeviceSpecError};
 pub use spec::{LayoutKind, StackSpec, StackSpecError};
 

@@ -8,8 +8,8 @@
 //! (IOCB_FLAG_IOPRIO).
 
 use super::backend::{Backend, Completion};
-use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
+use crate::engine::buffer::AlignedBuf;
 use crate::engine::samples::sample::Op;
 use std::os::fd::{AsRawFd, OwnedFd};
 

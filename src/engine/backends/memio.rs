@@ -4,8 +4,8 @@
 //! engine does) and `null` (every I/O completes at once, moving nothing: the engine's own cost).
 
 use super::backend::{SyncIo, Synchronous};
-use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
+use crate::engine::buffer::AlignedBuf;
 use crate::engine::samples::sample::Op;
 use std::os::fd::OwnedFd;
 

@@ -4,8 +4,8 @@
 //! in `aio_suspend` until one completes, its result from `aio_error`/`aio_return`.
 
 use super::backend::{Backend, Completion};
-use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
+use crate::engine::buffer::AlignedBuf;
 use crate::engine::samples::sample::Op;
 use std::os::fd::{AsRawFd, OwnedFd};
 

@@ -7,8 +7,8 @@
 //! trims of the I/O engines are the shared ones ([`super::psync::sync_op`]).
 
 use super::backend::{SyncIo, Synchronous};
-use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
+use crate::engine::buffer::AlignedBuf;
 use crate::engine::samples::sample::Op;
 use rustix::fs::FallocateFlags;
 use std::os::fd::OwnedFd;

@@ -6,8 +6,8 @@
 //! without it and says so ([`Uring::open`]'s warnings).
 
 use super::backend::{Backend, Completion};
-use crate::engine::buffer::AlignedBuf;
 use super::psync::{sync_op, Target};
+use crate::engine::buffer::AlignedBuf;
 use crate::engine::samples::sample::Op;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;

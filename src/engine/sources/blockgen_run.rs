@@ -5,8 +5,8 @@
 //! still in flight. The hot path allocates nothing: slot buffers, flights and the sample sink
 //! are ready before the barrier.
 
-use crate::engine::backends::backend::Backend;
 use super::blockgen::{Io, IoGen, Next};
+use crate::engine::backends::backend::Backend;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::protocol::Protocol;
 use crate::engine::samples::record::StreamSink;

@@ -3,10 +3,10 @@
 //! phase's stop condition or the source's end. The hot path allocates nothing of its own; what
 //! a source does inside `prepare` is its own business and is not timed.
 
+use super::source::OpSource;
 use crate::engine::protocol::Protocol;
 use crate::engine::samples::record::StreamSink;
 use crate::engine::samples::sample::Sample;
-use super::source::OpSource;
 use crate::engine::{Pacing, Stop, StreamPlan};
 use std::sync::Barrier;
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! held by another driver, and carries no partition table or filesystem signature — unless the
 //! user names it again in `--wipe`. Mounted and system devices are refused even then.
 
-use crate::stack::{sys, StackError};
 use crate::mountinfo;
+use crate::stack::{sys, StackError};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 

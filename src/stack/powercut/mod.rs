@@ -10,8 +10,8 @@
 pub mod scan;
 pub mod switch;
 
-use super::action_phase::{self, ActionCtx};
-use super::provision::Built;
+use super::build::provision::Built;
+use super::phases::action_phase::{self, ActionCtx};
 use super::{sys, DeviceSpec, StackError, StackSpec};
 use crate::engine::{Action, Plan, PowerCut};
 use serde_json::{json, Value as Json};
@@ -208,7 +208,7 @@ fn stop_md(built: &Built) -> Result<Option<MdArray>, StackError> {
         .flatten()
         .filter_map(|m| m.as_str().map(str::to_string))
         .collect();
-    let stop = super::md::stop_args(Path::new(array));
+    let stop = super::build::volume::md::stop_args(Path::new(array));
     sys::run("mdadm", &stop).map_err(StackError::Command)?;
     Ok(Some(MdArray {
         array: array.to_string(),

@@ -6,10 +6,10 @@
 
 pub mod vm_key;
 
-use super::device::DeviceSpec;
-use super::md::MdSpec;
 use self::vm_key::VmKey;
-use super::{fs, scheduler, zfs};
+use super::build::volume::md::MdSpec;
+use super::device::DeviceSpec;
+use super::{build::fs, build::scheduler, build::volume::zfs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

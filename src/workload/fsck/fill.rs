@@ -6,8 +6,8 @@
 //! for the whole fill, and fails at once with the numbers and the option that fixes it.
 
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::sources::fsops;
 use crate::engine::rng::SplitMix64;
+use crate::engine::sources::fsops;
 use crate::engine::sources::source::{OpSource, SourceCtx};
 use crate::engine::Op;
 use rustix::fd::OwnedFd;

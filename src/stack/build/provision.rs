@@ -4,15 +4,18 @@
 //! resource goes into the ledger before it is created; the caller releases the ledger after the
 //! trial.
 
-use super::actions::Actions;
-use super::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
 use super::files::{self, FileLayout};
-use super::ledger::Ledger;
-use super::ledger::resource::Resource;
-use super::{dirty, fs, ledger::guard, md, memimage, raw, scheduler, sys, volume, zfs};
-use super::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use crate::emu::ModelSpec;
 use crate::engine::{Placement, Plan};
+use crate::stack::actions::Actions;
+use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
+use crate::stack::ledger::resource::Resource;
+use crate::stack::ledger::Ledger;
+use crate::stack::{
+    build::dirty, build::fs, build::memimage, build::raw, build::scheduler, build::volume,
+    build::volume::md, build::volume::zfs, ledger::guard, sys,
+};
+use crate::stack::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -5,12 +5,12 @@
 //! model time. A real disk hides drive-managed cleaning from the host: the phase then waits
 //! until diskstats show no I/O for the quiet time and says the cleaning time is unknown.
 
-use super::blockdevs::{DeviceRole, StackDevice};
-use super::ledger::Ledger;
-use super::provision::Built;
-use super::server::{BackgroundReply, DeviceServer};
-use super::StackError;
 use crate::engine::{IdleLimits, IdleRecord};
+use crate::stack::blockdevs::{DeviceRole, StackDevice};
+use crate::stack::build::provision::Built;
+use crate::stack::ledger::Ledger;
+use crate::stack::server::{BackgroundReply, DeviceServer};
+use crate::stack::StackError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

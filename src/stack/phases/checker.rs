@@ -4,7 +4,7 @@
 //! user and system CPU and its peak resident memory from wait4. A non-zero exit is a finding
 //! the caller reports, not an error here. e2fsck's per-pass timings are parsed from its output.
 
-use super::{sys, StackError};
+use crate::stack::{sys, StackError};
 use serde::Serialize;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

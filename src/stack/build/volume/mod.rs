@@ -3,11 +3,14 @@
 //! the pool before its mount — so the ledger's reverse order unmounts the filesystem before it
 //! stops the array or destroys the pool.
 
-use super::actions::Actions;
+pub mod md;
+pub mod zfs;
+
 use super::fs::Mounted;
-use super::ledger::Ledger;
-use super::ledger::resource::Resource;
-use super::{md, sys, zfs, StackError};
+use crate::stack::actions::Actions;
+use crate::stack::ledger::resource::Resource;
+use crate::stack::ledger::Ledger;
+use crate::stack::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 

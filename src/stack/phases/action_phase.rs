@@ -6,9 +6,9 @@
 //! unmounted filesystem ([`super::checker`]) and returns what it measured. `idle` needs the
 //! device servers and has a module of its own ([`super::idle`]).
 
-use super::provision::Built;
-use super::{checker, sys, StackError};
 use crate::engine::Action;
+use crate::stack::build::provision::Built;
+use crate::stack::{phases::checker, sys, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -221,7 +221,10 @@ fn drop_caches(built: &Built) -> Result<(), StackError> {
 }
 
 /// The stack's own filesystem, or why a phase cannot unmount or mount it.
-fn own_filesystem(built: &Built, action: Action) -> Result<&super::fs::Mounted, StackError> {
+fn own_filesystem(
+    built: &Built,
+    action: Action,
+) -> Result<&crate::stack::build::fs::Mounted, StackError> {
     built.mounted.as_ref().ok_or_else(|| {
         StackError::Invalid(format!(
             "the {} phase needs a filesystem the stack made; this stack's layout is {} on {}",

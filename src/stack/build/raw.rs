@@ -3,9 +3,9 @@
 //! and `partitions` (a GPT on one device with one partition per stream, in stream order). A
 //! stream without a region size gets an equal share of what its device has left.
 
-use super::actions::Actions;
-use super::{sys, LayoutKind, StackError};
 use crate::engine::{Placement, Plan};
+use crate::stack::actions::Actions;
+use crate::stack::{sys, LayoutKind, StackError};
 use std::path::{Path, PathBuf};
 
 const MIB: u64 = 1 << 20;

@@ -14,10 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::actions::Actions;
-use super::ledger::Ledger;
-use super::ledger::resource::Resource;
-use super::StackError;
+use crate::stack::actions::Actions;
+use crate::stack::ledger::resource::Resource;
+use crate::stack::ledger::Ledger;
+use crate::stack::StackError;
 
 /// Where the images go, and the warning when that is the host's disk.
 #[derive(Debug, Clone, PartialEq, Eq)]

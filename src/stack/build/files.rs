@@ -5,12 +5,12 @@
 //! [`crate::engine::prepare`]). A stream without a region size gets an equal share of the free
 //! space. Everything in the subdirectory is removed when the layout is dropped.
 
-use super::ledger::Ledger;
-use super::ledger::resource::Resource;
-use super::StackError;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};
 use crate::mountinfo;
+use crate::stack::ledger::resource::Resource;
+use crate::stack::ledger::Ledger;
+use crate::stack::StackError;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
