@@ -3,10 +3,12 @@
 //! scheduler and the dirty-data cap, and laying the streams' regions out (files on the
 //! filesystem, or raw regions and partitions). [`provision`] runs the steps in order.
 
+mod attach;
 pub mod dirty;
 pub mod files;
 pub mod fs;
 pub mod hash_seed;
+mod layout;
 pub mod memimage;
 pub mod provision;
 pub mod raw;
