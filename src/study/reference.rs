@@ -5,7 +5,7 @@
 //! the reference also carries each data device's diskstats series, so a workload can bound a
 //! stack by the raw stack's best drive times its own data drives.
 
-use super::manifest::{Manifest, Status};
+use super::results::manifest::{Manifest, Status};
 use super::{Study, Trial};
 use crate::result::monitor::MonitorSummary;
 use crate::stack::LayoutKind;

@@ -5,15 +5,15 @@
 //! syntax — and every error names the file, line, column and key.
 
 use super::assign::Assignments;
-use super::error::StudyError;
 use super::locate::{key_at, line_col};
-use super::pause::Pause;
 use super::repeats::{Percent, Repeats, DEFAULT_REPEATS};
 use crate::capacity::CapacitySpec;
 use crate::cause::{Cause, HasCause};
 use crate::monitor::{self, SettingsError};
 use crate::params::ParamError;
 use crate::stack::{DeviceSpec, StackSpec, StackSpecError};
+use crate::study::error::StudyError;
+use crate::study::pause::Pause;
 use crate::trial::cpus::Policy;
 use crate::workload::{self, Workload};
 use serde::{Deserialize, Serialize};

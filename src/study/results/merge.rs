@@ -3,16 +3,16 @@
 //! hold the same resolved study (the manifests' study hashes agree). Every trial of the study
 //! is taken from the directory that finished it; one finished in two is a duplicate, one
 //! finished in none is missing or failed, and each is named with the command that runs it
-//! again. Figures relating trials are derived again once all are together ([`super::relate`]);
+//! again. Figures relating trials are derived again once all are together ([`crate::study::relate`]);
 //! then the table and report.html / report.md are written as at the end of a study.
 
 use super::manifest::{difference, Manifest, Source, Status};
-use super::relate::{relate, RelateError};
-use super::results::ResultsDir;
 use super::table::StudyTable;
-use super::{Options, StudyError, Trial};
+use super::ResultsDir;
 use crate::cause::{Cause, HasCause};
 use crate::report::html::{write_report, ReportFiles};
+use crate::study::relate::{relate, RelateError};
+use crate::study::{Options, StudyError, Trial};
 use std::path::{Path, PathBuf};
 
 /// What to merge, and where.
@@ -309,7 +309,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Merged, MergeError> {
     let inputs = load(&opts.dirs)?;
     let first = &inputs[0].manifest;
     let hash = first.hash();
-    let all = super::expand(&first.resolved, &Options::default())?;
+    let all = crate::study::expand(&first.resolved, &Options::default())?;
     let mut found = Vec::new();
     let mut problems = Vec::new();
     for t in &all.trials {
@@ -425,7 +425,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Merged, MergeError> {
                 continue;
             }
             let placed = m.trials.len();
-            let Some(t) = super::expand::extra_trial(
+            let Some(t) = crate::study::plan::expand::extra_trial(
                 &first.resolved,
                 &src_rec.stack,
                 &src_rec.workload,

@@ -5,13 +5,13 @@
 //! reading as a difference between them), within a repeat the stacks in study order and each
 //! stack's workloads in study order. Every trial builds its stack afresh.
 
-use super::error::StudyError;
 use super::file::{Quick, Study, WorkloadEntry};
 use super::shard::Shard;
-use super::{identity, sweep, Assignments};
 use crate::capacity::CapacitySpec;
 use crate::params::Params;
 use crate::stack::{DeviceSpec, StackSpec};
+use crate::study::error::StudyError;
+use crate::study::{plan::identity, plan::sweep, Assignments};
 use crate::workload::{self, Workload};
 use serde::{Deserialize, Serialize};
 
@@ -314,7 +314,7 @@ fn single(
         device: None,
         devices: Default::default(),
         quick: Quick::default(),
-        workloads: vec![super::WorkloadEntry {
+        workloads: vec![crate::study::WorkloadEntry {
             name: kind.to_string(),
             kind: kind.to_string(),
             set: Assignments(params.assignments()),

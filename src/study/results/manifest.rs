@@ -2,10 +2,10 @@
 //! host, and every trial with its status. It is rewritten atomically (temporary file + rename)
 //! whenever a trial changes state, and it is what `--resume` reads to run only what is missing.
 
-use super::error::StudyError;
-use super::expand::{expand, Expansion, Options, Trial};
-use super::file::Study;
-use super::results::{host_json, ResultsDir};
+use super::{host_json, ResultsDir};
+use crate::study::error::StudyError;
+use crate::study::plan::expand::{expand, Expansion, Options, Trial};
+use crate::study::plan::file::Study;
 use crate::utc::utc_iso;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -39,7 +39,7 @@ pub struct TrialRecord {
     pub status: Status,
     /// Why it failed or was skipped.
     pub reason: Option<String>,
-    /// [`super::identity::trial_digest`] (empty in manifests written before digests).
+    /// [`crate::study::plan::identity::trial_digest`] (empty in manifests written before digests).
     #[serde(default)]
     pub digest: String,
     /// The trial's directory, relative to the results directory.
@@ -62,7 +62,7 @@ pub struct Manifest {
     pub updated_utc: String,
     /// Host, kernel and tool versions ([`host_json`]).
     pub host: Json,
-    /// [`super::identity::study_hash`] of `resolved` (empty in manifests written before it;
+    /// [`crate::study::plan::identity::study_hash`] of `resolved` (empty in manifests written before it;
     /// [`Manifest::hash`] computes it then).
     #[serde(default)]
     pub study_hash: String,
@@ -136,7 +136,7 @@ impl Manifest {
             created_utc: now.clone(),
             updated_utc: now,
             host: host_json(),
-            study_hash: super::identity::study_hash(&exp.study),
+            study_hash: crate::study::plan::identity::study_hash(&exp.study),
             resolved: exp.study.clone(),
             trials: Vec::new(),
             merged_from: Vec::new(),
@@ -205,7 +205,7 @@ impl Manifest {
     /// The study's hash: the one recorded, else computed from `resolved`.
     pub fn hash(&self) -> String {
         if self.study_hash.is_empty() {
-            super::identity::study_hash(&self.resolved)
+            crate::study::plan::identity::study_hash(&self.resolved)
         } else {
             self.study_hash.clone()
         }

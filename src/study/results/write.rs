@@ -1,8 +1,8 @@
 //! Writes a study back as TOML in the format it is read in (study.toml of a results
 //! directory): the resolved study, with every parameter and stack field written out.
 
-use super::file::Study;
-use super::Assignments;
+use crate::study::plan::file::Study;
+use crate::study::Assignments;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

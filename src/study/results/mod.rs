@@ -2,6 +2,11 @@
 //! `trials/<stack>/<workload>/r<N>/`. A trial is written under a temporary name and renamed
 //! when complete, so an interrupted study never shows a partial trial as finished.
 
+pub mod manifest;
+pub mod merge;
+pub mod table;
+pub(super) mod write;
+
 use crate::utc::utc_stamp;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
