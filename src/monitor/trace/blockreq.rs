@@ -5,7 +5,7 @@
 //! and discards apart. Tallies are kept per phase, class and direction.
 
 use super::fsmap::FsMap;
-use super::series::PerPhase;
+use crate::monitor::series::PerPhase;
 use crate::result::monitor::IoClassRow;
 use crate::timeline::Span;
 use std::collections::BTreeMap;
@@ -157,8 +157,8 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fsmap::Area;
     use super::*;
-    use crate::monitor::fsmap::Area;
 
     #[test]
     fn rwbs_gives_the_operation_and_meta() {

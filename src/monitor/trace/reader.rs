@@ -8,7 +8,7 @@
 use super::blockreq::{self, Class, Event, Op, Tally};
 use super::fsmap::FsMap;
 use super::ringbuf::Decoder;
-use super::series::{field, CsvFile};
+use crate::monitor::series::{field, CsvFile};
 use crate::timeline::{Outside, Span};
 use crate::timeline::{PhaseSpan, Timeline};
 use std::collections::{HashMap, VecDeque};

@@ -7,8 +7,8 @@
 
 use super::blockreq::{classify, Class, Op, Tally};
 use super::fsmap::FsMap;
-use super::trace::{map_fs, start_logs, stop_logs};
-use super::Watch;
+use super::{map_fs, start_logs, stop_logs};
+use crate::monitor::Watch;
 use crate::result::monitor::MonitorSummary;
 use crate::stack::blockdevs::{DeviceRole, StackDevice};
 use crate::stack::ledger::Ledger;

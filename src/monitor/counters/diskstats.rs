@@ -7,7 +7,7 @@
 //! which a phase's mean hides).
 
 use super::iostat::{parse, Counters, PhaseSums};
-use super::series::{CsvFile, PerPhase};
+use crate::monitor::series::{CsvFile, PerPhase};
 use crate::result::monitor::{DeviceSummary, IostatFigures};
 use crate::stack::blockdevs::StackDevice;
 use crate::timeline::Span;
@@ -122,7 +122,7 @@ fn write_row(line: &mut String, device: &str, f: &IostatFigures) {
     let _ = write!(
         line,
         ",{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
-        super::series::field(device),
+        crate::monitor::series::field(device),
         f.r_s,
         f.w_s,
         f.d_s,

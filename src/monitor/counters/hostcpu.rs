@@ -6,7 +6,7 @@
 //! ms per second of wall time summed over the CPUs (an interval under 0.25 s is folded into
 //! the next row); result.json gets the means and the interval with the most steal.
 
-use super::series::CsvFile;
+use crate::monitor::series::CsvFile;
 use crate::result::monitor::HostCpuSummary;
 use crate::timeline::Span;
 use std::fmt::Write as _;

@@ -6,13 +6,21 @@
 //! the device server logs every request it receives meanwhile, and the log is checked
 //! against the trace request for request.
 
-use super::blockreq::Op;
-use super::fsmap::{self, FsMap};
-use super::reader::{Reader, HEADER};
-use super::ringbuf::{Decoder, Layout};
+pub(super) mod blockreq;
+pub mod capture;
+pub(super) mod devlog;
+pub(super) mod fsmap;
+pub(super) mod reader;
+pub(super) mod ringbuf;
+pub(super) mod tracefs;
+
+use self::blockreq::Op;
+use self::fsmap::FsMap;
+use self::reader::{Reader, HEADER};
+use self::ringbuf::{Decoder, Layout};
+use self::tracefs::Instance;
+use super::counters::threads::Own;
 use super::series::CsvFile;
-use super::threads::Own;
-use super::tracefs::{self, Instance};
 use super::Watch;
 use crate::result::monitor::{EmulatedCheck, Extent, MonitorSummary, TraceSummary};
 use crate::stack::blockdevs::{DeviceRole, StackDevice};

@@ -5,7 +5,7 @@
 //! reclaim, compaction, refaults), in ms per second of wall time: a thread stalled there does
 //! not run, so a late I/O or a late emulated-device reply in such a second has its cause here.
 
-use super::series::CsvFile;
+use crate::monitor::series::CsvFile;
 use crate::result::monitor::MemorySummary;
 use crate::timeline::Span;
 use std::fmt::Write as _;

@@ -10,7 +10,7 @@
 //! as a whole, steal included, goes beside them ([`super::hostcpu`], `monitor/cpu.csv`).
 
 use super::hostcpu::HostCpu;
-use super::series::{field, CsvFile, PerPhase};
+use crate::monitor::series::{field, CsvFile, PerPhase};
 use crate::result::monitor::{GroupCpu, OwnCpu, PhaseCpu, ThreadSummary};
 use crate::timeline::Span;
 use std::collections::{BTreeMap, HashMap, HashSet};
