@@ -3,17 +3,15 @@
 //! one full run per value tried, each on a freshly built stack, the edge repeated; writes a
 //! results directory (every run's files under the search's `probes/`) and its report.
 
-use super::errors::{failed, usage};
-use super::stack_args::{parse_sets, stack_from_args, MonitorArgs, StackArgs};
+use super::stack_args::{parse_sets, MonitorArgs, OneStack, StackArgs};
+use crate::cli::errors::{failed, usage};
 use anyhow::{Context, Result};
 use iotrial::capacity::{self, CapacitySpec};
 use iotrial::report::html::write_report;
-use iotrial::stack::build::provision::BuildOptions;
 use iotrial::stack::ledger::Ledger;
 use iotrial::study::plan::expand;
 use iotrial::study::results::ResultsDir;
 use iotrial::study::{Manifest, Status};
-use iotrial::trial;
 use iotrial::workload;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -73,33 +71,22 @@ pub fn run(a: CapacityArgs, stop: &Arc<AtomicBool>) -> Result<()> {
     };
     // Refuse what cannot be searched before anything is built.
     spec.domain(w, &params).map_err(failed)?;
-    let monitor = a.monitor.settings()?;
-    let cpus = a.stack.cpus()?;
-    let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
+    let one = OneStack::from_args(&a.target, &a.stack, &a.monitor)?;
+    let stack = &one.stack;
     let name = format!("{}-capacity", w.name());
     let results = ResultsDir::create(&a.out, &name)
         .with_context(|| format!("create results directory in {}", a.out.display()))?;
-    let on = expand::Single {
-        monitor: &monitor,
-        cpus,
-    };
-    let exp = expand::single_capacity(w.name(), &params, stack.clone(), &on, spec.clone())?;
+    let exp = expand::single_capacity(
+        w.name(),
+        &params,
+        stack.clone(),
+        &one.single(),
+        spec.clone(),
+    )?;
     let mut manifest = Manifest::create(&results, &exp)?;
     let id = exp.trials[0].id.clone();
     manifest.update(&results.root, &id, Status::Running, None)?;
-    let setup = trial::Setup {
-        workload: w.name(),
-        stack: &stack,
-        devices: &devices,
-        build: BuildOptions {
-            wipe: a.stack.wipe.clone(),
-            ..Default::default()
-        },
-        monitor: &monitor,
-        repeat: 1,
-        switch: None,
-        cpus,
-    };
+    let setup = one.setup(w.name());
     let tmp = results.begin_trial(&stack.name, w.name(), 1)?;
     let search = capacity::run::Search {
         workload: w,

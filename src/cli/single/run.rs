@@ -1,11 +1,10 @@
 //! `iotrial run`: one workload (or a fio job file) once on one stack described by flags; writes a
 //! results directory and prints the streams' table and the verdict.
 
-use super::errors::{failed, usage};
-use super::stack_args::{parse_sets, stack_from_args, MonitorArgs, StackArgs};
+use super::stack_args::{parse_sets, MonitorArgs, OneStack, StackArgs};
+use crate::cli::errors::{failed, usage};
 use anyhow::{Context, Result};
 use iotrial::report::terminal;
-use iotrial::stack::build::provision::BuildOptions;
 use iotrial::stack::ledger::Ledger;
 use iotrial::study::plan::expand;
 use iotrial::study::results::ResultsDir;
@@ -68,40 +67,23 @@ pub fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         overrides.push(("fio_json".into(), "true".into()));
     }
     let params = w.resolve(&overrides).map_err(usage)?;
-    let monitor = a.monitor.settings()?;
-    let cpus = a.stack.cpus()?;
-    let (stack, devices) = stack_from_args(&a.target, &a.stack)?;
+    let one = OneStack::from_args(&a.target, &a.stack, &a.monitor)?;
+    let (stack, devices) = (&one.stack, &one.devices);
     // Refuse impossible parameters before anything is created on disk.
     let plan = workload::powercut::plan_of(w, &params, 1).map_err(usage)?;
     if plan.cuts_power() && stack.vm.guest().is_none() {
-        if let Some(why) = iotrial::stack::powercut::refusal(&stack, &devices) {
+        if let Some(why) = iotrial::stack::powercut::refusal(stack, devices) {
             return Err(usage(why));
         }
     }
     let mut ledger = Ledger::new().context("create the resource ledger")?;
-    let setup = trial::Setup {
-        workload: w.name(),
-        stack: &stack,
-        devices: &devices,
-        build: BuildOptions {
-            wipe: a.stack.wipe.clone(),
-            ..Default::default()
-        },
-        monitor: &monitor,
-        repeat: 1,
-        switch: None,
-        cpus,
-    };
+    let setup = one.setup(w.name());
     let mut output = trial::run(w, &params, &setup, &mut ledger, stop, !a.json).map_err(failed)?;
     let out = &a.out;
     let results = ResultsDir::create(out, w.name())
         .with_context(|| format!("create results directory in {}", out.display()))?;
     // The run as a one-trial study: study.toml and the manifest every results directory has.
-    let on = expand::Single {
-        monitor: &monitor,
-        cpus,
-    };
-    let exp = expand::single_run(w.name(), &params, stack.clone(), &on)?;
+    let exp = expand::single_run(w.name(), &params, stack.clone(), &one.single())?;
     let mut manifest = Manifest::create(&results, &exp)?;
     output.doc.trial = Some(iotrial::result::TrialIdentity {
         id: exp.trials[0].id.clone(),

@@ -1,11 +1,14 @@
 //! The flags that describe one stack (`--target`, `--fs`, `--mount`, ...) and the monitors, shared
 //! by the subcommands that build a stack, and how they become a [`StackSpec`].
 
-use super::errors::{refused_flag, usage};
+use crate::cli::errors::{refused_flag, usage};
 use anyhow::Result;
 use iotrial::params::split_assignment;
+use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::spec::vm_key::{VmKey, VmSettings};
 use iotrial::stack::{DeviceSpec, LayoutKind, StackSpec};
+use iotrial::study::plan::expand;
+use iotrial::trial;
 use std::path::PathBuf;
 
 /// One stack described on the command line.
@@ -165,4 +168,56 @@ pub fn stack_from_args(target: &[String], a: &StackArgs) -> Result<(StackSpec, V
         vm,
     };
     Ok((spec, devices))
+}
+
+/// The one stack `run` and `capacity` build, as the flags describe it, with the monitors that
+/// watch it and where its stream threads run.
+pub struct OneStack {
+    pub stack: StackSpec,
+    pub devices: Vec<DeviceSpec>,
+    pub monitor: iotrial::monitor::Settings,
+    pub cpus: iotrial::trial::cpus::Policy,
+    /// Devices named in `--wipe`.
+    wipe: Vec<PathBuf>,
+}
+
+impl OneStack {
+    /// Reads the monitors, the CPUs, then the stack and its devices from the flags.
+    pub fn from_args(target: &[String], a: &StackArgs, monitor: &MonitorArgs) -> Result<OneStack> {
+        let monitor = monitor.settings()?;
+        let cpus = a.cpus()?;
+        let (stack, devices) = stack_from_args(target, a)?;
+        Ok(OneStack {
+            stack,
+            devices,
+            monitor,
+            cpus,
+            wipe: a.wipe.clone(),
+        })
+    }
+
+    /// The setup of a trial of `workload` on this stack: the first repeat, on this host.
+    pub fn setup<'a>(&'a self, workload: &'a str) -> trial::Setup<'a> {
+        trial::Setup {
+            workload,
+            stack: &self.stack,
+            devices: &self.devices,
+            build: BuildOptions {
+                wipe: self.wipe.clone(),
+                ..Default::default()
+            },
+            monitor: &self.monitor,
+            repeat: 1,
+            switch: None,
+            cpus: self.cpus,
+        }
+    }
+
+    /// What the one-trial study of a run on this stack records besides its workload.
+    pub fn single(&self) -> expand::Single<'_> {
+        expand::Single {
+            monitor: &self.monitor,
+            cpus: self.cpus,
+        }
+    }
 }
