@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::PathBuf;
 
+/// The kind of a stream phase in result.json and the timeline.
+pub const STREAM_KIND: &str = "stream";
+
 /// One stream of a set, without its samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamInfo {
@@ -101,7 +104,7 @@ impl PhaseRecord {
     pub fn stream(name: &str) -> PhaseRecord {
         PhaseRecord {
             name: name.to_string(),
-            kind: crate::engine::plan::STREAM_KIND.to_string(),
+            kind: STREAM_KIND.to_string(),
             start_s: 0.0,
             end_s: None,
             sampling_start_s: None,
