@@ -7,18 +7,16 @@
 //! narrow enough ([`plan::repeats`]), tracked in the results directory's manifest so a study
 //! can be resumed ([`results::manifest`], [`results`]), and summarised in a comparison table
 //! ([`results::table`]). Results directories of one study's parts are combined by
-//! [`results::merge`], which derives again the figures relating trials ([`relate`]).
+//! [`results::merge`], which derives again the figures relating trials ([`results::relate`]).
 //!
 //! Its rooms follow a study's life: [`plan`] (the file, its expansion into trials, shards and
-//! repeats), [`run`] (the trials run, with [`pause`], [`relate`] and the raw reference), and
-//! [`results`] (the results directory, its manifest, merging and the table).
+//! repeats), [`run`] (the trials run, with a [`pause`] between them), and [`results`] (the results
+//! directory, its manifest, merging, the table and the figures relating trials).
 
 pub mod builtin;
 mod error;
 pub mod pause;
 pub mod plan;
-mod reference;
-pub mod relate;
 pub mod results;
 pub mod run;
 

@@ -3,8 +3,8 @@
 //! `--resume` continues it. Ends with the comparison table and the report.
 
 use super::pause::{self, Pause};
-use super::reference;
 use super::results::manifest::{resume, Manifest, Status};
+use super::results::reference;
 use super::results::table::StudyTable;
 use super::results::ResultsDir;
 use super::{expand, Expansion, Options, Study, StudyError, Trial};
@@ -15,9 +15,9 @@ use crate::report::html::{write_report, ReportFiles};
 use crate::result::ResultError;
 use crate::stack::actions::Actions;
 use crate::stack::build::provision::{self, BuildOptions};
-use crate::stack::ledger::cleanup;
-use crate::stack::ledger::resource::Released;
 use crate::stack::ledger::{ledger_dir, Ledger};
+use crate::stack::release::cleanup;
+use crate::stack::release::resource::Released;
 use crate::stack::{DeviceSpec, DeviceSpecError, StackError};
 use crate::trial::{self, Setup, TrialError, TrialOutput};
 use std::io::Write;

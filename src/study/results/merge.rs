@@ -3,15 +3,15 @@
 //! hold the same resolved study (the manifests' study hashes agree). Every trial of the study
 //! is taken from the directory that finished it; one finished in two is a duplicate, one
 //! finished in none is missing or failed, and each is named with the command that runs it
-//! again. Figures relating trials are derived again once all are together ([`crate::study::relate`]);
+//! again. Figures relating trials are derived again once all are together ([`super::relate`]);
 //! then the table and report.html / report.md are written as at the end of a study.
 
 use super::manifest::{difference, Manifest, Source, Status};
+use super::relate::{relate, RelateError};
 use super::table::StudyTable;
 use super::ResultsDir;
 use crate::cause::{Cause, HasCause};
 use crate::report::html::{write_report, ReportFiles};
-use crate::study::relate::{relate, RelateError};
 use crate::study::{Options, StudyError, Trial};
 use std::path::{Path, PathBuf};
 

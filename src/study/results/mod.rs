@@ -1,9 +1,15 @@
 //! The results directory of DESIGN.md: `<out>/<study>-<UTC timestamp>/` with manifest.json and
 //! `trials/<stack>/<workload>/r<N>/`. A trial is written under a temporary name and renamed
 //! when complete, so an interrupted study never shows a partial trial as finished.
+//!
+//! Beside it, what is read from and written to a results directory: its manifest, study.toml
+//! (`write`), the merge of several, the comparison table, and the figures that relate one
+//! trial to another (the raw reference a trial is judged against, computed where both are).
 
 pub mod manifest;
 pub mod merge;
+pub(super) mod reference;
+pub mod relate;
 pub mod table;
 pub(super) mod write;
 

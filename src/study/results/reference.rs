@@ -5,10 +5,10 @@
 //! the reference also carries each data device's diskstats series, so a workload can bound a
 //! stack by the raw stack's best drive times its own data drives.
 
-use super::results::manifest::{Manifest, Status};
-use super::{Study, Trial};
+use super::manifest::{Manifest, Status};
 use crate::result::monitor::MonitorSummary;
 use crate::stack::LayoutKind;
+use crate::study::{Study, Trial};
 use crate::workload::{Reference, WriteInterval};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,11 +3,11 @@
 //! samples once its reference is in the same results directory, so a merged study gives the
 //! figures a run of the whole study on one machine gives, whichever shard ran the reference.
 
+use super::manifest::{Manifest, Status};
 use super::reference;
-use super::results::manifest::{Manifest, Status};
-use super::Expansion;
 use crate::params::Params;
 use crate::result::{self, monitor::MonitorSummary, ResultError, TrialResult};
+use crate::study::Expansion;
 use crate::workload::{AnalysisError, Seen};
 use std::path::Path;
 
