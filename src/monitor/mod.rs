@@ -24,8 +24,8 @@ pub use settings::{Monitor, Settings, SettingsError};
 
 use crate::result::monitor::MonitorSummary;
 use crate::stack::blockdevs::StackDevices;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::timeline::{Span, Timeline};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,8 +6,8 @@
 
 use crate::cause::{Cause, HasCause};
 use crate::emu::{EmuServer, Expectations, ModelSpec};
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::stack::{sys, DeviceSpec};
 use serde::Serialize;
 use serde_json::Value as Json;

@@ -5,8 +5,8 @@
 //! the ledger before they are made, so they are released whatever ends the run.
 
 use crate::mountinfo;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -5,10 +5,11 @@
 
 use super::provision::{ledger_err, Builder};
 use super::raw;
-use super::{memimage, scheduler};
+use super::{guard, memimage};
 use crate::emu::ModelSpec;
 use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
-use crate::stack::ledger::{guard, resource::Resource};
+use crate::stack::release::resource::Resource;
+use crate::stack::scheduler;
 use crate::stack::{sys, DeviceSpec, LayoutKind, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -332,32 +333,34 @@ impl Builder<'_> {
     }
 }
 
-/// Facts about a block device for the stack as built.
-pub(super) fn describe(dev: &Dev) -> Json {
-    let name = dev
-        .path
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let q = format!("/sys/block/{}", dev.disk);
-    let read = |attr: &str| sys::read_sysfs(Path::new(&format!("{q}/{attr}")));
-    let emulated = match &dev.spec {
-        DeviceSpec::Emu { model, .. } => {
-            Some(format!("emulated: {} ({model})", model.model.summary))
-        }
-        _ => None,
-    };
-    let model = emulated
-        .or_else(|| read("device/model"))
-        .or_else(|| read("loop/backing_file").map(|b| format!("loop device on {b}")));
-    json!({
-        "spec": dev.spec.to_string(),
-        "path": dev.path,
-        "kernel_name": name,
-        "size_bytes": raw::device_size(&dev.path),
-        "model": model,
-        "rotational": read("queue/rotational").map(|r| r == "1"),
-        "logical_block_size": read("queue/logical_block_size").and_then(|s| s.parse::<u64>().ok()),
-    })
+impl Dev {
+    /// Facts about the device for the stack as built.
+    pub(super) fn describe(&self) -> Json {
+        let name = self
+            .path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let q = format!("/sys/block/{}", self.disk);
+        let read = |attr: &str| sys::read_sysfs(Path::new(&format!("{q}/{attr}")));
+        let emulated = match &self.spec {
+            DeviceSpec::Emu { model, .. } => {
+                Some(format!("emulated: {} ({model})", model.model.summary))
+            }
+            _ => None,
+        };
+        let model = emulated
+            .or_else(|| read("device/model"))
+            .or_else(|| read("loop/backing_file").map(|b| format!("loop device on {b}")));
+        json!({
+            "spec": self.spec.to_string(),
+            "path": self.path,
+            "kernel_name": name,
+            "size_bytes": raw::device_size(&self.path),
+            "model": model,
+            "rotational": read("queue/rotational").map(|r| r == "1"),
+            "logical_block_size": read("queue/logical_block_size").and_then(|s| s.parse::<u64>().ok()),
+        })
+    }
 }

@@ -6,10 +6,10 @@
 //! in the ledger and written back when it is released. In iotrial's own guest, whose kernel
 //! may lack per-device limits, the guest's whole page cache is capped instead.
 
-use super::fs::Mounted;
 use crate::stack::actions::Actions;
-use crate::stack::ledger::resource::Resource;
+use crate::stack::fs::Mounted;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::stack::StackError;
 use serde_json::{json, Value as Json};
 use std::os::unix::fs::MetadataExt;

@@ -8,8 +8,8 @@
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::{open_target, Op, Placement, Plan};
 use crate::mountinfo;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::stack::StackError;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,9 @@
 use super::attach::Devs;
 use super::files::FileLayout;
 use super::provision::Builder;
-use super::{dirty, files, fs, raw, volume};
+use super::{dirty, files, raw, volume};
 use crate::engine::Placement;
+use crate::stack::fs;
 use crate::stack::{LayoutKind, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};

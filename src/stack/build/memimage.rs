@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::stack::actions::Actions;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::stack::StackError;
 
 /// Where the images go, and the warning when that is the host's disk.

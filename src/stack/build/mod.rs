@@ -6,11 +6,9 @@
 mod attach;
 pub mod dirty;
 pub mod files;
-pub mod fs;
-pub mod hash_seed;
+pub mod guard;
 mod layout;
 pub mod memimage;
 pub mod provision;
 pub mod raw;
-pub mod scheduler;
 pub mod volume;

@@ -5,14 +5,12 @@
 //! the stack as built. Every resource goes into the ledger before it is created; the caller
 //! releases the ledger after the trial.
 
-use super::attach::describe;
 use super::files::{self, FileLayout};
-use super::{fs, scheduler};
 use crate::engine::{Placement, Plan};
 use crate::stack::actions::Actions;
 use crate::stack::blockdevs::{kernel_name, DeviceRole, StackDevice, StackDevices};
-use crate::stack::build::volume::{md, zfs};
 use crate::stack::ledger::Ledger;
+use crate::stack::{fs, md, scheduler, zfs};
 use crate::stack::{DeviceSpec, LayoutKind, StackError, StackSpec};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
@@ -136,7 +134,7 @@ pub fn attach_only(
         .map(|d| Attached {
             spec: d.spec.clone(),
             path: d.path.clone(),
-            described: describe(d),
+            described: d.describe(),
             emulated: d.emulated.clone(),
         })
         .collect())
@@ -253,8 +251,8 @@ impl Builder<'_> {
             "name": self.spec.name,
             "layout": self.spec.layout.name(),
             "kernel": kernel_release(),
-            "devices": devs.data.iter().map(describe).collect::<Vec<_>>(),
-            "logdev": devs.log.as_ref().map(describe),
+            "devices": devs.data.iter().map(|d| d.describe()).collect::<Vec<_>>(),
+            "logdev": devs.log.as_ref().map(|d| d.describe()),
             "scheduler_requested": self.spec.scheduler,
             "notices": notices,
         });

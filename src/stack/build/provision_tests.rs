@@ -4,7 +4,7 @@
 use super::*;
 use crate::cause::{Cause, HasCause};
 use crate::engine::{Op, Pacing, Pattern, StreamPlan};
-use crate::stack::ledger::resource::Resource;
+use crate::stack::release::resource::Resource;
 
 fn plan() -> Plan {
     let s = StreamPlan {

@@ -221,10 +221,7 @@ fn drop_caches(built: &Built) -> Result<(), StackError> {
 }
 
 /// The stack's own filesystem, or why a phase cannot unmount or mount it.
-fn own_filesystem(
-    built: &Built,
-    action: Action,
-) -> Result<&crate::stack::build::fs::Mounted, StackError> {
+fn own_filesystem(built: &Built, action: Action) -> Result<&crate::stack::fs::Mounted, StackError> {
     built.mounted.as_ref().ok_or_else(|| {
         StackError::Invalid(format!(
             "the {} phase needs a filesystem the stack made; this stack's layout is {} on {}",

@@ -208,7 +208,7 @@ fn stop_md(built: &Built) -> Result<Option<MdArray>, StackError> {
         .flatten()
         .filter_map(|m| m.as_str().map(str::to_string))
         .collect();
-    let stop = super::build::volume::md::stop_args(Path::new(array));
+    let stop = super::md::stop_args(Path::new(array));
     sys::run("mdadm", &stop).map_err(StackError::Command)?;
     Ok(Some(MdArray {
         array: array.to_string(),

@@ -7,9 +7,9 @@
 pub mod vm_key;
 
 use self::vm_key::VmKey;
-use super::build::volume::md::MdSpec;
 use super::device::DeviceSpec;
-use super::{build::fs, build::scheduler, build::volume::zfs};
+use super::md::MdSpec;
+use super::{fs, scheduler, zfs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

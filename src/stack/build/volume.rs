@@ -3,14 +3,11 @@
 //! the pool before its mount — so the ledger's reverse order unmounts the filesystem before it
 //! stops the array or destroys the pool.
 
-pub mod md;
-pub mod zfs;
-
-use super::fs::Mounted;
 use crate::stack::actions::Actions;
-use crate::stack::ledger::resource::Resource;
+use crate::stack::fs::Mounted;
 use crate::stack::ledger::Ledger;
-use crate::stack::{sys, StackError};
+use crate::stack::release::resource::Resource;
+use crate::stack::{md, sys, zfs, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -73,7 +70,7 @@ pub fn zfs_pool(
         "layout": layout,
         "command": sys::display_command("zpool", &args),
         "properties": sys::display_command("zfs", &set),
-        "version": if actions.dry_run { String::new() } else { super::fs::mkfs_version("zfs") },
+        "version": if actions.dry_run { String::new() } else { crate::stack::fs::mkfs_version("zfs") },
     });
     let mounted = Mounted {
         fs: "zfs".into(),

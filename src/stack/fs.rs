@@ -4,9 +4,9 @@
 
 use crate::mountinfo;
 use crate::stack::actions::Actions;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
-use crate::stack::{build::hash_seed, sys, StackError};
+use crate::stack::release::resource::Resource;
+use crate::stack::{hash_seed, sys, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 

@@ -121,18 +121,16 @@ impl Resource {
                 sys::Unmounted::NotMounted => Released::AlreadyGone(self.to_string()),
             }),
             Resource::Fuse { mountpoint } => release_fuse(mountpoint, self),
-            Resource::MdArray { device, members } => Ok(
-                match crate::stack::build::volume::md::release(device, members)? {
+            Resource::MdArray { device, members } => {
+                Ok(match crate::stack::md::release(device, members)? {
                     true => Released::Done(format!("stopped MD array {}", device.display())),
-                    false => Released::AlreadyGone(self.to_string()),
-                },
-            ),
-            Resource::ZfsPool { name } => {
-                Ok(match crate::stack::build::volume::zfs::release(name)? {
-                    true => Released::Done(format!("destroyed ZFS pool {name}")),
                     false => Released::AlreadyGone(self.to_string()),
                 })
             }
+            Resource::ZfsPool { name } => Ok(match crate::stack::zfs::release(name)? {
+                true => Released::Done(format!("destroyed ZFS pool {name}")),
+                false => Released::AlreadyGone(self.to_string()),
+            }),
             Resource::Sysfs { path, previous } => {
                 if !path.exists() {
                     return Ok(Released::AlreadyGone(self.to_string()));

@@ -3,8 +3,8 @@
 //! ledger (so they are restored), and what is active read back.
 
 use crate::stack::actions::Actions;
-use crate::stack::ledger::resource::Resource;
 use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
 use crate::stack::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
