@@ -263,7 +263,7 @@ mod tests {
         let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
         let out = analyze(&params(&[]), &[p0, r0], None);
         let figures = out.verdict.figures();
-        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+        crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
             COLUMNS,
             &figures,
             &out,
@@ -321,7 +321,7 @@ mod tests {
             figures.values[6..].iter().all(Option::is_some),
             "{figures:?}"
         );
-        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+        crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
             COLUMNS,
             &figures,
             out.as_ref(),

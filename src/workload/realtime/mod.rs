@@ -6,6 +6,7 @@
 //! ([`report`]). A kind keeps its own streams, roles and layout; this module only paces them.
 
 pub mod analysis;
+pub mod capacity;
 pub mod figures;
 pub mod report;
 
