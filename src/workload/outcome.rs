@@ -1,7 +1,7 @@
 //! What analysis of one trial produces ([`Outcome`]: result.json's `streams` and `verdict`, the
 //! terminal's rows and verdict line), and the helpers every kind writes and reads them with.
 
-use super::realtime;
+use super::realtime::{self, RealtimeOutcome};
 use crate::engine::SampleSet;
 use crate::present::{Rows, VerdictFigures};
 use crate::result::{ResultError, Trial};
@@ -22,15 +22,21 @@ pub trait Outcome: Send {
     /// Caveats found while analysing (short run, errors, ...).
     fn warnings(&self) -> Vec<String>;
 
+    /// Real-time streams: what the replay of their buffers found; `None` when the streams did
+    /// not run in real time (and for kinds whose streams never do).
+    fn live(&self) -> Option<&RealtimeOutcome> {
+        None
+    }
+
     /// Real-time streams: the stack's real-time verdict (what a capacity search judges a run
     /// by); `None` when the streams did not run in real time.
     fn realtime(&self) -> Option<realtime::Summary> {
-        None
+        self.live().map(|l| l.summary.clone())
     }
 
     /// Real-time streams: each one's buffer per interval, for timeseries.csv.
     fn buffers(&self) -> Vec<crate::analysis::timeseries::BufferSeries> {
-        Vec::new()
+        self.live().map(|l| l.series.clone()).unwrap_or_default()
     }
 
     /// Writes the kind's own files into the trial's directory `dir` (fio's logs and json+ for

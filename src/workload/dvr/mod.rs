@@ -172,7 +172,7 @@ impl Workload for Dvr {
     }
 
     fn capacity(&self) -> Option<&'static dyn CapacityKind> {
-        Some(&capacity::DvrCapacity)
+        Some(&capacity::CAPACITY)
     }
 }
 
@@ -296,16 +296,16 @@ mod tests {
         let v: Verdict = serde_json::from_value(out.verdict_json()).unwrap();
         assert_eq!(v.meets_target, Some(false));
         assert_eq!(v.record_mbit_guaranteed, None, "no hammering figure");
-        let f = v.first_failure.clone().unwrap();
+        let f = v.realtime.first_failure.clone().unwrap();
         assert_eq!(f.stream, "playback0");
         assert!(f.what.starts_with("underrun"), "{f:?}");
         // 8 Mbit/s: the 5,000,000-byte buffer is full at the frame of 5.0 s.
-        assert_eq!(v.record_buffer_peak_pct, Some(100.0));
+        assert_eq!(v.realtime.record_buffer_peak_pct, Some(100.0));
         assert!(
-            v.overflow_mb.unwrap() > 4.0 && v.overflow_events == Some(1),
+            v.realtime.overflow_mb.unwrap() > 4.0 && v.realtime.overflow_events == Some(1),
             "{v:?}"
         );
-        assert_eq!(v.underruns, Some(1));
+        assert_eq!(v.realtime.underruns, Some(1));
         assert!(
             out.verdict_line().starts_with("FAILED: playback0 at 1."),
             "{}",

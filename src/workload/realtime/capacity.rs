@@ -1,7 +1,10 @@
 //! What a capacity search (`iotrial capacity`) needs of a kind whose streams run in real time
-//! ([`CapacityKind`]), and the estimate its hammering run gives ([`Estimate`]).
+//! ([`CapacityKind`]), the estimate its hammering run gives ([`Estimate`]), and the part every
+//! such kind shares ([`RealtimeCapacity`]): what it varies, what its streams ask of the stack,
+//! and its verdict read back before the kind's own estimate.
 
 use crate::params::Params;
+use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 /// What a capacity search (`iotrial capacity`) needs of a kind whose streams can run in real
@@ -46,4 +49,45 @@ pub struct Estimate {
     pub guarantee_mbit: f64,
     /// How the estimate was made, in words.
     pub basis: String,
+}
+
+/// A real-time kind's part of a capacity search: its record streams' parameter, its playback
+/// streams' parameter and `bitrate` are what a search varies, and every stream asks `bitrate`
+/// of the stack; the kind gives its estimate from its verdict `V` and what its hammering run
+/// sustained.
+pub struct RealtimeCapacity<V> {
+    /// The record streams' count parameter, the playback streams', then `bitrate`.
+    pub varies: &'static [&'static str; 3],
+    /// The kind's estimate from the hammering run's verdict: (verdict, parameters of the
+    /// search, parameters of the hammering run, the parameter varied).
+    pub estimate: fn(&V, &Params, &Params, &str) -> Option<Estimate>,
+    /// What the hammering run moved, every stream together, MB/s, from its result.json's
+    /// `verdict` and `streams`.
+    pub sustained: fn(&Json, &[Json]) -> Option<f64>,
+}
+
+impl<V: DeserializeOwned> CapacityKind for RealtimeCapacity<V> {
+    fn varies(&self) -> &'static [&'static str] {
+        self.varies
+    }
+
+    fn estimate(
+        &self,
+        p: &Params,
+        hammered: &Params,
+        vary: &str,
+        verdict: &Json,
+    ) -> Option<Estimate> {
+        let v: V = serde_json::from_value(verdict.clone()).ok()?;
+        (self.estimate)(&v, p, hammered, vary)
+    }
+
+    fn demand_mb_s(&self, p: &Params) -> Option<f64> {
+        let streams = (p.u64(self.varies[0]) + p.u64(self.varies[1])) as f64;
+        Some(streams * p.f64("bitrate") / 8.0)
+    }
+
+    fn sustained_mb_s(&self, verdict: &Json, streams: &[Json]) -> Option<f64> {
+        (self.sustained)(verdict, streams)
+    }
 }

@@ -12,7 +12,8 @@ pub mod report;
 
 pub use analysis::RealtimeOutcome;
 pub use figures::{
-    BufferFigures, Failure, Summary, BUFFER_HEADINGS, REALTIME_COLUMNS, REALTIME_KEYS,
+    BufferFigures, Failure, RealtimeVerdict, Summary, BUFFER_HEADINGS, REALTIME_COLUMNS,
+    REALTIME_KEYS,
 };
 
 use crate::engine::realtime::{FrameSizes, Realtime, Role, Schedule};

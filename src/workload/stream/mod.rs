@@ -232,7 +232,7 @@ impl Workload for Stream {
     }
 
     fn capacity(&self) -> Option<&'static dyn CapacityKind> {
-        Some(&capacity::StreamCapacity)
+        Some(&capacity::CAPACITY)
     }
 }
 
