@@ -159,8 +159,7 @@ fn host_can_build(spec: &StackSpec, actions: &mut Actions) -> Result<(), StackEr
     Ok(())
 }
 
-/// The streams' regions, laid out.
-
+/// A failure to write the ledger, as the build reports it.
 pub(super) fn ledger_err(e: std::io::Error) -> StackError {
     StackError::io("write the ledger", e)
 }
