@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod figures;
 pub mod params;
+pub mod phases;
 pub mod report;
 
 pub use analysis::{analyze, DvrOutcome};
@@ -27,9 +28,7 @@ pub struct Dvr;
 /// Alignment O_DIRECT needs of sizes and offsets.
 const DIRECT_ALIGN: u64 = 4096;
 
-/// dvr's one phase: every stream under seed 000's sampling protocol. samples.csv files written
-/// before phases existed are read as this phase.
-pub const PHASE: &str = "run";
+pub use phases::PHASE;
 
 /// Stream names in layout order: the first half of the players, every recorder, the rest of
 /// the players (seed 000: playback0, record0..7, playback1 — reads at both ends of the disk).

@@ -17,7 +17,10 @@ pub trait CapacityKind: Sync {
     /// over `p`: `p` with `pacing = max`.
     fn hammer(&self, p: &Params) -> Params {
         let mut h = p.clone();
-        h.set("pacing", crate::params::Value::Text(super::MAX.into()));
+        h.set(
+            "pacing",
+            crate::params::Value::Text(super::pacing::MAX.into()),
+        );
         h
     }
 
