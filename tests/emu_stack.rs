@@ -81,6 +81,15 @@ fn ext4_and_xfs_on_an_emulated_hdd() {
         assert_eq!(doc["time_scale"], 20.0);
         let emu = &doc["stack"]["emulated"][0];
         assert_eq!(emu["model"], "hdd");
+        // The device is described from its own values, not the model's generic line.
+        let described = doc["stack"]["devices"][0]["model"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            described
+                .starts_with("emulated: 7200 rpm hard disk, 8.5 ms average seek, 250-120 MB/s"),
+            "{described}"
+        );
         assert!(
             emu["server"]["requests"]["write"].as_u64().unwrap() > 0,
             "{emu}"

@@ -105,14 +105,17 @@ pub fn bound(
         k += 1;
     }
     let t = |x: f64| crate::units::trim_float((x * 1000.0).round() / 1000.0);
+    // Whole MB/s, or one decimal where whole numbers would read as equal.
+    let digits = usize::from(format!("{d:.0}") == format!("{m:.0}"));
+    let (d, m) = (format!("{d:.digits$}"), format!("{m:.digits$}"));
     let said = match answer {
-        Some(a) => format!("{} is what {m:.0} MB/s carries", t(a)),
-        None => format!("even {} asks more than {m:.0} MB/s", t(domain.min)),
+        Some(a) => format!("{} is what {m} MB/s carries", t(a)),
+        None => format!("even {} asks more than {m} MB/s", t(domain.min)),
     };
     Bound {
         answer,
         why: Some(format!(
-            "{vary} = {} passed its runs, but its streams ask {d:.0} MB/s, more than the {m:.0} MB/s the hammering run sustained: a run that short ends before its buffers and the page cache fill, so {} is an upper bound; {said}",
+            "{vary} = {} passed its runs, but its streams ask {d} MB/s, more than the {m} MB/s the hammering run sustained: a run that short ends before its buffers and the page cache fill, so {} is an upper bound; {said}",
             t(c),
             t(c)
         )),
@@ -290,6 +293,14 @@ mod tests {
         assert!(why.contains("150 MB/s") && why.contains("96 MB/s"), "{why}");
         assert!(
             why.contains("12 is an upper bound") && why.contains("7 is what"),
+            "{why}"
+        );
+        // Rates that round to the same whole number keep a decimal, so they read apart.
+        let why = bound(Some(4.0), STREAMS, Some(49.6), &cameras, "writers")
+            .why
+            .unwrap();
+        assert!(
+            why.contains("ask 50.0 MB/s, more than the 49.6 MB/s"),
             "{why}"
         );
     }

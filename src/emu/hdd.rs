@@ -25,7 +25,8 @@ const WB_SLOTS: usize = 64;
 /// The `hdd` model.
 pub static MODEL: ModelDescriptor = ModelDescriptor {
     name: "hdd",
-    summary: "7200 rpm 3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
+    summary:
+        "3.5-inch hard disk: seek curve, rotation, zones, buffer with read-ahead and write-back",
     params: &[PARAMS, QUEUE_PARAMS],
     build,
     expect: |v, seq_io| expect(&HddParams::from_values(v), seq_io),

@@ -10,6 +10,7 @@ mod error;
 mod fs;
 mod fs_journal;
 pub mod journal;
+mod label;
 mod lateseries;
 pub mod model;
 mod readcache;

@@ -269,7 +269,14 @@ impl VerdictTable {
         if self.tested() {
             v.push(head.map_or("-".into(), |g| g.rank_text(i)));
         }
-        v.extend(r.estimates.iter().map(|e| estimate_text(e.as_ref())));
+        v.extend(r.estimates.iter().zip(&self.columns).map(|(e, c)| match e {
+            // A count without a unit (capacities, runs, files lost) that is whole: as
+            // a whole number.
+            Some(e) if c.unit.is_empty() && e.ci95.is_none() && e.mean.fract() == 0.0 => {
+                format!("{:.0}", e.mean)
+            }
+            _ => estimate_text(e.as_ref()),
+        }));
         if self.has_target() {
             v.push(r.target.text());
         }
@@ -545,6 +552,40 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_whole_count_of_one_run_prints_as_a_whole_number() {
+        let row = |name: &str, cap: f64, est: f64| StackFigures {
+            stack: name.into(),
+            baseline: false,
+            repeats: vec![VerdictFigures {
+                values: vec![
+                    Some(cap),
+                    Some(cap),
+                    Some(13.0),
+                    Some(1.0),
+                    Some(95.0),
+                    Some(102.0),
+                    Some(est),
+                ],
+                meets_target: None,
+                impossible: None,
+                marked: None,
+                caution: None,
+            }],
+        };
+        let t = VerdictTable::build(
+            crate::capacity::figures::COLUMNS,
+            vec![row("xfs", 8.0, 8.16), row("btrfs", 24.0, 24.7)],
+        );
+        let rows = t.rows_text(Medium::Markdown);
+        let xfs = &rows.rows[0];
+        // One run each: no repeats or rank column.
+        assert_eq!(xfs[1..4], ["8", "8", "13"], "{xfs:?}");
+        assert_eq!(xfs[4], "1", "{xfs:?}");
+        assert_eq!(xfs[5], "95.0", "a rate keeps its precision: {xfs:?}");
+        assert_eq!(xfs[7], "8.16", "an estimate is not a count: {xfs:?}");
     }
 
     #[test]

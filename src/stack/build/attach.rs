@@ -345,9 +345,7 @@ impl Dev {
         let q = format!("/sys/block/{}", self.disk);
         let read = |attr: &str| sys::read_sysfs(Path::new(&format!("{q}/{attr}")));
         let emulated = match &self.spec {
-            DeviceSpec::Emu { model, .. } => {
-                Some(format!("emulated: {} ({model})", model.model.summary))
-            }
+            DeviceSpec::Emu { model, .. } => Some(format!("emulated: {} ({model})", model.label())),
             _ => None,
         };
         let model = emulated
