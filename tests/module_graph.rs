@@ -6,8 +6,9 @@
 //!
 //! - between top-level modules (`stack -> emu` when a file under src/stack/ names `crate::emu`);
 //! - between the submodules of every directory module, nested ones included (`provision ->
-//!   files` when src/stack/provision.rs names `super::files`, `crate::stack::build::files`, or an item
-//!   that src/stack/mod.rs re-exports from `files`; `scaling -> figures` in workload/fsck/). The
+//!   files` when src/stack/build/provision.rs names `super::files`,
+//!   `crate::stack::build::files`, or an item that src/stack/build/mod.rs re-exports from
+//!   `files`; `scaling -> figures` in workload/fsck/). The
 //!   directory's own mod.rs is the parent of those submodules, not one of them: a path to an
 //!   item defined in it is no edge.
 //!
