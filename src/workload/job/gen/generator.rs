@@ -1,5 +1,5 @@
 //! The generator of one clone of a fio job ([`JobGen`]): what the plan decided about the clone
-//! ([`Clone`]), the flows and exits clones share ([`Flow`], [`Exits`]), and the I/O it issues
+//! ([`struct@Clone`]), the flows and exits clones share ([`Flow`], [`Exits`]), and the I/O it issues
 //! ([`crate::engine::IoGen`]); its parts (sizes, offsets, files, buffers, zones, verify) are
 //! its siblings in gen/.
 
