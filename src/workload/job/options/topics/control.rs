@@ -6,9 +6,9 @@
 //! (`continue_on_error`, `ignore_error`), and which jobs end with it (`exitall`, `exit_what`,
 //! `exitall_on_error`).
 
-use super::super::spec::{ExitWhat, JobSpec};
-use super::values::{bytes, int, seconds, Arg};
-use super::{honoured, Opt};
+use crate::workload::job::options::values::{bytes, int, seconds, Arg};
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::{ExitWhat, JobSpec};
 
 /// An errno by its name (`ENOSPC`) or number.
 fn errno_of(s: &str) -> Result<i32, String> {
@@ -102,8 +102,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn errors_exits_and_flows() {

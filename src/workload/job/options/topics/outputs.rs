@@ -3,8 +3,8 @@
 //! `log_issue_time`, `per_job_logs`) and `group_reporting`, which makes
 //! fio's json+ report a reporting group as one job.
 
-use super::super::spec::LogWindow;
-use super::Opt;
+use crate::workload::job::options::Opt;
+use crate::workload::job::spec::LogWindow;
 
 /// A log's name: the value, or empty (the job's name) for a bare option.
 fn log_name(v: Option<&str>) -> Option<String> {

@@ -4,10 +4,10 @@
 //! `refill_buffers`, `scramble_buffers`, `buffer_compress_percentage`, `buffer_compress_chunk`,
 //! `dedupe_percentage`, `dedupe_mode`, `dedupe_working_set_percentage`, `dedupe_global`.
 
-use super::super::spec::{JobSpec, VerifySpec};
-use super::values::{pattern, Arg};
-use super::{honoured, Opt};
 use crate::verify::Checksum;
+use crate::workload::job::options::values::{pattern, Arg};
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::{JobSpec, VerifySpec};
 
 /// The job's verify settings, made with fio's defaults the first time an option asks.
 fn verify_of(j: &mut JobSpec) -> &mut VerifySpec {
@@ -127,8 +127,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn verify_as_fio_words_it() {

@@ -3,9 +3,9 @@
 //! clones share them (`cpus_allowed_policy`: all of them each, or one each in turn), and their
 //! nice value (`nice`).
 
-use super::super::spec::JobSpec;
-use super::values::Arg;
-use super::{honoured, Opt};
+use crate::workload::job::options::values::Arg;
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::JobSpec;
 use std::collections::BTreeSet;
 
 /// A CPU list as fio writes it: `0-3,6,8-9`.
@@ -163,8 +163,8 @@ pub fn cpus_of(j: &JobSpec, clone: u64) -> Option<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn cpu_lists_read_and_print_as_fio_writes_them() {

@@ -2,8 +2,8 @@
 //! `max_open_zones` (`job_max_open_zones`), `zone_reset_threshold`, `zone_reset_frequency`,
 //! `read_beyond_wp`. Sizes and offsets in zones (`offset=524z`) count `zonesize` bytes each.
 
-use super::super::spec::ZoneMode;
-use super::Opt;
+use crate::workload::job::options::Opt;
+use crate::workload::job::spec::ZoneMode;
 
 /// The options of this module.
 pub static OPTIONS: &[Opt] = &[

@@ -4,10 +4,10 @@
 //! `replay_redirect`, `replay_align`, `replay_scale` and `replay_skip`. A log is read when the
 //! option is: a log iotrial cannot replay is refused then, naming its own file and line.
 
-use super::super::spec::JobSpec;
-use super::values::Arg;
-use super::{honoured, Opt};
 use crate::trace::{Trace, TraceError};
+use crate::workload::job::options::values::Arg;
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::JobSpec;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -111,8 +111,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn a_log_is_read_when_named_and_refused_naming_its_line() {

@@ -5,9 +5,9 @@
 //! happens to them at the end (`unlink`, `end_fsync`, `fsync_on_close`) and how writes reach
 //! them (`sync`, `fdatasync`).
 
-use super::super::spec::{Fallocate, FileService, SyncMode};
-use super::values::{bytes, int, Arg};
-use super::Opt;
+use crate::workload::job::options::values::{bytes, int, Arg};
+use crate::workload::job::options::Opt;
+use crate::workload::job::spec::{Fallocate, FileService, SyncMode};
 
 fn filesize(v: &str) -> Result<(u64, u64), String> {
     match v.split_once('-') {
@@ -159,9 +159,9 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::spec::JobSpec;
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
+    use crate::workload::job::spec::JobSpec;
 
     #[test]
     fn files_and_their_layout() {

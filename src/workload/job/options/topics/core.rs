@@ -4,9 +4,9 @@
 //! (`rate`, `rate_iops`), and what is reported (`name`, `description`, `percentile_list`);
 //! `kb_base` (1024 only) and `offset_align`.
 
-use super::super::spec::{BlockSizes, JobSpec, Rw, RwKind};
-use super::values::{bytes, int, Arg};
-use super::{engines, honoured, Opt};
+use crate::workload::job::options::values::{bytes, int, Arg};
+use crate::workload::job::options::{engines, honoured, Opt};
+use crate::workload::job::spec::{BlockSizes, JobSpec, Rw, RwKind};
 
 fn rw(j: &mut JobSpec, a: &Arg) -> Result<(), String> {
     let v = a.need()?;
@@ -160,8 +160,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     fn job(opts: &[(&str, Option<&str>)]) -> Result<JobSpec, String> {
         let mut j = JobSpec::new("j");

@@ -3,9 +3,9 @@
 //! `steadystate_check_interval`) and the latency target (`latency_target`, `latency_window`,
 //! `latency_percentile`, `latency_run`).
 
-use super::super::spec::{JobSpec, LatencyTarget, Steady, SteadyMetric};
-use super::values::Arg;
-use super::{honoured, Opt};
+use crate::workload::job::options::values::Arg;
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::{JobSpec, LatencyTarget, Steady, SteadyMetric};
 
 fn steady_of(j: &mut JobSpec) -> &mut Steady {
     j.steady.get_or_insert(Steady {
@@ -95,8 +95,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn steady_state_and_latency_targets_as_fio_words_them() {

@@ -2,9 +2,9 @@
 //! thread) and per I/O for libaio and io_uring (`cmdprio_percentage`, `cmdprio_class`,
 //! `cmdprio`, `cmdprio_hint`, `cmdprio_bssplit` in its three forms); `log_prio` is noted.
 
-use super::super::spec::{PerDir, PrioSplit};
-use super::values::{bytes, int, Arg};
-use super::Opt;
+use crate::workload::job::options::values::{bytes, int, Arg};
+use crate::workload::job::options::Opt;
+use crate::workload::job::spec::{PerDir, PrioSplit};
 
 fn small(v: &str, max: u64, what: &str) -> Result<u16, String> {
     let n = int(v)?;
@@ -79,8 +79,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::spec::{ioprio, JobSpec};
-    use super::super::apply;
+    use crate::workload::job::options::apply;
+    use crate::workload::job::spec::{ioprio, JobSpec};
 
     #[test]
     fn the_three_forms_of_cmdprio_bssplit() {

@@ -3,9 +3,9 @@
 //! `randrepeat`, `random_generator`, `random_distribution`, `rw_sequencer`), and how long a job
 //! lasts (`io_size`, `loops`, `number_ios`, `startdelay`).
 
-use super::super::spec::{BlockSizes, Distribution, JobSpec, Sequencer};
-use super::values::{bytes, int, seconds, Arg};
-use super::{honoured, Opt};
+use crate::workload::job::options::values::{bytes, int, seconds, Arg};
+use crate::workload::job::options::{honoured, Opt};
+use crate::workload::job::spec::{BlockSizes, Distribution, JobSpec, Sequencer};
 
 /// `min-max` (`4k-4k`), fio's `bsrange`.
 fn range(v: &str) -> Result<BlockSizes, String> {
@@ -283,8 +283,8 @@ pub static OPTIONS: &[Opt] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::apply;
     use super::*;
+    use crate::workload::job::options::apply;
 
     #[test]
     fn block_size_mixes_as_fio_writes_them() {
