@@ -150,7 +150,8 @@ fn generator(dev: String, rate: u64, stop: Arc<AtomicBool>, done: Arc<AtomicU64>
         .unwrap();
     let mut buf = AlignedBuf::new(4096);
     let mut rng = SplitMix64::new(7);
-    let blocks = iotrial::stack::raw::device_size(std::path::Path::new(&dev)).unwrap() / 4096;
+    let blocks =
+        iotrial::stack::build::raw::device_size(std::path::Path::new(&dev)).unwrap() / 4096;
     let batch = rate / 1000;
     let t0 = Instant::now();
     let mut n = 0u64;

@@ -5,8 +5,8 @@
 //! then it sends the trial's files back and powers the guest off.
 
 use crate::cause::{Cause, HasCause};
+use crate::stack::build::provision::BuildOptions;
 use crate::stack::ledger::Ledger;
-use crate::stack::provision::BuildOptions;
 use crate::stack::DeviceSpec;
 use crate::trial::{self, Setup};
 use crate::vm::channel::{Channel, GuestDisk, Msg, Request, PORT};
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// Runs the guest agent; never returns (it powers the guest off).
 pub fn main() -> ! {
     // The guest runs nothing but its trial: its own dirty limits may stand for the stack's.
-    crate::stack::dirty::allow_whole_machine();
+    crate::stack::build::dirty::allow_whole_machine();
     if let Err(e) = mount_basics() {
         eprintln!("iotrial guest: {e}");
     }

@@ -16,9 +16,9 @@ use crate::params::{ParamError, Params};
 use crate::report;
 use crate::result::{self, ResultError, TrialResult, TrialTarget};
 use crate::stack::actions::Actions;
+use crate::stack::build::provision::{self, BuildOptions};
 use crate::stack::ledger::Ledger;
-use crate::stack::provision::{self, BuildOptions};
-use crate::stack::resource::Resource;
+use crate::stack::release::resource::Resource;
 use crate::stack::{DeviceSpec, StackError, StackSpec};
 use crate::timeline::Timeline;
 use crate::utc::utc_iso;
@@ -339,7 +339,7 @@ fn run_in_guest(
     workload: &dyn Workload,
     params: &Params,
     setup: &Setup,
-    vm: &crate::stack::vm_key::VmSettings,
+    vm: &crate::stack::spec::vm_key::VmSettings,
     ledger: &mut Ledger,
     stop: &Arc<AtomicBool>,
 ) -> Result<TrialOutput, TrialError> {
@@ -350,7 +350,7 @@ fn run_in_guest(
         if let Some(why) = crate::stack::powercut::refusal(setup.stack, setup.devices) {
             return Err(StackError::Invalid(why).into());
         }
-        if vm.cache != crate::stack::vm_key::Cache::None {
+        if vm.cache != crate::stack::spec::vm_key::Cache::None {
             return Err(StackError::Invalid(format!(
                 "powercut: stack {} runs in a guest with cache={}: the host's page cache would hold the guest's writes where a cut of its drives cannot reach them; use cache=none",
                 setup.stack.name,

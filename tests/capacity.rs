@@ -248,7 +248,8 @@ fn the_built_in_capacity_studies_are_the_seeds_stacks() {
     for exp in [&exp, &quick] {
         let text = exp.study.to_toml();
         let back =
-            iotrial::study::file::parse(&text, &iotrial::study::Origin::File("s".into())).unwrap();
+            iotrial::study::plan::file::parse(&text, &iotrial::study::Origin::File("s".into()))
+                .unwrap();
         assert_eq!(back, exp.study, "{text}");
     }
 

@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use iotrial::stack::actions::Actions;
+use iotrial::stack::build::memimage;
 use iotrial::stack::ledger::Ledger;
-use iotrial::stack::memimage;
 use std::path::Path;
 use std::process::Command;
 

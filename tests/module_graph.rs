@@ -6,12 +6,17 @@
 //!
 //! - between top-level modules (`stack -> emu` when a file under src/stack/ names `crate::emu`);
 //! - between the submodules of every directory module, nested ones included (`provision ->
-//!   files` when src/stack/provision.rs names `super::files`, `crate::stack::files`, or an item
-//!   that src/stack/mod.rs re-exports from `files`; `scaling -> figures` in workload/fsck/). The
+//!   files` when src/stack/build/provision.rs names `super::files`,
+//!   `crate::stack::build::files`, or an item that src/stack/build/mod.rs re-exports from
+//!   `files`; `scaling -> figures` in workload/fsck/). The
 //!   directory's own mod.rs is the parent of those submodules, not one of them: a path to an
 //!   item defined in it is no edge.
 //!
 //! A circle in either graph fails the test, which prints it.
+//!
+//! Two more checks keep the house legible: inside workload/ no arrow runs back up (no file
+//! below it names an item workload/mod.rs defines: the trait, the registry and the helpers
+//! live in rooms of their own), and no folder of src/ holds more than 14 files at its top.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -88,12 +93,15 @@ fn the_graph_holds_known_edges() {
         assert!(top[a].contains(b), "{a} -> {b} missing: {top:?}");
     }
     let stack = crate_.group_graph(&["stack".to_string()]);
-    for (a, b) in [
-        ("provision", "files"),
-        ("fs", "ledger"),
-        ("provision", "device"),
-    ] {
+    for (a, b) in [("build", "spec"), ("fs", "ledger"), ("build", "device")] {
         assert!(stack[a].contains(b), "stack: {a} -> {b} missing: {stack:?}");
+    }
+    let build = crate_.group_graph(&["stack".to_string(), "build".to_string()]);
+    for (a, b) in [("provision", "files"), ("layout", "provision")] {
+        assert!(
+            build[a].contains(b),
+            "stack/build: {a} -> {b} missing: {build:?}"
+        );
     }
     let fsck = crate_.group_graph(&["workload".to_string(), "fsck".to_string()]);
     for (a, b) in [("scaling", "figures"), ("report", "scaling")] {
@@ -102,6 +110,97 @@ fn the_graph_holds_known_edges() {
             "workload/fsck: {a} -> {b} missing: {fsck:?}"
         );
     }
+}
+
+/// Inside workload/ no arrow runs back up: a kind names what a kind is (`kind`, `outcome`)
+/// and the registry names the kinds, but nothing below workload/ names an item of
+/// workload/mod.rs, which only declares the rooms and re-exports what callers outside use;
+/// and so in every folder below it (a kind's mod.rs re-exports its phases from a room of
+/// their own, job/options its `Opt` from opt.rs, job/gen its generator).
+#[test]
+fn no_arrow_runs_back_up_inside_workload() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let crate_ = Crate::read(&src);
+    let mut failures = Vec::new();
+    for dir in crate_.directory_modules() {
+        if dir.first().map(String::as_str) != Some("workload") {
+            continue;
+        }
+        let up = crate_.up_arrows(&dir);
+        if !up.is_empty() {
+            failures.push(format!("{}: {up:?}", dir.join("/")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "arrows back up to a mod.rs inside workload/ (module, item it names):\n{}",
+        failures.join("\n")
+    );
+    // The check sees an arrow back up where there is one.
+    let workload = ["workload".to_string()];
+    let kind = crate_.group_graph(&workload);
+    assert!(
+        kind["dvr"].contains("kind"),
+        "dvr -> kind missing: {kind:?}"
+    );
+    assert!(kind["registry"].contains("dvr"), "registry -> dvr missing");
+    let fake = Crate {
+        files: BTreeMap::from([
+            (vec!["w".to_string()], "pub trait T {}".to_string()),
+            (
+                vec!["w".to_string(), "a".to_string()],
+                "use super::T; use crate::w::b::X;".to_string(),
+            ),
+            (
+                vec!["w".to_string(), "b".to_string()],
+                "pub struct X;".to_string(),
+            ),
+        ]),
+    };
+    assert_eq!(
+        fake.up_arrows(&["w".to_string()]),
+        vec![("w/a".to_string(), "T".to_string())]
+    );
+}
+
+/// The most files a folder of src/ holds at its top (its subfolders' files not counted).
+const MAX_FILES: usize = 14;
+
+#[test]
+fn no_folder_of_src_holds_more_than_14_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut over = Vec::new();
+    let mut folders = 0;
+    for dir in folders_under(&src) {
+        let rel = dir.strip_prefix(&src).unwrap();
+        folders += 1;
+        let files = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .count();
+        if files > MAX_FILES {
+            over.push(format!("src/{}: {files} files", rel.display()));
+        }
+    }
+    assert!(folders > 20, "found only {folders} folders under src/");
+    assert!(
+        over.is_empty(),
+        "folders of src/ with more than {MAX_FILES} files at their top (split them by \
+         lifecycle or kind):\n{}",
+        over.join("\n")
+    );
+}
+
+/// `dir` and every folder below it.
+fn folders_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(folders_under(&e.path()));
+        }
+    }
+    out
 }
 
 #[test]
@@ -270,6 +369,34 @@ impl Crate {
                 }
             }
         }
+        out
+    }
+
+    /// The arrows that run back up inside the directory module `group`: a file below it that
+    /// names `group` itself or an item its mod.rs defines (rather than a submodule, or an item
+    /// re-exported from one), as (the file's module, what it names).
+    fn up_arrows(&self, group: &[String]) -> Vec<(String, String)> {
+        let n = group.len();
+        let reexports = self.reexports(group);
+        let mut out = Vec::new();
+        for (m, text) in &self.files {
+            if m.len() <= n || m[..n] != *group {
+                continue;
+            }
+            for p in self.absolute_paths(m, text) {
+                if p.len() < n || p[..n] != *group {
+                    continue;
+                }
+                let up = p.len() == n
+                    || (!self.is_module(&p[..n + 1]) && !reexports.contains_key(&p[n]));
+                if up {
+                    let named = p.get(n).cloned().unwrap_or_else(|| "self".into());
+                    out.push((m.join("/"), named));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
         out
     }
 

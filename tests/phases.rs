@@ -14,8 +14,8 @@ use iotrial::engine::{
     Action, IdleLimits, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan,
 };
 use iotrial::params::{ParamError, ParamSpec, Params};
+use iotrial::stack::build::provision::BuildOptions;
 use iotrial::stack::ledger::Ledger;
-use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, StackError, StackSpec};
 use iotrial::trial::{self, Setup, TrialError};
 use iotrial::workload::{AnalysisError, Outcome, Workload};

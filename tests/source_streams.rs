@@ -8,14 +8,14 @@ mod common;
 use common::outcome::{Counted, UNUSED_PARAMS};
 
 use iotrial::engine::buffer::AlignedBuf;
-use iotrial::engine::fsops;
+use iotrial::engine::sources::fsops;
 use iotrial::engine::{
     Action, Op, OpSource, Pacing, Pattern, Phase, Plan, SampleSet, Source, SourceCtx, Step, Stop,
     StreamPlan,
 };
 use iotrial::params::{ParamError, ParamSpec, Params};
+use iotrial::stack::build::provision::BuildOptions;
 use iotrial::stack::ledger::Ledger;
-use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::{DeviceSpec, StackSpec};
 use iotrial::trial::{self, Setup};
 use iotrial::workload::{AnalysisError, Outcome, Workload};

@@ -206,7 +206,7 @@ fn writers_of_zeros_keep_a_large_emulated_disk_in_memory() {
     // mkfs.xfs writes, and that bound goes in memory where it fits.
     let bound = (4u64 << 30) + (4u64 << 40) / 16384;
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let available = iotrial::stack::memimage::mem_available(&meminfo).unwrap();
+    let available = iotrial::stack::build::memimage::mem_available(&meminfo).unwrap();
     if bound > available / 4 * 3 {
         skip(
             test,

@@ -1,7 +1,7 @@
 //! Study files: every kind of bad input gives an error naming the file, line, column and key;
 //! the built-in `dvr` study parses and expands; `--quick`, `--only` and `--device` apply.
 
-use iotrial::study::{builtin, expand, file, Options, Origin, StudyError};
+use iotrial::study::{builtin, expand, plan::file, Options, Origin, StudyError};
 
 const GOOD: &str = r#"name = "t"
 description = "test study"
@@ -681,7 +681,7 @@ fn builtin_dvr_regions_fit_ext4_on_its_twin() {
             return;
         };
         let plan = t.workload_impl().plan(&t.params).unwrap();
-        let regions = iotrial::stack::files::region_lengths(&plan, free);
+        let regions = iotrial::stack::build::files::region_lengths(&plan, free);
         assert!(
             regions.is_ok(),
             "quick {quick}: {regions:?} bytes needed, {free} free"
@@ -753,7 +753,7 @@ fn pause_is_read_checked_quickened_and_written_back() {
     assert_eq!(file::parse(&q.study.to_toml(), &origin()).unwrap(), q.study);
     // The pause is part of how the study ran: it changes the study's hash, not a trial's digest.
     let plain = expand(&file::parse(GOOD, &origin()).unwrap(), &Options::default()).unwrap();
-    let hash = iotrial::study::identity::study_hash;
+    let hash = iotrial::study::plan::identity::study_hash;
     assert_ne!(hash(&full.study), hash(&plain.study));
     let digests = |e: &iotrial::study::Expansion| -> Vec<String> {
         e.trials.iter().map(|t| t.digest.clone()).collect()

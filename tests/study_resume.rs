@@ -1,7 +1,7 @@
 //! The manifest and `--resume` on a fake results directory: finished trials are kept, partial
 //! ones discarded, and only what is missing is run again; a different study is refused.
 
-use iotrial::study::manifest::{manifest_path, resume};
+use iotrial::study::results::manifest::{manifest_path, resume};
 use iotrial::study::results::ResultsDir;
 use iotrial::study::{builtin, expand, Expansion, Manifest, Options, Status, StudyError};
 use std::path::Path;
@@ -213,7 +213,7 @@ fn a_shard_resumes_its_own_trials_and_refuses_another_shard() {
     assert_eq!(m.trials.len(), 2, "a shard's manifest lists its own trials");
     assert_eq!(
         m.hash(),
-        iotrial::study::identity::study_hash(&dvr(&quick()).study),
+        iotrial::study::plan::identity::study_hash(&dvr(&quick()).study),
         "a shard records the whole study's hash"
     );
     for (rec, t) in m.trials.iter().zip(&exp.trials) {

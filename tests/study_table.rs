@@ -5,8 +5,8 @@
 //! lacks a figure refused rather than shown as "-".
 
 use iotrial::result::{self, TrialResult};
+use iotrial::study::results::table::StudyTable;
 use iotrial::study::results::ResultsDir;
-use iotrial::study::table::StudyTable;
 use iotrial::study::{builtin, expand, Manifest, Options, Status};
 use serde_json::json;
 use std::path::Path;

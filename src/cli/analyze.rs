@@ -2,8 +2,8 @@
 //! parameters if asked (`--set window=10s`), without any I/O.
 
 use super::errors::usage;
-use super::run::print_outcome;
-use super::stack_args::parse_sets;
+use super::single::run::print_outcome;
+use super::single::stack_args::parse_sets;
 use anyhow::Result;
 use iotrial::params::Params;
 use iotrial::result::{self, Analysis};

@@ -27,7 +27,7 @@ pub struct CaptureArgs {
 
 /// Records the requests and prints what was captured.
 pub fn run(a: CaptureArgs, stop: &Arc<AtomicBool>) -> Result<()> {
-    use iotrial::monitor::capture::{capture, Until};
+    use iotrial::monitor::trace::capture::{capture, Until};
     let until = match (a.duration, a.command.is_empty()) {
         (Some(d), true) => Until::Duration(
             iotrial::units::parse_duration(&d)

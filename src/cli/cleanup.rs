@@ -6,7 +6,7 @@ use anyhow::Result;
 /// Releases the dead runs' resources and prints each one.
 pub fn run() -> Result<()> {
     let dir = iotrial::stack::ledger::ledger_dir();
-    let rep = iotrial::stack::cleanup::run(&dir);
+    let rep = iotrial::stack::release::cleanup::run(&dir);
     for r in &rep.released {
         println!("{r}");
     }

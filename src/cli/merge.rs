@@ -6,7 +6,7 @@
 
 use super::errors::failed;
 use anyhow::Result;
-use iotrial::study::merge::{merge, MergeOptions};
+use iotrial::study::results::merge::{merge, MergeOptions};
 use std::path::PathBuf;
 
 /// The arguments of `iotrial merge`.

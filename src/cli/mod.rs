@@ -2,7 +2,6 @@
 //! what it does), the stack flags they share, and the errors with their exit statuses.
 
 pub mod analyze;
-pub mod capacity;
 pub mod capture;
 pub mod cleanup;
 pub mod device;
@@ -12,8 +11,7 @@ pub mod launch;
 pub mod list;
 pub mod merge;
 pub mod results;
-pub mod run;
-pub mod stack_args;
+pub mod single;
 pub mod study;
 
 use anyhow::Result;
@@ -38,10 +36,10 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run one workload once on one target and write its results.
-    Run(run::RunArgs),
+    Run(single::run::RunArgs),
     /// Search the most record streams (or playback streams, or the highest bitrate) one stack
     /// holds in real time with no overflow and no underrun.
-    Capacity(capacity::CapacityArgs),
+    Capacity(single::capacity::CapacityArgs),
     /// Re-derive a workload's verdict from a samples.csv, without doing any I/O.
     Analyze(analyze::AnalyzeArgs),
     /// Run a study: workloads x stacks x repeats, a built-in one (`iotrial list studies`) or a
@@ -95,8 +93,8 @@ enum Command {
 /// Runs the subcommand the command line names.
 pub fn dispatch(cli: Cli, stop: &Arc<AtomicBool>) -> Result<()> {
     match cli.command {
-        Command::Run(a) => run::run(a, stop),
-        Command::Capacity(a) => capacity::run(a, stop),
+        Command::Run(a) => single::run::run(a, stop),
+        Command::Capacity(a) => single::capacity::run(a, stop),
         Command::Analyze(a) => analyze::run(a),
         Command::Study(a) => study::run(a, stop),
         Command::Device(a) => device::run(a, stop),

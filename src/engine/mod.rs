@@ -1,47 +1,33 @@
 //! The engine: runs the stream phases of a [`Plan`] (one OS thread per stream) against placed
 //! targets, each phase until its stop condition, and records every stream's samples in
-//! bounded memory ([`record`]). It knows nothing about workloads, and nothing about the action
+//! bounded memory ([`samples::record`]). It knows nothing about workloads, and nothing about the action
 //! phases between stream phases, which the stack does.
 
-mod aio;
-pub mod backend;
-mod backend_kind;
-pub mod blockgen;
-mod blockgen_run;
+pub mod backends;
 pub mod buffer;
 pub mod cpus;
-pub mod fsops;
-mod memio;
 pub mod plan;
-mod posixaio;
 pub mod prepare;
 pub mod protocol;
-pub mod psync;
 pub mod realtime;
-pub mod record;
 pub mod rng;
 mod run;
-pub mod sample;
-pub mod set;
-pub mod source;
-mod source_run;
-mod spill;
+pub mod samples;
+pub mod sources;
 mod stream;
-mod syncvar;
-mod uring;
 
-pub use backend_kind::{BackendKind, Opened};
-pub use blockgen::{Io, IoGen, Next, PrepareCtx};
+pub use backends::backend_kind::{BackendKind, Opened};
 pub use plan::{
     Action, CutWhen, IdleLimits, InFlight, Phase, Plan, PlanError, PowerCut, Step, Stop,
 };
 pub use prepare::FillSeal;
 pub use protocol::Protocol;
-pub use record::{Keep, Recorder};
 pub use run::{run, Engine, PhaseOutcome, RunOutput};
-pub use sample::{Op, Sample, StreamSamples};
-pub use set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
-pub use source::{Make, OpSource, Source, SourceCtx, WrittenFile};
+pub use samples::record::{Keep, Recorder};
+pub use samples::sample::{Op, Sample, StreamSamples};
+pub use samples::set::{IdleRecord, PhaseRecord, SampleSet, StreamInfo};
+pub use sources::blockgen::{Io, IoGen, Next, PrepareCtx};
+pub use sources::source::{Make, OpSource, Source, SourceCtx, WrittenFile};
 
 use std::path::PathBuf;
 

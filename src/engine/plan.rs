@@ -4,6 +4,7 @@
 //! (sync, drop caches, unmount, mount, fsck, wait for the device to go idle). The plan is pure
 //! data: the engine runs stream phases, the stack does actions, the trial walks the list.
 
+use super::samples::set::STREAM_KIND;
 use super::StreamPlan;
 
 /// What a workload asks of the stack and the engine: its streams in layout order, its phases in
@@ -25,7 +26,7 @@ pub struct Plan {
     pub checker_args: Vec<String>,
     /// The most bytes the workload writes (its data and its own per-file metadata), where it
     /// can tell: emulated devices keep their images in memory when these, with what mkfs
-    /// writes, fit ([`crate::stack::memimage`]); `None`: as much as the devices hold.
+    /// writes, fit ([`crate::stack::build::memimage`]); `None`: as much as the devices hold.
     pub stores_at_most: Option<u64>,
 }
 
@@ -218,9 +219,6 @@ impl Action {
         }
     }
 }
-
-/// The kind of a stream phase in result.json and the timeline.
-pub const STREAM_KIND: &str = "stream";
 
 impl Step {
     /// `stream` for a stream phase, `prepare` for the layout, the action's name otherwise.

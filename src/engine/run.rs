@@ -3,12 +3,12 @@
 //! its threads released together through a barrier; [`run`] is the one-phase, in-memory run
 //! the device probe and tests use.
 
-use super::blockgen::{IoGen, PrepareCtx};
-use super::blockgen_run::{self, GenEnded, GenJob};
 use super::realtime::{self, Tally};
-use super::record::{Keep, Recorder, StreamSink};
-use super::source::{Make, OpSource, SourceCtx};
-use super::source_run::{self, SourceEnded, SourceJob};
+use super::samples::record::{Keep, Recorder, StreamSink};
+use super::sources::blockgen::{IoGen, PrepareCtx};
+use super::sources::blockgen_run::{self, GenEnded, GenJob};
+use super::sources::source::{Make, OpSource, SourceCtx};
+use super::sources::source_run::{self, SourceEnded, SourceJob};
 use super::stream::{self, slot_buffers, Cursor, Ended, Job};
 use super::{
     open_stream, EngineError, EngineOptions, Pacing, Placement, Plan, Protocol, Step, Stop,

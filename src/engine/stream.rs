@@ -3,14 +3,14 @@
 //! stop condition; then wait for what is still in flight. Everything here is the hot path: the
 //! slot buffers and the sample chunks are allocated before the loop, and there are no locks and
 //! no logging inside it (a full chunk of samples is handed to the recorder once per
-//! [`super::record::CHUNK`]).
+//! [`super::samples::record::CHUNK`]).
 
-use super::backend::{Backend, Completion};
+use super::backends::backend::{Backend, Completion};
 use super::buffer::AlignedBuf;
 use super::protocol::Protocol;
-use super::record::StreamSink;
 use super::rng::SplitMix64;
-use super::sample::{Op, Sample};
+use super::samples::record::StreamSink;
+use super::samples::sample::{Op, Sample};
 use super::{Pacing, Pattern, Placement, Seal, Stop, StreamPlan};
 use crate::verify::{seal_block, BlockHeader};
 use std::sync::atomic::Ordering;

@@ -9,7 +9,7 @@ use crate::cause::{Cause, HasCause};
 use crate::engine::{Op, Pacing, Pattern, Plan, Step, Stop, StreamPlan};
 use crate::params::Params;
 use crate::result::{self, TrialResult};
-use crate::stack::raw::round_mib;
+use crate::stack::build::raw::round_mib;
 use crate::workload;
 use serde_json::Value as Json;
 use std::fmt::Write as _;

@@ -9,7 +9,7 @@
 //! trials' Job has finished, merges them.
 
 use super::{io, yaml, LaunchDir, LaunchError, Launched, Submission};
-use crate::study::shard::SHARD_COUNT_VAR;
+use crate::study::plan::shard::SHARD_COUNT_VAR;
 use crate::study::Expansion;
 use crate::utc::utc_iso;
 use serde_json::{json, Value as Json};

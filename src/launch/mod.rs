@@ -12,9 +12,9 @@ pub mod slurm;
 mod yaml;
 
 use crate::cause::{Cause, HasCause};
-use crate::study::manifest::Manifest;
+use crate::study::results::manifest::Manifest;
 use crate::study::results::ResultsDir;
-use crate::study::{identity, Expansion, StudyError};
+use crate::study::{plan::identity, Expansion, StudyError};
 use crate::utc::utc_iso;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

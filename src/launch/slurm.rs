@@ -6,7 +6,7 @@
 //! and a new merge job.
 
 use super::{io, ranges, LaunchDir, LaunchError, Launched, Submission};
-use crate::study::shard::SHARD_COUNT_VAR;
+use crate::study::plan::shard::SHARD_COUNT_VAR;
 use crate::study::Expansion;
 use crate::utc::utc_iso;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! Monitors: what watches a trial from outside its workload. They start before the first phase and
 //! stop after the last, sampling in their own thread (never in the I/O path) once per interval:
-//! per-device iostat -x figures ([`diskstats`]), the CPU of every thread on the host ([`threads`])
-//! and of the host as a whole, steal included ([`hostcpu`]), dirty and writeback memory
-//! ([`memory`]); and, with root, block requests traced through tracefs and classified as journal,
+//! per-device iostat -x figures ([`counters::diskstats`]), the CPU of every thread on the host ([`counters::threads`])
+//! and of the host as a whole, steal included ([`counters::hostcpu`]), dirty and writeback memory
+//! ([`counters::memory`]); and, with root, block requests traced through tracefs and classified as journal,
 //! metadata or data ([`trace`]); without the trace, an emulated device's own request log classified
 //! the same way (`devlog`). With either, an emulated device's replies' lateness second by second
 //! is set beside the host's steal and memory stall ([`stalls`]). Every row carries its time from
@@ -10,30 +10,22 @@
 //! ([`Running::boundary`]), so no interval straddles two phases and each phase's totals are exact;
 //! a row at a boundary carries the phase it closes. They know the stack's devices and the timeline,
 //! never the workload. A monitor that fails is a warning, never a failed trial.
+//!
+//! The monitors that read the kernel's counters live in [`counters`], the block trace with
+//! what it reads and classifies in [`trace`].
 
-mod blockreq;
-pub mod capture;
-mod devlog;
-pub mod diskstats;
-mod fsmap;
-pub mod hostcpu;
-mod iostat;
-pub mod memory;
-mod reader;
-mod ringbuf;
+pub mod counters;
 mod series;
 pub mod settings;
 pub mod stalls;
-pub mod threads;
 pub mod trace;
-mod tracefs;
 
 pub use settings::{Monitor, Settings, SettingsError};
 
 use crate::result::monitor::MonitorSummary;
 use crate::stack::blockdevs::StackDevices;
 use crate::stack::ledger::Ledger;
-use crate::stack::resource::Resource;
+use crate::stack::release::resource::Resource;
 use crate::timeline::{Span, Timeline};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -114,29 +106,32 @@ pub struct Watch<'a> {
 /// The periodic monitors, owned by their thread while they run.
 #[derive(Default)]
 struct Periodic {
-    disk: Option<diskstats::Diskstats>,
-    threads: Option<threads::Threads>,
-    memory: Option<memory::Memory>,
+    disk: Option<counters::diskstats::Diskstats>,
+    threads: Option<counters::threads::Threads>,
+    memory: Option<counters::memory::Memory>,
     warnings: Vec<String>,
 }
 
 impl Periodic {
     /// Starts the periodic monitors `settings` asks for, each failure a warning.
-    fn start(w: &Watch, own: threads::Own, t_s: f64) -> Periodic {
+    fn start(w: &Watch, own: counters::threads::Own, t_s: f64) -> Periodic {
         let mut p = Periodic::default();
         let span = w.timeline.span_at(t_s);
         let s = w.settings;
         if s.has(Monitor::Diskstats) {
             p.disk = p.started(
                 "diskstats",
-                diskstats::Diskstats::start(w.dir, &w.devices.devices, t_s),
+                counters::diskstats::Diskstats::start(w.dir, &w.devices.devices, t_s),
             );
         }
         if s.has(Monitor::Threads) {
-            p.threads = p.started("threads", threads::Threads::start(w.dir, own, t_s));
+            p.threads = p.started(
+                "threads",
+                counters::threads::Threads::start(w.dir, own, t_s),
+            );
         }
         if s.has(Monitor::Memory) {
-            p.memory = p.started("memory", memory::Memory::start(w.dir, t_s, &span));
+            p.memory = p.started("memory", counters::memory::Memory::start(w.dir, t_s, &span));
         }
         p
     }
@@ -227,10 +222,10 @@ impl Periodic {
             summary.devices = devices;
             warnings.extend(w);
         }
-        summary.threads = self.threads.map(threads::Threads::finish);
+        summary.threads = self.threads.map(counters::threads::Threads::finish);
         let host = summary.threads.as_ref().and_then(|t| t.host.as_ref());
-        warnings.extend(host.and_then(hostcpu::steal_warning));
-        summary.memory = self.memory.map(memory::Memory::finish);
+        warnings.extend(host.and_then(counters::hostcpu::steal_warning));
+        summary.memory = self.memory.map(counters::memory::Memory::finish);
         warnings
     }
 }
@@ -258,7 +253,7 @@ pub struct Running {
     stop: Option<mpsc::Sender<Msg>>,
     thread: Option<JoinHandle<Periodic>>,
     trace: Option<trace::Tracing>,
-    device_logs: Option<devlog::DeviceLogs>,
+    device_logs: Option<trace::devlog::DeviceLogs>,
     warnings: Vec<String>,
 }
 
@@ -272,7 +267,7 @@ pub struct Recorded {
 /// reading before this returns. Resources (a tracefs mount and instance, device servers'
 /// request logs) go into `ledger`.
 pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
-    let own = threads::Own {
+    let own = counters::threads::Own {
         pid: std::process::id(),
         monitor_tids: Default::default(),
         server_pid: ledger.server_pid(),
@@ -290,7 +285,7 @@ pub fn start(w: &Watch, ledger: &mut Ledger) -> Running {
         None
     };
     let device_logs = match trace {
-        None => devlog::DeviceLogs::start(w, ledger),
+        None => trace::devlog::DeviceLogs::start(w, ledger),
         Some(_) => None,
     };
     let start_s = w.timeline.now_s();

@@ -7,7 +7,7 @@
 use super::ResultError;
 use crate::analysis::buffer::BufferInterval;
 use crate::analysis::timeseries::IntervalRow;
-use crate::engine::sample::{errno_name, parse_errno};
+use crate::engine::samples::sample::{errno_name, parse_errno};
 use crate::engine::{Op, PhaseRecord, Sample, SampleSet, StreamSamples};
 use crate::units::trim_float;
 use std::io::{BufWriter, Write};

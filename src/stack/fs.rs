@@ -2,11 +2,11 @@
 //! extra arguments, several devices for btrfs, an external log for xfs), the tool's version,
 //! and mounting with the options read back from the kernel.
 
-use super::actions::Actions;
-use super::ledger::Ledger;
-use super::resource::Resource;
-use super::{hash_seed, sys, StackError};
 use crate::mountinfo;
+use crate::stack::actions::Actions;
+use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
+use crate::stack::{hash_seed, sys, StackError};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,9 @@
 //! reverse order on success, error, Ctrl-C or SIGTERM. The file lives in [`ledger_dir`]; the
 //! run's device server process (spawned with the first resource) watches the run and, if it
 //! dies (SIGKILL, OOM), releases what the file lists. `iotrial cleanup`
-//! ([`crate::stack::cleanup`]) does the same for a run whose device server died with it.
+//! ([`super::release::cleanup`]) does the same for a run whose device server died with it.
 
-use super::resource::{LedgerFile, Resource};
+use super::release::resource::{LedgerFile, Resource};
 use super::server::client::{RemoteDevice, ServerError, ServerProcess};
 use super::server::DeviceServer;
 use serde_json::Value as Json;
@@ -393,14 +393,14 @@ mod tests {
             "\"pid\": 4000000",
         );
         std::fs::write(&ledger_path, text).unwrap();
-        let rep = crate::stack::cleanup::run(root.path());
+        let rep = crate::stack::release::cleanup::run(root.path());
         assert!(rep.errors.is_empty(), "{:?}", rep.errors);
         assert_eq!(rep.released.len(), 2);
         assert!(!d.exists());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
         assert!(!ledger_path.exists());
         // Idempotent: a second cleanup finds nothing and reports no error.
-        let again = crate::stack::cleanup::run(root.path());
+        let again = crate::stack::release::cleanup::run(root.path());
         assert!(again.errors.is_empty() && again.released.is_empty());
     }
 }

@@ -3,10 +3,10 @@
 //! on the array. Created with `--assume-clean`, so no initial resync runs (seed 001's array
 //! rebuilt all night first) and the trial measures the workload, not a rebuild. Here: the spec
 //! and its levels, the command lines, whether this host can build one, and releasing one;
-//! [`super::volume`] builds it, in the ledger first, and the ledger stops it after the
+//! [`crate::stack::build::volume`] builds it, in the ledger first, and the ledger stops it after the
 //! filesystem on it is unmounted. Hosts whose kernel has no MD run such stacks in a guest (`vm`).
 
-use super::{sys, StackError};
+use crate::stack::{sys, StackError};
 use crate::units::{parse_size, Size};
 use std::path::{Path, PathBuf};
 

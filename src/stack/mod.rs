@@ -3,35 +3,36 @@
 //! filesystem, sets the scheduler and lays each stream's region out (a file, a partition, a
 //! raw region); the ledger releases all of it. Errors say whether the input, the host or the
 //! build is at fault.
+//!
+//! Its rooms: what a stack is ([`spec`], with the [`device`] specs), building one step by step
+//! ([`build`]: devices attached, volume, filesystem, layout), the action phases between stream
+//! phases ([`phases`], and [`powercut`]), what a run holds and gives back ([`ledger`], with the
+//! resources and their release in [`release`], and the device servers that outlive a killed
+//! run, [`server`]). The layers a stack may have, each with what it accepts and the commands
+//! that make it, sit at the top because the spec checks them and the build and the ledger use
+//! them: filesystems ([`fs`], [`hash_seed`]), the I/O [`scheduler`], MD arrays ([`md`]) and ZFS
+//! pools ([`zfs`]).
 
-pub mod action_phase;
 pub mod actions;
 pub mod blockdevs;
-pub mod checker;
-pub mod cleanup;
+pub mod build;
 pub mod device;
-pub mod dirty;
-pub mod files;
 pub mod fs;
-pub mod guard;
 pub mod hash_seed;
-pub mod idle;
 pub mod ledger;
 pub mod md;
-pub mod memimage;
+pub mod phases;
 pub mod powercut;
-pub mod provision;
-pub mod raw;
-pub mod resource;
+pub mod release;
 pub mod scheduler;
 pub mod serve;
 pub mod server;
 pub mod spec;
 pub mod sys;
-pub mod vm_key;
-pub mod volume;
 pub mod zfs;
 
+/// Building a stack is [`build`]'s; its entry keeps its path as `stack::provision`.
+pub use build::provision;
 pub use device::{DeviceSpec, DeviceSpecError};
 pub use spec::{LayoutKind, StackSpec, StackSpecError};
 

@@ -2,10 +2,10 @@
 //! successors, the scheduler and its tunables set through sysfs with the previous values in the
 //! ledger (so they are restored), and what is active read back.
 
-use super::actions::Actions;
-use super::ledger::Ledger;
-use super::resource::Resource;
-use super::{sys, StackError};
+use crate::stack::actions::Actions;
+use crate::stack::ledger::Ledger;
+use crate::stack::release::resource::Resource;
+use crate::stack::{sys, StackError};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

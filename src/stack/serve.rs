@@ -7,7 +7,7 @@
 use crate::cause::{Cause, HasCause};
 use crate::emu::{EmuServer, Expectations, ModelSpec};
 use crate::stack::ledger::Ledger;
-use crate::stack::resource::Resource;
+use crate::stack::release::resource::Resource;
 use crate::stack::{sys, DeviceSpec};
 use serde::Serialize;
 use serde_json::Value as Json;

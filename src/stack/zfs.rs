@@ -3,10 +3,10 @@
 //! external log device as the pool's `log` vdev, compression off (seed 001: "compression was
 //! off because that would have turned it into a CPU test"), mounted in the stack's work
 //! directory. Here: the layouts, the command lines, whether this host can build one (the
-//! kernel's zfs module, zpool and zfs), and releasing one; [`super::volume`] creates it, in the
+//! kernel's zfs module, zpool and zfs), and releasing one; [`crate::stack::build::volume`] creates it, in the
 //! ledger first, and the ledger destroys it after its filesystem is unmounted.
 
-use super::{sys, StackError};
+use crate::stack::{sys, StackError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

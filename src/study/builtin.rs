@@ -3,7 +3,7 @@
 //! `iotrial study studies/dvr.toml` runs the same file.
 
 use super::error::StudyError;
-use super::file::{self, Origin, Study};
+use super::plan::file::{self, Origin, Study};
 use std::path::Path;
 
 /// Name, path in the source tree, and text of every built-in study.

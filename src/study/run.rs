@@ -2,11 +2,11 @@
 //! records it in the manifest as it goes, so an interrupted study loses no finished trial and
 //! `--resume` continues it. Ends with the comparison table and the report.
 
-use super::manifest::{resume, Manifest, Status};
 use super::pause::{self, Pause};
-use super::reference;
+use super::results::manifest::{resume, Manifest, Status};
+use super::results::reference;
+use super::results::table::StudyTable;
 use super::results::ResultsDir;
-use super::table::StudyTable;
 use super::{expand, Expansion, Options, Study, StudyError, Trial};
 use crate::capacity::{self, CapacityError, CapacitySpec};
 use crate::cause::{Cause, HasCause};
@@ -14,10 +14,10 @@ use crate::monitor;
 use crate::report::html::{write_report, ReportFiles};
 use crate::result::ResultError;
 use crate::stack::actions::Actions;
-use crate::stack::cleanup;
+use crate::stack::build::provision::{self, BuildOptions};
 use crate::stack::ledger::{ledger_dir, Ledger};
-use crate::stack::provision::{self, BuildOptions};
-use crate::stack::resource::Released;
+use crate::stack::release::cleanup;
+use crate::stack::release::resource::Released;
 use crate::stack::{DeviceSpec, DeviceSpecError, StackError};
 use crate::trial::{self, Setup, TrialError, TrialOutput};
 use std::io::Write;
@@ -431,7 +431,7 @@ impl Runner<'_> {
         Ok((false, failed))
     }
 
-    /// The repeats the study adds after its own ([`super::adaptive`]): round by round, one
+    /// The repeats the study adds after its own ([`super::plan::adaptive`]): round by round, one
     /// more repeat of every ranked stack whose interval is still too wide, until none is or
     /// the maximum is reached; (interrupted, trials failed). A round a resumed run finds
     /// recorded is continued: its trials done count, the others run again.
@@ -440,7 +440,7 @@ impl Runner<'_> {
         let mut failed = 0;
         for round in rule.min + 1..=rule.max {
             let root = self.results.root.clone();
-            let standings = match super::adaptive::standings(&exp.study, &root) {
+            let standings = match super::plan::adaptive::standings(&exp.study, &root) {
                 Ok(s) => s,
                 Err(e) => {
                     writeln!(
@@ -453,14 +453,19 @@ impl Runner<'_> {
             };
             let mut todo = Vec::new();
             for st in &standings {
-                let line = super::adaptive::describe(st, rule.width);
+                let line = super::plan::adaptive::describe(st, rule.width);
                 writeln!(self.say, "{line}").map_err(said)?;
                 if !st.decision.more() {
                     continue;
                 }
                 let placed = self.manifest.trials.len();
-                let Some(t) =
-                    super::expand::extra_trial(&exp.study, &st.stack, &st.workload, round, placed)?
+                let Some(t) = super::plan::expand::extra_trial(
+                    &exp.study,
+                    &st.stack,
+                    &st.workload,
+                    round,
+                    placed,
+                )?
                 else {
                     continue;
                 };

@@ -128,7 +128,7 @@ pub fn take(devices: &StackDevices, mkfs_version: Option<&str>) -> Fingerprint {
     if let Some(v) = devices
         .fs
         .as_deref()
-        .and_then(crate::stack::checker::version)
+        .and_then(crate::stack::phases::checker::version)
     {
         tools.insert("fsck".to_string(), v);
     }

@@ -13,11 +13,11 @@ use crate::engine::{
     BackendKind, Engine, EngineOptions, Keep, PhaseRecord, Plan, SampleSet, Step, Stop,
 };
 use crate::engine::{CutWhen, PowerCut};
-use crate::stack::action_phase::ActionCtx;
+use crate::stack::build::provision::Built;
 use crate::stack::ledger::Ledger;
+use crate::stack::phases::action_phase::ActionCtx;
 use crate::stack::powercut::{self, HostSwitch, PowerSwitch, Recovery};
-use crate::stack::provision::Built;
-use crate::stack::{action_phase, idle, StackError};
+use crate::stack::{phases::action_phase, phases::idle, StackError};
 use crate::timeline::{Outside, Span, Timeline};
 use indicatif::ProgressBar;
 use std::cell::Cell;

@@ -5,7 +5,7 @@
 //! the guest's defaults derive from.
 
 use super::VmError;
-use crate::stack::vm_key::{Accel, VmSettings};
+use crate::stack::spec::vm_key::{Accel, VmSettings};
 use std::path::{Path, PathBuf};
 
 /// The QEMU system emulator this host runs guests with.

@@ -5,7 +5,7 @@
 
 use super::host::QEMU;
 use crate::engine::cpus::CpuSet;
-use crate::stack::vm_key::{Accel, Cache};
+use crate::stack::spec::vm_key::{Accel, Cache};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -56,7 +56,7 @@ pub fn missing(need: Need) -> Option<String> {
             "{t} is not installed (scripts/install-deps.sh installs it)"
         )),
         Need::GuestKernel => {
-            iotrial::vm::host::kernel(&iotrial::stack::vm_key::VmSettings::default())
+            iotrial::vm::host::kernel(&iotrial::stack::spec::vm_key::VmSettings::default())
                 .err()
                 .map(|e| e.to_string())
         }

@@ -7,10 +7,10 @@
 
 use super::model::{Model, Tally};
 use super::{Realtime, Role};
-use crate::engine::backend::Completion;
+use crate::engine::backends::backend::Completion;
 use crate::engine::protocol::Protocol;
-use crate::engine::record::StreamSink;
-use crate::engine::sample::{Op, Sample};
+use crate::engine::samples::record::StreamSink;
+use crate::engine::samples::sample::{Op, Sample};
 use crate::engine::stream::{Ended, Job};
 use crate::engine::Stop;
 use std::sync::atomic::Ordering;
@@ -34,7 +34,7 @@ impl Clock {
     fn new(scale: f64, zero_wall: u64) -> Clock {
         Clock {
             scale,
-            zero_model: crate::engine::set::zero_model_ns(zero_wall, scale),
+            zero_model: crate::engine::samples::set::zero_model_ns(zero_wall, scale),
         }
     }
 

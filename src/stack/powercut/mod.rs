@@ -10,8 +10,8 @@
 pub mod scan;
 pub mod switch;
 
-use super::action_phase::{self, ActionCtx};
-use super::provision::Built;
+use super::build::provision::Built;
+use super::phases::action_phase::{self, ActionCtx};
 use super::{sys, DeviceSpec, StackError, StackSpec};
 use crate::engine::{Action, Plan, PowerCut};
 use serde_json::{json, Value as Json};

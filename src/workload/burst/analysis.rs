@@ -105,7 +105,7 @@ pub fn analyze(
                 drains.push(e - ph.start_s);
             }
         }
-        if ph.kind != crate::engine::plan::STREAM_KIND {
+        if ph.kind != crate::engine::samples::set::STREAM_KIND {
             continue;
         }
         for (k, s) in samples.load_phase(i)?.iter().enumerate() {

@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod params;
+pub mod phases;
 pub mod report;
 mod source;
 
@@ -25,10 +26,7 @@ use std::sync::Arc;
 /// The `burst` workload.
 pub struct Burst;
 
-/// Prefixes of the phase names.
-pub const BURST: &str = "burst";
-pub const SYNC: &str = "sync";
-pub const GAP: &str = "gap";
+pub use phases::{BURST, GAP, SYNC};
 
 fn check(p: &Params) -> Result<(), ParamError> {
     let shape = shape(p);

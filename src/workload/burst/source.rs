@@ -7,7 +7,7 @@
 
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::rng::SplitMix64;
-use crate::engine::{fsops, Op, OpSource, SourceCtx};
+use crate::engine::{sources::fsops, Op, OpSource, SourceCtx};
 use crate::workload::place::{self, Target};
 use std::ffi::CString;
 use std::os::fd::OwnedFd;

@@ -4,12 +4,11 @@
 //! times guarantee nothing); its verdict is its buffers' ([`crate::workload::realtime`]).
 
 use super::figures::{StreamFigures, Verdict};
-use crate::analysis::timeseries::BufferSeries;
 use crate::analysis::{fairness, stats, window};
 use crate::engine::StreamSamples;
 use crate::params::Params;
 use crate::present::Rows;
-use crate::workload::realtime::{BufferFigures, RealtimeOutcome, Summary, BUFFER_HEADINGS};
+use crate::workload::realtime::{BufferFigures, RealtimeOutcome, RealtimeVerdict, BUFFER_HEADINGS};
 use crate::workload::Outcome;
 use serde_json::Value as Json;
 
@@ -136,17 +135,11 @@ pub fn analyze(p: &Params, streams: &[StreamSamples], live: Option<RealtimeOutco
         playback_completion_spread: ps,
         target_mbit: target,
         meets_target: meets,
-        record_buffer_peak_pct: None,
-        overflow_mb: None,
-        overflow_events: None,
-        underruns: None,
-        stall_s: None,
-        playback_startup_s: None,
-        playback_buffer_low_pct: None,
-        first_failure: None,
+        realtime: RealtimeVerdict::default(),
     };
     if let Some(l) = &live {
-        verdict.set_summary(l.summary.clone());
+        verdict.meets_target = Some(l.summary.passed);
+        verdict.realtime = RealtimeVerdict::of(l.summary.clone());
         for (f, b) in figs.iter_mut().zip(&l.streams) {
             f.buffer = b.clone();
         }
@@ -257,11 +250,7 @@ impl Outcome for DvrOutcome {
         self.warnings.clone()
     }
 
-    fn realtime(&self) -> Option<Summary> {
-        RealtimeOutcome::summary_of(self.realtime.as_ref())
-    }
-
-    fn buffers(&self) -> Vec<BufferSeries> {
-        RealtimeOutcome::series_of(self.realtime.as_ref())
+    fn live(&self) -> Option<&RealtimeOutcome> {
+        self.realtime.as_ref()
     }
 }

@@ -5,8 +5,7 @@
 use crate::analysis::stats;
 use crate::engine::Op;
 use crate::present::{Better, FigureSpec, VerdictFigures};
-use crate::workload::realtime::figures::realtime_fields;
-use crate::workload::realtime::{BufferFigures, Failure, REALTIME_COLUMNS};
+use crate::workload::realtime::{BufferFigures, RealtimeVerdict, REALTIME_COLUMNS};
 use serde::{Deserialize, Serialize};
 
 /// Figures of one stream: an element of result.json's `streams`. Figures of the other role
@@ -52,22 +51,8 @@ pub struct Verdict {
     /// overflowed, no playback stalled, every playback started.
     pub meets_target: Option<bool>,
     /// `pacing = realtime`: the fields of [`REALTIME_COLUMNS`] and the first failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record_buffer_peak_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow_mb: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow_events: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub underruns: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub playback_startup_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub playback_buffer_low_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_failure: Option<Failure>,
+    #[serde(flatten)]
+    pub realtime: RealtimeVerdict,
 }
 
 /// dvr's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -130,7 +115,7 @@ impl Verdict {
             self.record_completion_spread,
             self.playback_completion_spread,
         ];
-        values.extend(self.summary().values());
+        values.extend(self.realtime.summary().values());
         VerdictFigures {
             values,
             meets_target: self.meets_target,
@@ -140,5 +125,3 @@ impl Verdict {
         }
     }
 }
-
-realtime_fields!(Verdict);

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod figures;
 pub mod params;
+pub mod phases;
 pub mod report;
 
 pub use analysis::{analyze, DvrOutcome};
@@ -27,9 +28,7 @@ pub struct Dvr;
 /// Alignment O_DIRECT needs of sizes and offsets.
 const DIRECT_ALIGN: u64 = 4096;
 
-/// dvr's one phase: every stream under seed 000's sampling protocol. samples.csv files written
-/// before phases existed are read as this phase.
-pub const PHASE: &str = "run";
+pub use phases::PHASE;
 
 /// Stream names in layout order: the first half of the players, every recorder, the rest of
 /// the players (seed 000: playback0, record0..7, playback1 — reads at both ends of the disk).
@@ -172,7 +171,7 @@ impl Workload for Dvr {
     }
 
     fn capacity(&self) -> Option<&'static dyn CapacityKind> {
-        Some(&capacity::DvrCapacity)
+        Some(&capacity::CAPACITY)
     }
 }
 
@@ -263,7 +262,7 @@ mod tests {
         let p0 = serial("playback0", "playback", Op::Read, 1_000_000, &[400.0; 4]);
         let out = analyze(&params(&[]), &[p0, r0], None);
         let figures = out.verdict.figures();
-        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+        crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
             COLUMNS,
             &figures,
             &out,
@@ -296,16 +295,16 @@ mod tests {
         let v: Verdict = serde_json::from_value(out.verdict_json()).unwrap();
         assert_eq!(v.meets_target, Some(false));
         assert_eq!(v.record_mbit_guaranteed, None, "no hammering figure");
-        let f = v.first_failure.clone().unwrap();
+        let f = v.realtime.first_failure.clone().unwrap();
         assert_eq!(f.stream, "playback0");
         assert!(f.what.starts_with("underrun"), "{f:?}");
         // 8 Mbit/s: the 5,000,000-byte buffer is full at the frame of 5.0 s.
-        assert_eq!(v.record_buffer_peak_pct, Some(100.0));
+        assert_eq!(v.realtime.record_buffer_peak_pct, Some(100.0));
         assert!(
-            v.overflow_mb.unwrap() > 4.0 && v.overflow_events == Some(1),
+            v.realtime.overflow_mb.unwrap() > 4.0 && v.realtime.overflow_events == Some(1),
             "{v:?}"
         );
-        assert_eq!(v.underruns, Some(1));
+        assert_eq!(v.realtime.underruns, Some(1));
         assert!(
             out.verdict_line().starts_with("FAILED: playback0 at 1."),
             "{}",
@@ -321,7 +320,7 @@ mod tests {
             figures.values[6..].iter().all(Option::is_some),
             "{figures:?}"
         );
-        crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+        crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
             COLUMNS,
             &figures,
             out.as_ref(),

@@ -106,7 +106,7 @@ fn intro(st: &StackTrials<'_>, shown: &DvrResult) -> Option<String> {
             "Streams in real time at {} Mbit/s for {} s: {}.",
             trim_float(shown.params.f64("bitrate")),
             trim_float(shown.params.f64("duration")),
-            v.summary().line()
+            v.realtime.summary().line()
         ));
     }
     if st.trials.len() > 1 {

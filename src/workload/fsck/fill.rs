@@ -6,15 +6,27 @@
 //! for the whole fill, and fails at once with the numbers and the option that fixes it.
 
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::fsops;
 use crate::engine::rng::SplitMix64;
-use crate::engine::source::{OpSource, SourceCtx};
+use crate::engine::sources::fsops;
+use crate::engine::sources::source::{OpSource, SourceCtx};
 use crate::engine::Op;
+use crate::params::{ParamError, Params};
 use rustix::fd::OwnedFd;
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// The sync policy of `p`, checked.
+pub fn sync_policy(p: &Params) -> Result<SyncPolicy, ParamError> {
+    let s = p.text("sync");
+    SyncPolicy::parse(&s).ok_or_else(|| {
+        ParamError::invalid(
+            "sync",
+            format!("'{s}' is not a policy; allowed: {}", SyncPolicy::NAMES),
+        )
+    })
+}
 
 /// When the fill makes its files durable (fs_mark's `-S`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

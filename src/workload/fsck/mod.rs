@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod figures;
 pub mod fill;
 pub mod params;
+pub mod phases;
 pub mod report;
 pub mod scaling;
 
@@ -17,37 +18,21 @@ pub use analysis::{analyze, FsckOutcome};
 pub use figures::{Verdict, COLUMNS};
 
 use super::{AnalysisError, Outcome, Seen, Workload};
-use crate::engine::source::{OpSource, Source};
+use crate::engine::sources::source::{OpSource, Source};
 use crate::engine::{Action, Op, Pacing, Pattern, Phase, Plan, SampleSet, Step, Stop, StreamPlan};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
+pub use fill::sync_policy;
 use fill::{Fill, FillSpec, SyncPolicy};
 use params::PARAMS;
 
 /// The `fsck` workload.
 pub struct Fsck;
 
-/// The phases, in order.
-pub const FILL: &str = "fill";
-pub const SYNC: &str = "sync";
-pub const UNMOUNT: &str = "unmount";
-pub const DROP_CACHES: &str = "drop_caches";
-pub const CHECK: &str = "fsck";
-pub const MOUNT: &str = "mount";
+pub use phases::{CHECK, DROP_CACHES, FILL, MOUNT, SYNC, UNMOUNT};
 
 /// Most fill threads.
 const MAX_THREADS: u64 = 1024;
-
-/// The sync policy of `p`, checked.
-pub fn sync_policy(p: &Params) -> Result<SyncPolicy, ParamError> {
-    let s = p.text("sync");
-    SyncPolicy::parse(&s).ok_or_else(|| {
-        ParamError::invalid(
-            "sync",
-            format!("'{s}' is not a policy; allowed: {}", SyncPolicy::NAMES),
-        )
-    })
-}
 
 /// Checks parameters no plan can run with.
 fn check(p: &Params) -> Result<SyncPolicy, ParamError> {

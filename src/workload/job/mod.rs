@@ -13,6 +13,7 @@ pub mod jobfile;
 pub mod options;
 pub mod output;
 pub mod params;
+pub mod phases;
 mod plan;
 pub mod report;
 pub mod resolve;
@@ -32,10 +33,7 @@ use crate::present::KindReport;
 /// The `job` workload.
 pub struct Job;
 
-/// The phase whose I/O counts.
-pub const PHASE: &str = "run";
-/// The phase before it when `ramp_time` is set.
-pub const RAMP_PHASE: &str = "ramp";
+pub use phases::{PHASE, RAMP_PHASE};
 
 impl Workload for Job {
     fn name(&self) -> &'static str {

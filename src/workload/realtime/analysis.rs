@@ -22,18 +22,6 @@ pub struct RealtimeOutcome {
     pub warnings: Vec<String>,
 }
 
-impl RealtimeOutcome {
-    /// The summary of `o`, when the run was in real time.
-    pub fn summary_of(o: Option<&RealtimeOutcome>) -> Option<Summary> {
-        o.map(|l| l.summary.clone())
-    }
-
-    /// The buffers per interval of `o`; none when the run was not in real time.
-    pub fn series_of(o: Option<&RealtimeOutcome>) -> Vec<BufferSeries> {
-        o.map(|l| l.series.clone()).unwrap_or_default()
-    }
-}
-
 fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }

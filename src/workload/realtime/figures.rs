@@ -236,39 +236,58 @@ impl Summary {
     }
 }
 
-/// Gives a kind's verdict type, which holds the fields of [`Summary`] (but `passed`) under
-/// their own names beside `meets_target`, `summary()` and `set_summary()`.
-macro_rules! realtime_fields {
-    ($verdict:ty) => {
-        impl $verdict {
-            /// The real-time part, as `Summary` holds it.
-            pub fn summary(&self) -> $crate::workload::realtime::Summary {
-                $crate::workload::realtime::Summary {
-                    record_buffer_peak_pct: self.record_buffer_peak_pct,
-                    overflow_mb: self.overflow_mb,
-                    overflow_events: self.overflow_events,
-                    underruns: self.underruns,
-                    stall_s: self.stall_s,
-                    playback_startup_s: self.playback_startup_s,
-                    playback_buffer_low_pct: self.playback_buffer_low_pct,
-                    passed: self.first_failure.is_none(),
-                    first_failure: self.first_failure.clone(),
-                }
-            }
-
-            /// Sets the real-time part from `s`; the target is met when the run kept up.
-            pub fn set_summary(&mut self, s: $crate::workload::realtime::Summary) {
-                self.meets_target = Some(s.passed);
-                self.record_buffer_peak_pct = s.record_buffer_peak_pct;
-                self.overflow_mb = s.overflow_mb;
-                self.overflow_events = s.overflow_events;
-                self.underruns = s.underruns;
-                self.stall_s = s.stall_s;
-                self.playback_startup_s = s.playback_startup_s;
-                self.playback_buffer_low_pct = s.playback_buffer_low_pct;
-                self.first_failure = s.first_failure;
-            }
-        }
-    };
+/// The real-time part of a kind's verdict as result.json holds it: flattened into the kind's
+/// `verdict` after its own figures and its `meets_target`, the fields of [`REALTIME_COLUMNS`]
+/// under their own keys and the first failure, each absent unless the streams ran in real
+/// time. It is [`Summary`] without `passed`, which the kind's `meets_target` holds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RealtimeVerdict {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_buffer_peak_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underruns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_startup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_buffer_low_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<Failure>,
 }
-pub(crate) use realtime_fields;
+
+impl RealtimeVerdict {
+    /// The verdict's part of `s`; whether the run kept up (`s.passed`) is the kind's
+    /// `meets_target`.
+    pub fn of(s: Summary) -> RealtimeVerdict {
+        RealtimeVerdict {
+            record_buffer_peak_pct: s.record_buffer_peak_pct,
+            overflow_mb: s.overflow_mb,
+            overflow_events: s.overflow_events,
+            underruns: s.underruns,
+            stall_s: s.stall_s,
+            playback_startup_s: s.playback_startup_s,
+            playback_buffer_low_pct: s.playback_buffer_low_pct,
+            first_failure: s.first_failure,
+        }
+    }
+
+    /// The real-time part, as [`Summary`] holds it.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            record_buffer_peak_pct: self.record_buffer_peak_pct,
+            overflow_mb: self.overflow_mb,
+            overflow_events: self.overflow_events,
+            underruns: self.underruns,
+            stall_s: self.stall_s,
+            playback_startup_s: self.playback_startup_s,
+            playback_buffer_low_pct: self.playback_buffer_low_pct,
+            passed: self.first_failure.is_none(),
+            first_failure: self.first_failure.clone(),
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! [`Replayer`] a fio job's `read_iolog` replays with too).
 
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::{fsops, Op, OpSource, SourceCtx};
+use crate::engine::{sources::fsops, Op, OpSource, SourceCtx};
 use crate::trace::replay::{ReplayOptions, Replayer};
 use crate::trace::{Trace, TraceKind};
 use crate::workload::place::{self, Target};

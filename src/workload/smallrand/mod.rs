@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod params;
+pub mod phases;
 pub mod report;
 mod source;
 
@@ -15,25 +16,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
 use params::PARAMS;
 
-/// The phases in order: (phase name, op, random offsets), and iozone's name for the test.
-pub const STAGES: [(&str, Op, bool); 6] = [
-    ("write", Op::Write, false),
-    ("rewrite", Op::Write, false),
-    ("read", Op::Read, false),
-    ("reread", Op::Read, false),
-    ("random_read", Op::Read, true),
-    ("random_write", Op::Write, true),
-];
-
-/// iozone's names of the tests, in [`STAGES`] order.
-pub const IOZONE_NAMES: [&str; 6] = [
-    "initial writers",
-    "rewriters",
-    "readers",
-    "re-readers",
-    "random readers",
-    "random writers",
-];
+pub use phases::{IOZONE_NAMES, STAGES};
 
 /// The `smallrand` workload.
 pub struct SmallRandWorkload;

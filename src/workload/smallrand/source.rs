@@ -6,7 +6,7 @@
 use super::STAGES;
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::rng::SplitMix64;
-use crate::engine::{fsops, Op, OpSource, SourceCtx};
+use crate::engine::{sources::fsops, Op, OpSource, SourceCtx};
 use crate::workload::place::{self, Target};
 
 /// One thread's file and where it is in its stages.

@@ -5,12 +5,11 @@
 
 use super::figures::{ranked, StreamFigures, Verdict, AT_RAW, WITHIN_MODEL};
 use super::{PHASE, SYNC_PHASE};
-use crate::analysis::timeseries::BufferSeries;
 use crate::analysis::{fairness, stats, steady};
 use crate::engine::{PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, Rows};
-use crate::workload::realtime::{BufferFigures, RealtimeOutcome, Summary, BUFFER_HEADINGS};
+use crate::workload::realtime::{BufferFigures, RealtimeOutcome, RealtimeVerdict, BUFFER_HEADINGS};
 use crate::workload::{AnalysisError, Outcome, Seen};
 use serde_json::Value as Json;
 
@@ -196,18 +195,12 @@ pub fn analyze(
         kernel_cpu_pct: seen.kernel_cpu_pct_in(PHASE),
         impossible: None,
         meets_target: None,
-        record_buffer_peak_pct: None,
-        overflow_mb: None,
-        overflow_events: None,
-        underruns: None,
-        stall_s: None,
-        playback_startup_s: None,
-        playback_buffer_low_pct: None,
-        first_failure: None,
+        realtime: RealtimeVerdict::default(),
     };
     let mut streams = streams;
     if let Some(l) = &live {
-        verdict.set_summary(l.summary.clone());
+        verdict.meets_target = Some(l.summary.passed);
+        verdict.realtime = RealtimeVerdict::of(l.summary.clone());
         verdict.settled_mb_s = None;
         verdict.settle_s = None;
         verdict.burstiness = None;
@@ -415,11 +408,7 @@ impl Outcome for StreamOutcome {
         self.warnings.clone()
     }
 
-    fn realtime(&self) -> Option<Summary> {
-        RealtimeOutcome::summary_of(self.realtime.as_ref())
-    }
-
-    fn buffers(&self) -> Vec<BufferSeries> {
-        RealtimeOutcome::series_of(self.realtime.as_ref())
+    fn live(&self) -> Option<&RealtimeOutcome> {
+        self.realtime.as_ref()
     }
 }

@@ -5,8 +5,7 @@
 use crate::analysis::stats;
 use crate::engine::Op;
 use crate::present::{num, num_opt, Better, FigureSpec, VerdictFigures};
-use crate::workload::realtime::figures::realtime_fields;
-use crate::workload::realtime::{BufferFigures, Failure, REALTIME_COLUMNS};
+use crate::workload::realtime::{BufferFigures, RealtimeVerdict, REALTIME_COLUMNS};
 use serde::{Deserialize, Serialize};
 
 /// Figures of one stream: an element of result.json's `streams`.
@@ -109,22 +108,8 @@ pub struct Verdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meets_target: Option<bool>,
     /// `pacing = realtime`: the fields of [`REALTIME_COLUMNS`] and the first failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record_buffer_peak_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow_mb: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow_events: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub underruns: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub playback_startup_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub playback_buffer_low_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_failure: Option<Failure>,
+    #[serde(flatten)]
+    pub realtime: RealtimeVerdict,
 }
 
 /// stream's verdict figures, declared once: the key in [`Verdict`], label, unit, direction.
@@ -198,7 +183,7 @@ impl Verdict {
             self.burstiness,
             self.stream_fairness_jain,
         ];
-        values.extend(self.summary().values());
+        values.extend(self.realtime.summary().values());
         values.push(self.kernel_cpu_pct);
         VerdictFigures {
             values,
@@ -213,8 +198,6 @@ impl Verdict {
         }
     }
 }
-
-realtime_fields!(Verdict);
 
 /// How a cause of `impossible` begins when the figure is above the raw rate by less than
 /// its own precision.

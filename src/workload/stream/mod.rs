@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod figures;
 pub mod params;
+pub mod phases;
 pub mod report;
 
 pub use analysis::{analyze, StreamOutcome};
@@ -26,10 +27,7 @@ use params::PARAMS;
 /// The `stream` workload.
 pub struct Stream;
 
-/// The streaming phase's name.
-pub const PHASE: &str = "stream";
-/// The final sync phase's name.
-pub const SYNC_PHASE: &str = "sync";
+pub use phases::{PHASE, SYNC_PHASE};
 
 /// Alignment O_DIRECT needs of sizes.
 const DIRECT_ALIGN: u64 = 4096;
@@ -232,7 +230,7 @@ impl Workload for Stream {
     }
 
     fn capacity(&self) -> Option<&'static dyn CapacityKind> {
-        Some(&capacity::StreamCapacity)
+        Some(&capacity::CAPACITY)
     }
 }
 

@@ -227,7 +227,7 @@ fn stack_section(st: &StackTrials<'_>, s: &Shown) -> Section {
             s.streams.len(),
             crate::units::trim_float(s.params.f64("bitrate")),
             crate::units::trim_float(s.params.f64("duration")),
-            s.verdict.summary().line()
+            s.verdict.realtime.summary().line()
         );
     }
     Section {

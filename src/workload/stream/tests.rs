@@ -419,7 +419,7 @@ fn every_column_is_the_verdict_field_of_its_key_and_the_parts_round_trip() {
     )
     .unwrap();
     let figures = out.verdict.figures();
-    crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+    crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
         COLUMNS,
         &figures,
         &out,

@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod figures;
 pub mod params;
+pub mod phases;
 pub mod preflight;
 pub mod report;
 pub mod shape;
@@ -28,28 +29,16 @@ use crate::engine::{
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::present::KindReport;
 use params::PARAMS;
+pub use shape::share;
 use shape::Shape;
 
 /// The `tree` workload.
 pub struct Tree;
 
-/// Phase names, in plan order.
-pub const CREATE: &str = "create";
-pub const SYNC_CREATE: &str = "sync_create";
-pub const DROP_CACHES: &str = "drop_caches";
-pub const IDLE_CREATE: &str = "idle_create";
-pub const REMOVE: &str = "remove";
-pub const SYNC_REMOVE: &str = "sync_remove";
-pub const IDLE_REMOVE: &str = "idle_remove";
-pub const FILESERVER: &str = "fileserver";
-pub const SYNC_FILESERVER: &str = "sync_fileserver";
-pub const IDLE_FILESERVER: &str = "idle_fileserver";
-
-/// Directories thread `t` creates: an equal share, the first threads one more.
-pub fn share(p: &Params, t: u64) -> u64 {
-    let (d, n) = (p.u64("dirs"), p.u64("threads").max(1));
-    d / n + u64::from(t < d % n)
-}
+pub use phases::{
+    CREATE, DROP_CACHES, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_REMOVE, REMOVE,
+    SYNC_CREATE, SYNC_FILESERVER, SYNC_REMOVE,
+};
 
 /// Checks parameters that no plan can run with.
 fn check(p: &Params) -> Result<(), ParamError> {

@@ -5,7 +5,14 @@
 //! depth first, parents before their children (as a recursive `mkdir` makes them), in memory
 //! proportional to the depth, whatever the count.
 
+use crate::params::Params;
 use serde::{Deserialize, Serialize};
+
+/// Directories thread `t` creates: an equal share, the first threads one more.
+pub fn share(p: &Params, t: u64) -> u64 {
+    let (d, n) = (p.u64("dirs"), p.u64("threads").max(1));
+    d / n + u64::from(t < d % n)
+}
 
 /// One thread's tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,8 @@
 
 use super::shape::{Shape, Walk};
 use crate::engine::buffer::AlignedBuf;
-use crate::engine::fsops;
 use crate::engine::rng::SplitMix64;
+use crate::engine::sources::fsops;
 use crate::engine::{Op, OpSource, Source, SourceCtx};
 use std::ffi::{CStr, CString};
 use std::os::fd::OwnedFd;

@@ -9,7 +9,7 @@
 
 use super::super::spec::{Engine, JobSpec};
 use super::place::{self, FilePlan};
-use crate::engine::fsops;
+use crate::engine::sources::fsops;
 use crate::engine::{Op, OpSource, PrepareCtx, SourceCtx};
 use std::ffi::CString;
 use std::os::fd::OwnedFd;

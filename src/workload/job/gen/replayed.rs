@@ -3,7 +3,8 @@
 //! may go (its time, or what is in flight before a sync), and the request as an I/O of the
 //! clone's files.
 
-use super::{JobGen, Next};
+use super::generator::JobGen;
+use crate::engine::Next;
 use crate::engine::{Io, Op};
 use crate::trace::replay::Step;
 use crate::trace::TraceKind;

@@ -4,7 +4,7 @@
 //! begins.
 
 use super::super::spec::JobSpec;
-use super::JobGen;
+use super::generator::JobGen;
 
 impl JobGen {
     /// Puts the calling (stream) thread where the job asks: on its CPUs (`cpus_allowed`,

@@ -3,8 +3,8 @@
 //! with what iotrial does with it ([`Status`]): honoured, honoured with a difference (said),
 //! accepted and ignored as harmless (why), or refused (why). The parser decides by it
 //! ([`apply`]), and `iotrial list fio-options` and docs/fio-options.md are printed from it
-//! ([`rows`]). An option iotrial honours sets a field of a [`JobSpec`] (`core` and the modules
-//! after it); [`others`] holds those it ignores or refuses, [`engines`] says which `ioengine`s
+//! ([`rows`]). An option iotrial honours sets a field of a [`JobSpec`] (the tables of `topics`, by
+//! topic), each option made with [`opt`]'s words; [`others`] holds those it ignores or refuses, [`engines`] says which `ioengine`s
 //! run and why the others do not.
 
 /// An honoured [`Opt`] whose setter is one statement: `opt!(["size"], |j, a| j.size = a.amount()?)`.
@@ -17,166 +17,31 @@ macro_rules! opt {
     };
 }
 
-mod control;
-mod core;
 pub mod engines;
-mod files;
-mod io;
+pub mod opt;
 pub mod others;
-mod outputs;
-mod prio;
-mod replay;
-mod sched;
-mod steady;
+pub(crate) mod topics;
 pub mod values;
-mod verify;
-mod zones;
 
 use super::spec::JobSpec;
-pub use sched::cpus_of as sched_cpus;
+pub use opt::{honoured, ignored, refused, Opt, Setter, Status, FIO_VERSION};
+pub use topics::sched::cpus_of as sched_cpus;
 pub use values::Arg;
-
-/// The fio release whose options (its HOWTO) iotrial follows.
-pub const FIO_VERSION: &str = "3.33";
-
-/// How an option sets a job.
-pub type Setter = fn(&mut JobSpec, &Arg) -> Result<(), String>;
-
-/// What iotrial does with one fio option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Honoured as fio honours it.
-    Honoured,
-    /// Honoured, with this difference.
-    Differs(&'static str),
-    /// Accepted and ignored: why that is harmless.
-    Ignored(&'static str),
-    /// Refused: why.
-    Refused(&'static str),
-}
-
-impl Status {
-    /// The status's word in the table.
-    pub fn word(self) -> &'static str {
-        match self {
-            Status::Honoured => "honoured",
-            Status::Differs(_) => "honoured, differs",
-            Status::Ignored(_) => "ignored",
-            Status::Refused(_) => "refused",
-        }
-    }
-
-    /// The difference, or why it is ignored or refused.
-    pub fn why(self) -> &'static str {
-        match self {
-            Status::Honoured => "",
-            Status::Differs(w) | Status::Ignored(w) | Status::Refused(w) => w,
-        }
-    }
-}
-
-/// One fio option: its names (the first is the option's, the rest aliases), how it sets a job
-/// (honoured ones), what iotrial does with it, the engines it belongs to, and whether it is a
-/// listed in fio [`FIO_VERSION`]'s HOWTO.
-pub struct Opt {
-    pub names: &'static [&'static str],
-    pub set: Option<Setter>,
-    pub status: Status,
-    /// fio's engines the option is an option of; empty: every job's.
-    pub engines: &'static [&'static str],
-    /// Not in fio [`FIO_VERSION`]'s HOWTO: a later fio's option, an older one's, or one the
-    /// HOWTO leaves out.
-    pub unlisted: bool,
-    /// Where iotrial's default differs from fio's: what it is and why.
-    pub default: Option<&'static str>,
-}
-
-/// An option iotrial honours as fio does.
-pub const fn honoured(names: &'static [&'static str], set: Setter) -> Opt {
-    Opt {
-        names,
-        set: Some(set),
-        status: Status::Honoured,
-        engines: &[],
-        unlisted: false,
-        default: None,
-    }
-}
-
-/// An option iotrial accepts and ignores, with why that is harmless.
-pub const fn ignored(names: &'static [&'static str], why: &'static str) -> Opt {
-    Opt {
-        names,
-        set: None,
-        status: Status::Ignored(why),
-        engines: &[],
-        unlisted: false,
-        default: None,
-    }
-}
-
-/// An option iotrial refuses, with why.
-pub const fn refused(names: &'static [&'static str], why: &'static str) -> Opt {
-    Opt {
-        names,
-        set: None,
-        status: Status::Refused(why),
-        engines: &[],
-        unlisted: false,
-        default: None,
-    }
-}
-
-impl Opt {
-    /// Honoured with this difference.
-    pub const fn differs(self, how: &'static str) -> Opt {
-        Opt {
-            status: Status::Differs(how),
-            ..self
-        }
-    }
-
-    /// An option of these engines.
-    pub const fn of(self, engines: &'static [&'static str]) -> Opt {
-        Opt { engines, ..self }
-    }
-
-    /// An option fio [`FIO_VERSION`]'s HOWTO does not list.
-    pub const fn unlisted(self) -> Opt {
-        Opt {
-            unlisted: true,
-            ..self
-        }
-    }
-
-    /// iotrial's default differs from fio's: how.
-    pub const fn default_differs(self, how: &'static str) -> Opt {
-        Opt {
-            default: Some(how),
-            ..self
-        }
-    }
-
-    /// The option's name.
-    pub fn name(&self) -> &'static str {
-        self.names[0]
-    }
-}
 
 /// Every option iotrial knows, honoured first (by topic), then ignored and refused.
 pub fn table() -> impl Iterator<Item = &'static Opt> {
-    core::OPTIONS
+    topics::core::OPTIONS
         .iter()
-        .chain(io::OPTIONS)
-        .chain(files::OPTIONS)
-        .chain(verify::OPTIONS)
-        .chain(outputs::OPTIONS)
-        .chain(control::OPTIONS)
-        .chain(prio::OPTIONS)
-        .chain(sched::OPTIONS)
-        .chain(replay::OPTIONS)
-        .chain(zones::OPTIONS)
-        .chain(steady::OPTIONS)
+        .chain(topics::io::OPTIONS)
+        .chain(topics::files::OPTIONS)
+        .chain(topics::verify::OPTIONS)
+        .chain(topics::outputs::OPTIONS)
+        .chain(topics::control::OPTIONS)
+        .chain(topics::prio::OPTIONS)
+        .chain(topics::sched::OPTIONS)
+        .chain(topics::replay::OPTIONS)
+        .chain(topics::zones::OPTIONS)
+        .chain(topics::steady::OPTIONS)
         .chain(others::options())
 }
 

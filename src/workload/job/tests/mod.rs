@@ -191,7 +191,7 @@ fn headline_figures_as_fio_reports_them() {
     assert!((v.lat_p999_us.unwrap() - 100.0).abs() < 0.1);
     assert_eq!(v.groups[0].numjobs, 2);
     assert!((out.streams[1].iops - 10_000.0).abs() < 1e-6);
-    crate::workload::assert_figures_round_trip::<Verdict, StreamFigures>(
+    crate::workload::outcome::assert_figures_round_trip::<Verdict, StreamFigures>(
         COLUMNS,
         &v.figures(),
         &out,
