@@ -301,6 +301,9 @@ fn findings_combine_their_checks_and_make_the_conclusion() {
     assert_eq!(conclusion(&[Tied, Reversed]), "not reproduced");
     assert_eq!(conclusion(&[Missing]), "cannot be measured here");
     assert_eq!(conclusion(&[Missing, Partly]), "partly reproduced");
+    // Ties and missing findings are no evidence against the seed.
+    assert_eq!(conclusion(&[Tied, Missing]), "cannot be measured here");
+    assert_eq!(conclusion(&[Reversed, Missing]), "not reproduced");
 }
 
 #[test]

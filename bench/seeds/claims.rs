@@ -415,18 +415,20 @@ pub fn render(ctx: &Context, claims: &[Claim]) -> (String, Vec<Outcome>) {
 }
 
 /// The seed's main conclusion from its findings' outcomes: `reproduced`, `partly reproduced`,
-/// `not reproduced` or `cannot be measured here`.
+/// `not reproduced` (a finding the data order the other way, none that holds) or `cannot be
+/// measured here` (nothing holds and nothing is reversed: the findings are missing here or
+/// the data cannot separate what they compare, which is not evidence against them).
 pub fn conclusion(outcomes: &[Outcome]) -> &'static str {
     let all = |x: Outcome| outcomes.iter().all(|&o| o == x);
     let any = |x: Outcome| outcomes.contains(&x);
-    if outcomes.is_empty() || all(Outcome::Missing) {
-        "cannot be measured here"
-    } else if all(Outcome::Holds) {
+    if all(Outcome::Holds) && !outcomes.is_empty() {
         "reproduced"
-    } else if !any(Outcome::Holds) && !any(Outcome::Partly) {
+    } else if any(Outcome::Holds) || any(Outcome::Partly) {
+        "partly reproduced"
+    } else if any(Outcome::Reversed) {
         "not reproduced"
     } else {
-        "partly reproduced"
+        "cannot be measured here"
     }
 }
 
