@@ -322,7 +322,8 @@ impl Params {
         }
     }
 
-    /// A text parameter of [`COMMON`], when given.
+    /// A parameter as text (a [`COMMON`] one when it was given, any declared one), `None` when
+    /// there is none of that name.
     pub fn given_text(&self, name: &str) -> Option<String> {
         self.entries
             .iter()

@@ -22,14 +22,8 @@ impl ModelSpec {
     /// The device's kind and figures from its values.
     fn what(&self) -> String {
         let v = &self.values;
-        let has = |n: &str| v.entries().iter().any(|(k, _)| *k == n);
-        let text = |n: &str| {
-            v.entries()
-                .iter()
-                .find(|(k, _)| *k == n)
-                .map(|(_, x)| x.to_string())
-                .unwrap_or_default()
-        };
+        let has = |n: &str| v.given_text(n).is_some();
+        let text = |n: &str| v.given_text(n).unwrap_or_default();
         let ms = |n: &str| format!("{} ms", trim(v.f64(n) * 1e3));
         if has("rpm") {
             let kind = match self.model.name {
