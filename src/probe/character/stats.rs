@@ -64,6 +64,83 @@ pub fn robust_slope(pts: &[(f64, f64)]) -> f64 {
     median(&slopes)
 }
 
+/// The period of a sawtooth that rises one for one with `x` and drops by a whole period:
+/// `y = c + ((x - e) mod r)` for points `(x, y)`, searched in `[lo, hi]`.
+///
+/// At the right period, `(y - x) mod r` is the same for every point: the residues bunch on
+/// the circle of circumference `r`. The period is where they bunch most, by their mean
+/// resultant length (the statistic of Rayleigh's test). A point the host delayed adds one
+/// stray phase whatever `r` is, so strays lower every candidate alike and do not favour short
+/// periods. A divisor `r/m` bunches as well, but noise smears it `m` times as much; a found
+/// period whose double or triple bunches nearly as well is such a divisor, and the multiple
+/// is taken.
+pub fn sawtooth_period(pts: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
+    let bunching = |r: f64| -> f64 {
+        let (mut c, mut s) = (0.0, 0.0);
+        for &(x, y) in pts {
+            let a = std::f64::consts::TAU * (y - x).rem_euclid(r) / r;
+            c += a.cos();
+            s += a.sin();
+        }
+        (c * c + s * s).sqrt() / pts.len().max(1) as f64
+    };
+    let best = |from: f64, to: f64, step: f64| -> f64 {
+        let n = ((to - from) / step).round().max(0.0) as usize;
+        (0..=n)
+            .map(|i| from + i as f64 * step)
+            .filter(|r| *r > 0.0)
+            .max_by(|a, b| bunching(*a).total_cmp(&bunching(*b)))
+            .unwrap_or(from)
+    };
+    let coarse = best(lo, hi, (hi - lo) / 2000.0);
+    let mut r = best(
+        coarse - (hi - lo) / 1000.0,
+        coarse + (hi - lo) / 1000.0,
+        1e-3 * coarse / 100.0,
+    );
+    for m in [3.0, 2.0] {
+        let whole = best(r * m * 0.99, r * m * 1.01, 1e-3 * r * m / 100.0);
+        if whole <= hi && bunching(whole) >= 0.9 * bunching(r) {
+            r = whole;
+            break;
+        }
+    }
+    refine_period(pts, r)
+}
+
+/// Sharpens a sawtooth's period `r` with every point that lies on the tooth: each one's
+/// `y - x` is `c - k r` for the whole number `k` of drops before it, so `r` is the slope of a
+/// line through `(k, y - x)`. Points more than an eighth of a period off the tooth (strays)
+/// are left out.
+fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
+    let (mut c, mut s) = (0.0, 0.0);
+    for &(x, y) in pts {
+        let a = std::f64::consts::TAU * (y - x).rem_euclid(r) / r;
+        c += a.cos();
+        s += a.sin();
+    }
+    let centre = s.atan2(c).rem_euclid(std::f64::consts::TAU) / std::f64::consts::TAU * r;
+    let on: Vec<(f64, f64)> = pts
+        .iter()
+        .filter_map(|&(x, y)| {
+            let z = y - x;
+            let k = ((centre - z) / r).round();
+            ((z - (centre - k * r)).abs() < r / 8.0).then_some((k, z))
+        })
+        .collect();
+    let spanned = on.iter().map(|p| p.0).fold(f64::INFINITY, f64::min)
+        < on.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    if on.len() < 3 || !spanned {
+        return r;
+    }
+    let found = -line(&on).1;
+    if (found / r - 1.0).abs() < 0.05 {
+        found
+    } else {
+        r
+    }
+}
+
 /// Seeded offsets.
 pub struct Draw(SplitMix64);
 
@@ -99,6 +176,40 @@ mod tests {
         for _ in 0..100 {
             let x = d.aligned(4096, 1 << 20, 4096);
             assert!((4096..(1 << 20)).contains(&x) && x % 4096 == 0);
+        }
+    }
+
+    /// A sawtooth of period `r` over `x` in 0.1 ms steps from 1 ms, with a jitter of up to
+    /// `jitter` and every `stray`-th point delayed by 2-20 ms.
+    fn sawtooth(r: f64, jitter: f64, stray: usize) -> Vec<(f64, f64)> {
+        let mut d = Draw::new(7);
+        (0..833)
+            .map(|j| {
+                let x = 1e-3 + j as f64 * 0.1e-3;
+                let noise = jitter * d.aligned(0, 1000, 1) as f64 / 1000.0;
+                let delay = if j % stray == 0 {
+                    2e-3 + 18e-3 * d.aligned(0, 1000, 1) as f64 / 1000.0
+                } else {
+                    0.0
+                };
+                (x, 0.2e-3 + (x - 0.5e-3 - noise).rem_euclid(r) + delay)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sawtooth_period_is_found_through_jitter_and_strays() {
+        let (lo, hi) = (60.0 / 15_000.0, 60.0 / 3_600.0);
+        for rpm in [4200.0, 5400.0, 7389.0, 10_000.0, 14_000.0] {
+            let r = 60.0 / rpm;
+            for (jitter, stray) in [(0.0, usize::MAX), (0.3e-3, 7), (0.6e-3, 3)] {
+                let found = sawtooth_period(&sawtooth(r, jitter, stray), lo, hi);
+                assert!(
+                    (found / r - 1.0).abs() < 0.005,
+                    "{rpm} rpm, jitter {jitter}, every {stray}th delayed: found {:.1} rpm",
+                    60.0 / found
+                );
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Disk, K4, MIB};
 use crate::emu::hdd::SeekCurve;
-use crate::probe::character::stats::{kth, mean, median, robust_slope, Draw};
+use crate::probe::character::stats::{kth, mean, median, robust_slope, sawtooth_period, Draw};
 use crate::probe::character::twin::{mbs_text, ms_text, size_text, Twin};
 use crate::probe::character::{CharError, Progress};
 use crate::probe::script::{Runner, Step};
@@ -143,57 +143,38 @@ pub fn rotation(
         steps.extend([Step::read(x, K4), Step::read(x + gap, K4)]);
     }
     let t = run.run(&steps)?;
-    // A pair whose second read was in the buffer (an earlier pair's read-ahead) tells
-    // nothing: it takes the latency of its neighbour.
-    let mut l: Vec<f64> = t.iter().skip(1).step_by(2).map(|t| t.latency).collect();
-    for i in 0..l.len() {
-        if d.is_hit(l[i]) {
-            l[i] = if i > 0 {
-                l[i - 1]
-            } else {
-                l[(i + 1).min(l.len() - 1)]
-            };
-        }
+    // Each second read's latency, plus the host's own gap between the first read's end and
+    // its issue (the platter turned on meanwhile), against its distance in media time. A pair
+    // whose second read was in the buffer (an earlier pair's read-ahead) tells nothing.
+    let pts: Vec<(f64, f64)> = t
+        .chunks_exact(2)
+        .enumerate()
+        .filter(|(_, p)| !d.is_hit(p[1].latency))
+        .map(|(j, p)| {
+            let gap = (p[1].issue - p[0].done()).max(0.0);
+            (tau0 + j as f64 * step, p[1].latency + gap)
+        })
+        .collect();
+    if pts.len() < n / 2 {
+        twin.unknown(
+            "rpm",
+            format!(
+                "{} of {n} pairs' second reads were in the buffer: needs pairs further apart",
+                n - pts.len()
+            ),
+        );
+        d.rev = 60.0 / 7200.0;
+        return Ok(());
     }
-    // The revolution is the period of the sawtooth: folded at the right period, the
-    // latencies form one tooth (phase dispersion minimization: the smallest total variation
-    // of the latencies in the order of their phase), searched in 1 µs steps.
-    let taus: Vec<f64> = (0..l.len()).map(|j| tau0 + j as f64 * step).collect();
-    let spread = |r: f64| -> f64 {
-        let mut v: Vec<(f64, f64)> = taus
-            .iter()
-            .zip(&l)
-            .map(|(t, y)| (t.rem_euclid(r), *y))
-            .collect();
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
-        v.windows(2)
-            .map(|w| (w[1].1 - w[0].1).abs().min(r / 2.0))
-            .sum::<f64>()
-    };
-    let coarse = (0..=((REV_MAX - REV_MIN) / 20e-6) as usize)
-        .map(|i| REV_MIN + i as f64 * 20e-6)
-        .min_by(|a, b| spread(*a).total_cmp(&spread(*b)))
-        .unwrap_or(REV_MIN);
-    d.rev = (0..=80)
-        .map(|i| coarse - 40e-6 + i as f64 * 1e-6)
-        .min_by(|a, b| spread(*a).total_cmp(&spread(*b)))
-        .unwrap_or(coarse);
-    // A half or a third of the period folds into two or three teeth: prefer a multiple
-    // whose folding is as clean.
-    for m in [3.0, 2.0] {
-        let r = d.rev * m;
-        if r <= REV_MAX && spread(r) <= spread(d.rev) * 1.05 {
-            d.rev = r;
-            break;
-        }
-    }
+    // The revolution is the period of that sawtooth.
+    d.rev = sawtooth_period(&pts, REV_MIN, REV_MAX);
     let rpm = 60.0 / d.rev;
     say(&format!("rotation: {rpm:.1} rpm"));
     twin.set(
         "rpm",
         crate::units::trim_float((rpm * 10.0).round() / 10.0),
         format!(
-            "{n} pairs of 4 KiB reads in the widest zone, the second 0.1 ms of media further each time: their latency is a sawtooth of period {:.4} ms (the period folding it into one tooth)",
+            "{n} pairs of 4 KiB reads in the widest zone, the second 0.1 ms of media further each time: their latency, with the host's gap before each, is a sawtooth of period {:.4} ms (where the residues bunch most)",
             d.rev * 1e3
         ),
     );
