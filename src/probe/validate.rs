@@ -6,7 +6,9 @@
 //! so each I/O's response time is taken as its median over the rounds: what the host did to
 //! one round (a delayed wake-up, a busy CPU) is left out, what the device does every time is
 //! kept. Beside it the demerit of all rounds pooled, and the device's demerit against itself
-//! between its own rounds: the noise floor the twin is judged against.
+//! between its own rounds: the noise floor the twin is judged against. Before each round, each
+//! drive is let finish its background work (an SMR disk cleaning its persistent cache), so
+//! that both start every round from the same state.
 
 use super::character::stats::{mean, median, quantile, Draw};
 use super::character::{capacity, CharError};
@@ -72,6 +74,55 @@ pub struct Validation {
     pub twin: String,
     pub rounds: usize,
     pub figures: Vec<Figures>,
+    /// The longest time the device and the twin were busy with background work before a
+    /// round (seconds of device time, the calm checks' own second of idle left out).
+    pub busy_s: [f64; 2],
+    /// Whether both finished their background work within [`SETTLE_LIMIT`] before every
+    /// round (the rounds ran anyway when not).
+    pub settled: bool,
+}
+
+/// The idle a calm check leaves before its first read, seconds: longer than a drive waits
+/// before it starts background work.
+pub const CALM_IDLE: f64 = 1.5;
+
+/// The longest a drive is waited for before a round, seconds of device time.
+pub const SETTLE_LIMIT: f64 = 1800.0;
+
+/// How long a drive stayed busy before it was calm: seconds of device time, and whether it
+/// came calm within [`SETTLE_LIMIT`].
+struct Settled {
+    busy_s: f64,
+    calm: bool,
+}
+
+/// Waits until the drive is done with its background work. A calm check idles
+/// [`CALM_IDLE`], then reads five random places: a drive that went back to work in the idle
+/// (an SMR disk cleaning a band) answers the first read only once that piece of work is done,
+/// several times later than the four after it. Two calm checks in a row end the wait.
+fn settle(run: &mut Runner, cap: u64, seed: u64) -> Result<Settled, CharError> {
+    let mut d = Draw::new(seed);
+    let (mut busy_s, mut calm_in_a_row) = (0.0, 0);
+    while calm_in_a_row < 2 {
+        let mut steps = vec![Step::Idle(CALM_IDLE)];
+        steps.extend((0..5).map(|_| Step::read(d.aligned(0, cap - K4, K4), K4)));
+        let t = run.run(&steps)?;
+        let first = t[0].latency;
+        let rest = median(&t[1..].iter().map(|t| t.latency).collect::<Vec<_>>());
+        if first <= 3.0 * rest + 1e-3 {
+            calm_in_a_row += 1;
+        } else {
+            calm_in_a_row = 0;
+            busy_s += CALM_IDLE + t.iter().map(|t| t.latency).sum::<f64>();
+            if busy_s > SETTLE_LIMIT {
+                return Ok(Settled {
+                    busy_s,
+                    calm: false,
+                });
+            }
+        }
+    }
+    Ok(Settled { busy_s, calm: true })
 }
 
 /// The validation set's scripts over `cap` bytes, each with its queue depth and the steps
@@ -170,8 +221,8 @@ pub fn validate(
     }
     let mut on_dev = Runner::new(dev, dev_scale, true, stop);
     let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
-    let (dev_rounds, twin_rounds) = alternated(&mut on_dev, &mut on_twin, cap, rounds, say)?;
-    Ok(compared(device, twin, &dev_rounds, &twin_rounds))
+    let (dev_rounds, twin_rounds, busy) = alternated(&mut on_dev, &mut on_twin, cap, rounds, say)?;
+    Ok(compared(device, twin, &dev_rounds, &twin_rounds, busy))
 }
 
 /// [`validate`] of the model `device` against the model `twin`, each in this process on its
@@ -187,9 +238,9 @@ pub fn validate_models(
     let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
     let mut on_dev = Runner::on_model(device, &NEVER);
     let mut on_twin = Runner::on_model(twin, &NEVER);
-    let (dev_rounds, twin_rounds) =
+    let (dev_rounds, twin_rounds, busy) =
         alternated(&mut on_dev, &mut on_twin, cap, rounds, &mut |_| {})?;
-    Ok(compared(&d_name, &t_name, &dev_rounds, &twin_rounds))
+    Ok(compared(&d_name, &t_name, &dev_rounds, &twin_rounds, busy))
 }
 
 /// Per round, workload and I/O.
@@ -203,25 +254,60 @@ fn alternated(
     cap: u64,
     rounds: usize,
     say: &mut dyn FnMut(&str),
-) -> Result<(Rounds, Rounds), CharError> {
+) -> Result<(Rounds, Rounds, Busy), CharError> {
     let mut dev_rounds = Vec::new();
     let mut twin_rounds = Vec::new();
     let seed = 1000;
+    let mut busy = Busy {
+        s: [0.0; 2],
+        settled: true,
+    };
+    let mut one = |run: &mut Runner, which: usize, out: &mut Rounds| -> Result<(), CharError> {
+        let s = settle(run, cap, seed + 1 + out.len() as u64)?;
+        busy.s[which] = busy.s[which].max(s.busy_s);
+        busy.settled &= s.calm;
+        out.push(round(run, cap, seed)?);
+        Ok(())
+    };
     for r in 0..rounds {
         if r % 2 == 0 {
-            dev_rounds.push(round(on_dev, cap, seed)?);
-            twin_rounds.push(round(on_twin, cap, seed)?);
+            one(on_dev, 0, &mut dev_rounds)?;
+            one(on_twin, 1, &mut twin_rounds)?;
         } else {
-            twin_rounds.push(round(on_twin, cap, seed)?);
-            dev_rounds.push(round(on_dev, cap, seed)?);
+            one(on_twin, 1, &mut twin_rounds)?;
+            one(on_dev, 0, &mut dev_rounds)?;
         }
         say(&format!("round {} of {rounds} done on both", r + 1));
     }
-    Ok((dev_rounds, twin_rounds))
+    if busy.s.iter().any(|&s| s > 0.0) {
+        say(&format!(
+            "busy before a round, at most: the device {:.0} s, the twin {:.0} s{}",
+            busy.s[0],
+            busy.s[1],
+            if busy.settled {
+                ""
+            } else {
+                " (not calm within the limit: the rounds ran anyway)"
+            }
+        ));
+    }
+    Ok((dev_rounds, twin_rounds, busy))
+}
+
+/// Background work waited for before the rounds.
+struct Busy {
+    s: [f64; 2],
+    settled: bool,
 }
 
 /// Each workload's figures from the device's and the twin's rounds.
-fn compared(device: &str, twin: &str, dev_rounds: &Rounds, twin_rounds: &Rounds) -> Validation {
+fn compared(
+    device: &str,
+    twin: &str,
+    dev_rounds: &Rounds,
+    twin_rounds: &Rounds,
+    busy: Busy,
+) -> Validation {
     let figures = WORKLOADS
         .iter()
         .enumerate()
@@ -260,6 +346,8 @@ fn compared(device: &str, twin: &str, dev_rounds: &Rounds, twin_rounds: &Rounds)
         twin: twin.to_string(),
         rounds: dev_rounds.len(),
         figures,
+        busy_s: busy.s,
+        settled: busy.settled,
     }
 }
 
@@ -285,6 +373,41 @@ mod tests {
         assert_eq!(s[2].2.len(), 66);
         assert_eq!(s[3].2.iter().filter(|&&c| c).count(), 63);
         assert_eq!((s[0].1, s[1].1), (1, 32));
+    }
+
+    /// An SMR disk whose persistent cache random writes have just filled, against a fresh
+    /// image of the same model: waiting for its cleaning before each round brings the two to
+    /// the same state, so the round trip is the model against itself.
+    #[test]
+    fn a_drive_busy_cleaning_is_waited_for_before_its_rounds() {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let spec = "smr,size=4GiB,cache=128MiB,band=16MiB,idle=0.5";
+        let build = || crate::emu::ModelSpec::parse(spec).unwrap().build().unwrap();
+        let mut on_dev = Runner::on_model(build(), &NEVER);
+        let mut on_twin = Runner::on_model(build(), &NEVER);
+        let mut d = Draw::new(9);
+        let writes: Vec<Step> = (0..30_000)
+            .map(|_| Step::write(d.aligned(0, (4 << 30) - K4, K4), K4))
+            .collect();
+        on_dev.run(&writes).unwrap();
+        let cap = 4 << 30;
+        let (dev_rounds, twin_rounds, busy) =
+            alternated(&mut on_dev, &mut on_twin, cap, 3, &mut |_| {}).unwrap();
+        let v = compared("written", "fresh", &dev_rounds, &twin_rounds, busy);
+        assert!(v.settled);
+        assert!(
+            v.busy_s[0] > 10.0 && v.busy_s[1] < 1.0,
+            "busy: {:?}",
+            v.busy_s
+        );
+        for f in &v.figures {
+            assert!(
+                f.demerit_share < 0.01,
+                "{}: {:.2}% after the wait",
+                f.workload,
+                f.demerit_share * 100.0
+            );
+        }
     }
 
     #[test]

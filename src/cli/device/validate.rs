@@ -144,6 +144,22 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             .collect(),
     };
     println!("{}", terminal::table(&rows));
+    if v.busy_s.iter().any(|&s| s > 0.0) || !v.settled {
+        println!(
+            "Each round started once its drive was calm (no background work after {CALM} s of idle): the device was busy up to {:.0} s before a round, the twin {:.0} s.{}",
+            v.busy_s[0],
+            v.busy_s[1],
+            if v.settled {
+                String::new()
+            } else {
+                format!(
+                    " One of them was still busy after {:.0} s; the rounds ran anyway, from unlike states.",
+                    iotrial::probe::validate::SETTLE_LIMIT
+                )
+            },
+            CALM = iotrial::probe::validate::CALM_IDLE
+        );
+    }
     if !fs.is_empty() {
         let rows = Rows {
             headings: [
