@@ -5,10 +5,12 @@
 //! against the twin characterize printed, each workload's demerit in ms and as a share of its
 //! mean, beside the drive against itself (the noise floor). `CHAR_DRAWS` draws per model
 //! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
-//! smr, flash. Run it with the machine's measurement lock:
+//! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
+//! tree on ext4 and xfs on the drive and on its twin, at scale 1 only), and prints their figures
+//! side by side with their ratio. Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
-//! cargo build --release && flock /work/.measure.lock cargo bench --bench characterize
+//! cargo build --release && cargo bench --bench characterize
 //! ```
 
 #[path = "../tests/common/mod.rs"]
@@ -136,12 +138,13 @@ fn main() {
                 );
             }
             let twin = format!("{},scale={scale}", v["spec"].as_str().unwrap());
+            let with_fs = std::env::var_os("CHAR_FS").is_some() && scale == 1.0;
             for (label, twin) in [
                 ("twin", twin),
                 ("itself", format!("emu:{spec},scale={scale}")),
             ] {
                 let t = Instant::now();
-                let r = iotrial(&[
+                let mut args = vec![
                     "device",
                     "validate",
                     &dev,
@@ -150,7 +153,12 @@ fn main() {
                     "--time-scale",
                     &s,
                     "--json",
-                ]);
+                ];
+                let wipe = served.device();
+                if with_fs && label == "twin" {
+                    args.extend(["--fs", "--wipe", &wipe]);
+                }
+                let r = iotrial(&args);
                 println!(
                     "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % |",
                     t.elapsed().as_secs_f64()
@@ -164,6 +172,26 @@ fn main() {
                         f["demerit_share"].as_f64().unwrap() * 100.0,
                         f["noise_share"].as_f64().unwrap() * 100.0
                     );
+                }
+                let busy = &r["validation"]["busy_s"];
+                println!(
+                    "busy before a round, at most: the drive {:.0} s, the twin {:.0} s (settled: {})",
+                    busy[0].as_f64().unwrap_or(0.0),
+                    busy[1].as_f64().unwrap_or(0.0),
+                    r["validation"]["settled"]
+                );
+                if let Some(fs) = r["filesystems"].as_array().filter(|f| !f.is_empty()) {
+                    println!("| filesystem | workload | figure | drive | twin | twin / drive |\n|---|---|---|---|---|---|");
+                    for f in fs {
+                        let (d, t) = (f["device"].as_f64().unwrap(), f["twin"].as_f64().unwrap());
+                        println!(
+                            "| {} | {} | {} | {d:.4} | {t:.4} | {:.3} |",
+                            f["fs"].as_str().unwrap(),
+                            f["workload"].as_str().unwrap(),
+                            f["figure"].as_str().unwrap(),
+                            t / d
+                        );
+                    }
                 }
             }
             served.stop();

@@ -13,7 +13,7 @@
 //! Only behaviour and tolerances are asserted, never durations. The same draws served through
 //! the kernel are timed against the wall clock, so their answers depend on how promptly a
 //! loaded host runs the emulator: `cargo bench --bench characterize` measures them, with their
-//! times, under the machine's measurement lock (bench/README.md).
+//! times, on a quiet machine (bench/README.md).
 
 mod common;
 
