@@ -2,7 +2,8 @@
 //! study NAME --quick` (or reads a results directory of it) and sets every workload's verdict
 //! table beside the full study's, from a results directory of the full study the user names:
 //! the full run's top group (its sole best, or the stacks sharing its top), the quick run's,
-//! whether the quick run's top group holds the full run's best, and every pair of stacks both
+//! whether the quick run's top group holds the full run's best (where the full run has none,
+//! whether the two top groups share a stack), and every pair of stacks both
 //! rank: ordered apart by both runs the same way, in opposite orders (a reversal), by one run
 //! only, or by neither; then Spearman's rank correlation of the two runs' means. The quick
 //! study answers when its top group holds the full study's best and no pair both order apart
@@ -80,10 +81,12 @@ fn print_agreement(w: &str, a: &RunAgreement) {
     println!("workload {w}:");
     println!("  full study: {full_best}");
     println!("  quick study's top group: {}", a.top.join(", "));
-    println!(
-        "  its top group holds the full study's best: {}",
-        if a.holds_best { "yes" } else { "NO" }
-    );
+    let held = if a.reference_sole {
+        "its top group holds the full study's best"
+    } else {
+        "its top group shares a stack with the full study's top group (no best to hold)"
+    };
+    println!("  {held}: {}", if a.holds_best { "yes" } else { "NO" });
     println!(
         "  pairs both order apart, the same way: {}",
         pairs(&a.agreed)
