@@ -108,10 +108,11 @@ pub fn sawtooth_period(pts: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
     refine_period(pts, r)
 }
 
-/// Sharpens a sawtooth's period `r` with every point that lies on the tooth: each one's
-/// `y - x` is `c - k r` for the whole number `k` of drops before it, so `r` is the slope of a
-/// line through `(k, y - x)`. Points more than an eighth of a period off the tooth (strays)
-/// are left out.
+/// Sharpens a sawtooth's period `r` with the points that lie on the tooth: each one's `y - x`
+/// is `c - k r` for the whole number `k` of drops before it, so `r` is the slope of a line
+/// through `(k, y - x)`. Points more than an eighth of a period off the tooth are left out,
+/// then, twice, those more than four median deviations off the line so far (reads the host or
+/// the drive delayed a little, which would tilt it).
 fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
     let (mut c, mut s) = (0.0, 0.0);
     for &(x, y) in pts {
@@ -120,7 +121,7 @@ fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
         s += a.sin();
     }
     let centre = s.atan2(c).rem_euclid(std::f64::consts::TAU) / std::f64::consts::TAU * r;
-    let on: Vec<(f64, f64)> = pts
+    let mut on: Vec<(f64, f64)> = pts
         .iter()
         .filter_map(|&(x, y)| {
             let z = y - x;
@@ -128,10 +129,28 @@ fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
             ((z - (centre - k * r)).abs() < r / 8.0).then_some((k, z))
         })
         .collect();
-    let spanned = on.iter().map(|p| p.0).fold(f64::INFINITY, f64::min)
-        < on.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-    if on.len() < 3 || !spanned {
+    let spans = |on: &[(f64, f64)]| {
+        on.len() >= 3
+            && on.iter().map(|p| p.0).fold(f64::INFINITY, f64::min)
+                < on.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max)
+    };
+    if !spans(&on) {
         return r;
+    }
+    for _ in 0..2 {
+        let (a, b) = line(&on);
+        let dev: Vec<f64> = on.iter().map(|&(k, z)| (z - a - b * k).abs()).collect();
+        let cut = 4.0 * median(&dev);
+        let kept: Vec<(f64, f64)> = on
+            .iter()
+            .zip(&dev)
+            .filter(|(_, &d)| d <= cut)
+            .map(|(p, _)| *p)
+            .collect();
+        if !spans(&kept) {
+            break;
+        }
+        on = kept;
     }
     let found = -line(&on).1;
     if (found / r - 1.0).abs() < 0.05 {

@@ -227,13 +227,17 @@ pub fn seeks(
     let fixed = median(&hits) - K4 as f64 / d.iface + xfer;
     d.random_read = mean(&l);
     d.avg_seek = d.random_read - d.rev / 2.0 - fixed;
-    // The curve: seek at distance u from the 2nd and 2nd-last of k pairs (their mean
-    // rotational wait cancels: E[L(2)] + E[L(k-1)] = 2 seek + one revolution).
+    // The curve: seek at distance u from the j-th smallest and j-th largest of k pairs (j a
+    // 32nd of k; their mean rotational waits add up to one revolution: E[L(j)] + E[L(k+1-j)] =
+    // 2 seek + one revolution).
     // Each pair's second read lands a random part of a track further, so that the platter's
     // angle between them is uniform.
-    let k = 32;
     let track = |o: u64| (d.rate_at(o) * d.rev) as u64;
     let track_max = track(0).max(track(d.cap - MIB));
+    // As many pairs per distance as a quarter of the device holds slots for, up to 128 (each
+    // pair's rotational wait is uniform over a revolution: the more, the closer the order
+    // statistics below come to the seek), and at least 8.
+    let k = ((d.cap / 4) / (d.readahead + 2 * track_max + 2 * MIB)).clamp(8, 128) as usize;
     let shortest = (4 * track_max) as f64 / d.cap as f64;
     let dist: Vec<f64> = [3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 0.6, 0.999]
         .into_iter()
@@ -257,28 +261,37 @@ pub fn seeks(
     let curve: Vec<(f64, f64)> = dist
         .iter()
         .enumerate()
-        .map(|(i, &u)| {
-            let l: Vec<f64> = t[2 * k * i..2 * k * (i + 1)]
-                .iter()
-                .skip(1)
-                .step_by(2)
-                .map(|t| t.latency)
-                .collect();
-            (u, (kth(&l, 1) + kth(&l, k - 2) - d.rev) / 2.0 - fixed)
+        .map(|(i, _)| {
+            let group = &t[2 * k * i..2 * k * (i + 1)];
+            let l: Vec<f64> = group.iter().skip(1).step_by(2).map(|t| t.latency).collect();
+            // The distance the head travelled: from the end of the first read to the second,
+            // as a share of the stroke (the pairs' own, jitter included).
+            let u = mean(
+                &group
+                    .chunks_exact(2)
+                    .map(|p| p[1].offset.abs_diff(p[0].offset + p[0].len) as f64 / d.cap as f64)
+                    .collect::<Vec<_>>(),
+            );
+            let j = k / 32;
+            (u, (kth(&l, j) + kth(&l, k - 1 - j) - d.rev) / 2.0 - fixed)
         })
         .collect();
-    let full = curve[curve.len() - 1].1;
+    // The last pairs span most of the stroke, not all of it: the full stroke is their seek
+    // carried on to the whole stroke along the curve's last (linear) stretch.
+    let ((u0, s0), (u1, s1)) = (curve[curve.len() - 2], curve[curve.len() - 1]);
+    let full = s1 + (s1 - s0) / (u1 - u0).max(1e-9) * (1.0 - u1);
     d.full_stroke = full;
     say(&format!(
         "seek curve: {}",
         curve
             .iter()
-            .map(|(u, s)| format!("{u}: {:.2} ms", s * 1e3))
+            .map(|(u, s)| format!("{u:.4}: {:.2} ms", s * 1e3))
             .collect::<Vec<_>>()
             .join(", ")
     ));
     // The track-to-track time that makes the model's curve (fitted to it, the average and
-    // the full stroke) closest to the measured points.
+    // the full stroke) closest to the measured points, each by its share of its own time (the
+    // short seeks, which a drive that reorders its queue makes most, count as much as the long).
     let err = |t1: f64| -> f64 {
         match SeekCurve::fit(t1, d.avg_seek, full) {
             Ok(c) => curve
@@ -329,7 +342,7 @@ pub fn seeks(
                 dist.len(),
                 curve
                     .iter()
-                    .map(|(u, s)| format!("{u}: {:.2} ms", s * 1e3))
+                    .map(|(u, s)| format!("{u:.4}: {:.2} ms", s * 1e3))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
