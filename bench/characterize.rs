@@ -138,6 +138,7 @@ fn main() {
                 );
             }
             let twin = format!("{},scale={scale}", v["spec"].as_str().unwrap());
+            println!("twin: {twin}");
             let with_fs = std::env::var_os("CHAR_FS").is_some() && scale == 1.0;
             for (label, twin) in [
                 ("twin", twin),
