@@ -155,9 +155,14 @@ fn main() {
                     &s,
                     "--json",
                 ];
+                // After `--fs` the drive carries a filesystem: every later validate names it
+                // in --wipe again.
                 let wipe = served.device();
-                if with_fs && label == "twin" {
-                    args.extend(["--fs", "--wipe", &wipe]);
+                if with_fs {
+                    args.extend(["--wipe", &wipe]);
+                    if label == "twin" {
+                        args.push("--fs");
+                    }
                 }
                 let r = iotrial(&args);
                 println!(
