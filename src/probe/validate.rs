@@ -75,7 +75,8 @@ pub struct Validation {
     pub rounds: usize,
     pub figures: Vec<Figures>,
     /// The longest time the device and the twin were busy with background work before a
-    /// round (seconds of device time, the calm checks' own second of idle left out).
+    /// round: seconds of device time over the calm checks that found it busy, their idle
+    /// included.
     pub busy_s: [f64; 2],
     /// Whether both finished their background work within [`SETTLE_LIMIT`] before every
     /// round (the rounds ran anyway when not).

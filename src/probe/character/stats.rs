@@ -76,12 +76,7 @@ pub fn robust_slope(pts: &[(f64, f64)]) -> f64 {
 /// is taken.
 pub fn sawtooth_period(pts: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
     let bunching = |r: f64| -> f64 {
-        let (mut c, mut s) = (0.0, 0.0);
-        for &(x, y) in pts {
-            let a = std::f64::consts::TAU * (y - x).rem_euclid(r) / r;
-            c += a.cos();
-            s += a.sin();
-        }
+        let (c, s) = residue_phases(pts, r);
         (c * c + s * s).sqrt() / pts.len().max(1) as f64
     };
     let best = |from: f64, to: f64, step: f64| -> f64 {
@@ -108,18 +103,22 @@ pub fn sawtooth_period(pts: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
     refine_period(pts, r)
 }
 
+/// The sum of the unit vectors at the phases of every point's `(y - x) mod r` on the circle of
+/// circumference `r`: (cosines, sines).
+fn residue_phases(pts: &[(f64, f64)], r: f64) -> (f64, f64) {
+    pts.iter().fold((0.0, 0.0), |(c, s), &(x, y)| {
+        let a = std::f64::consts::TAU * (y - x).rem_euclid(r) / r;
+        (c + a.cos(), s + a.sin())
+    })
+}
+
 /// Sharpens a sawtooth's period `r` with the points that lie on the tooth: each one's `y - x`
 /// is `c - k r` for the whole number `k` of drops before it, so `r` is the slope of a line
 /// through `(k, y - x)`. Points more than an eighth of a period off the tooth are left out,
 /// then, twice, those more than four median deviations off the line so far (reads the host or
 /// the drive delayed a little, which would tilt it).
 fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
-    let (mut c, mut s) = (0.0, 0.0);
-    for &(x, y) in pts {
-        let a = std::f64::consts::TAU * (y - x).rem_euclid(r) / r;
-        c += a.cos();
-        s += a.sin();
-    }
+    let (c, s) = residue_phases(pts, r);
     let centre = s.atan2(c).rem_euclid(std::f64::consts::TAU) / std::f64::consts::TAU * r;
     let mut on: Vec<(f64, f64)> = pts
         .iter()

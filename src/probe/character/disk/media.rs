@@ -290,8 +290,7 @@ pub fn seeks(
             .join(", ")
     ));
     // The track-to-track time that makes the model's curve (fitted to it, the average and
-    // the full stroke) closest to the measured points, each by its share of its own time (the
-    // short seeks, which a drive that reorders its queue makes most, count as much as the long).
+    // the full stroke) closest to the measured points.
     let err = |t1: f64| -> f64 {
         match SeekCurve::fit(t1, d.avg_seek, full) {
             Ok(c) => curve
