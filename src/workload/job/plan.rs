@@ -239,20 +239,17 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
         group_of.last().map_or(1, |g| g + 1),
         segs.len(),
     ));
-    // fio's token flows: by flow_id, the sum of their jobs' weights.
-    let mut flows: BTreeMap<u64, Arc<gen::Flow>> = BTreeMap::new();
-    for id in jobs.iter().filter(|j| j.flow > 0).map(|j| j.flow_id) {
-        let total: u64 = jobs
-            .iter()
-            .filter(|j| j.flow > 0 && j.flow_id == id)
-            .map(|j| j.flow * j.numjobs)
+    // fio's token flows, by segment and flow_id: the sum of their jobs' weights.
+    let mut flows: BTreeMap<(usize, u64), Arc<gen::Flow>> = BTreeMap::new();
+    for (i, j) in jobs.iter().enumerate().filter(|(_, j)| j.flow > 0) {
+        let key = (seg_of[i], j.flow_id);
+        let total: u64 = (0..jobs.len())
+            .filter(|&o| jobs[o].flow > 0 && (seg_of[o], jobs[o].flow_id) == key)
+            .map(|o| jobs[o].flow * jobs[o].numjobs)
             .sum();
-        flows.entry(id).or_insert_with(|| {
-            Arc::new(gen::Flow {
-                total_weight: total,
-                ..gen::Flow::default()
-            })
-        });
+        flows
+            .entry(key)
+            .or_insert_with(|| Arc::new(gen::Flow::new(total)));
     }
     // Files named by `filename` are shared: the first clone naming them lays them out, as
     // big as the furthest any clone reaches.
@@ -334,7 +331,7 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
                 ramp_phase: ramp.clone(),
                 waits_for: waits_for.clone(),
                 running: running[ji].clone(),
-                flow: (j.flow > 0).then(|| flows[&j.flow_id].clone()),
+                flow: (j.flow > 0).then(|| flows[&(seg_of[ji], j.flow_id)].clone()),
                 zones: zones.clone(),
                 exits: exits.clone(),
                 group: group_of[ji],

@@ -13,7 +13,7 @@ use crate::workload::job::spec::{
     ioprio, Engine, ExitWhat, FileService, JobSpec, RwKind, ZoneMode,
 };
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Everything the plan decided about one clone.
@@ -39,11 +39,46 @@ pub struct Clone {
     pub segment: usize,
 }
 
-/// A token flow of fio's (`flow`, `flow_id`): the I/Os of its jobs so far, and their weights.
-#[derive(Debug, Default)]
+/// A token flow of fio's (`flow`, `flow_id`): the I/Os of its jobs so far (plus one, as
+/// fio starts it), and the sum of their weights.
+///
+/// As in fio, every job of the flow weighs in from the start, and a job that ends takes its
+/// I/Os and its weight out, so the jobs left run on in proportion among themselves instead
+/// of waiting for one that is gone. A flow holds the jobs of one stonewall segment: jobs of
+/// a later segment cannot run beside these, so they do not hold them back (in fio they
+/// would).
+#[derive(Debug)]
 pub struct Flow {
-    pub counter: std::sync::atomic::AtomicU64,
-    pub total_weight: u64,
+    counter: AtomicU64,
+    weight: AtomicU64,
+}
+
+impl Flow {
+    /// A flow of jobs weighing `weight` in all.
+    pub fn new(weight: u64) -> Flow {
+        Flow {
+            counter: AtomicU64::new(1),
+            weight: AtomicU64::new(weight),
+        }
+    }
+
+    /// True when a job of `weight` that has done `ios` of the flow's I/Os is ahead of its
+    /// share and must wait; otherwise its next I/O is counted.
+    pub fn ahead(&self, ios: u64, weight: u64) -> bool {
+        let total = self.counter.load(Ordering::Acquire).max(1);
+        let all = self.weight.load(Ordering::Acquire).max(1);
+        if ios as f64 / total as f64 > weight as f64 / all as f64 {
+            return true;
+        }
+        self.counter.fetch_add(1, Ordering::AcqRel);
+        false
+    }
+
+    /// A job of `weight` that did `ios` of the flow's I/Os ends.
+    pub fn leave(&self, ios: u64, weight: u64) {
+        self.counter.fetch_sub(ios, Ordering::AcqRel);
+        self.weight.fetch_sub(weight, Ordering::AcqRel);
+    }
 }
 
 /// What `exitall` has ended: reporting groups, stonewall segments, or everything.
@@ -666,6 +701,9 @@ impl JobGen {
                 Ending::Done => {
                     if !std::mem::replace(&mut self.counted_out, true) {
                         self.c.running.fetch_sub(1, Ordering::AcqRel);
+                        if let Some(f) = &self.c.flow {
+                            f.leave(self.flow_ios, j.flow);
+                        }
                         if j.exitall {
                             let e = &self.c.exits;
                             let flag = match j.exit_what {
@@ -1057,14 +1095,9 @@ impl IoGen for JobGen {
         }
         // fio's flow: ahead of its share of the flow's I/Os, the job waits.
         if let Some(f) = self.c.flow.as_ref().filter(|_| self.held.is_none()) {
-            let total = f.counter.load(Ordering::Relaxed);
-            if total > 0
-                && (self.flow_ios as f64 / total as f64)
-                    > (j.flow as f64 / f.total_weight.max(1) as f64)
-            {
+            if f.ahead(self.flow_ios, j.flow) {
                 return Next::Wait(now + self.ns(j.flow_sleep).max(50_000));
             }
-            f.counter.fetch_add(1, Ordering::Relaxed);
             self.flow_ios += 1;
         }
         self.picked = None;

@@ -546,15 +546,27 @@ fn exitall_errors_and_thinktime_as_fio_runs_them() {
 
 #[test]
 fn a_flow_keeps_its_jobs_in_proportion() {
-    let (s, _d) = run_jobs(
-        "[global]\nrw=randread\nsize=4m\ntime_based\nruntime=300ms\nflow_id=1\n[one]\nflow=1\n[three]\nflow=3\n",
-    );
-    let (a, b) = (s[0].samples.len() as f64, s[1].samples.len() as f64);
-    assert!(a > 10.0, "{a}");
+    // Both jobs have 1024 reads to do. While both run, `three` does three for each of
+    // `one`'s; when `three` ends, `one` finishes alone instead of waiting for it.
+    let (s, _d) =
+        run_jobs("[global]\nrw=randread\nsize=4m\nflow_id=1\n[one]\nflow=1\n[three]\nflow=3\n");
+    assert_eq!(s[0].samples.len(), 1024, "one ran to its end");
+    assert_eq!(s[1].samples.len(), 1024, "three ran to its end");
+    let three_ended = s[1].samples.iter().map(|x| x.issue_ns).max().unwrap();
+    let before = s[0]
+        .samples
+        .iter()
+        .filter(|x| x.issue_ns <= three_ended)
+        .count() as f64;
     assert!(
-        (2.5..3.5).contains(&(b / a)),
-        "1:3 as their flows: {a} and {b}"
+        (2.5..3.5).contains(&(1024.0 / before)),
+        "1:3 as their flows while both ran: {before} of one's reads against 1024"
     );
+    // A flow's job behind a stonewall does not hold back the jobs before it.
+    let (s, _d) = run_jobs(
+        "[global]\nrw=randread\nsize=64k\nflow_id=1\n[a]\nflow=1\n[b]\nstonewall\nflow=1\n",
+    );
+    assert_eq!((s[0].samples.len(), s[1].samples.len()), (16, 16));
 }
 
 #[test]
