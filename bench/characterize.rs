@@ -186,16 +186,32 @@ fn main() {
                     busy[1].as_f64().unwrap_or(0.0),
                     r["validation"]["settled"]
                 );
-                if let Some(fs) = r["filesystems"].as_array().filter(|f| !f.is_empty()) {
-                    println!("| filesystem | workload | figure | drive | twin | twin / drive |\n|---|---|---|---|---|---|");
+                if let Some(fs) = r["filesystems"]["figures"]
+                    .as_array()
+                    .filter(|f| !f.is_empty())
+                {
+                    println!("| filesystem | workload | figure | drive | twin | twin / drive | 90% interval | within 10% |\n|---|---|---|---|---|---|---|---|");
+                    let mean = |x: &serde_json::Value| {
+                        let xs = x.as_array().unwrap();
+                        xs.iter().map(|v| v.as_f64().unwrap()).sum::<f64>() / xs.len() as f64
+                    };
                     for f in fs {
-                        let (d, t) = (f["device"].as_f64().unwrap(), f["twin"].as_f64().unwrap());
+                        let r = &f["ratio"];
                         println!(
-                            "| {} | {} | {} | {d:.4} | {t:.4} | {:.3} |",
+                            "| {} | {} | {} | {:.4} | {:.4} | {} | {} | {} |",
                             f["fs"].as_str().unwrap(),
                             f["workload"].as_str().unwrap(),
                             f["figure"].as_str().unwrap(),
-                            t / d
+                            mean(&f["device"]),
+                            mean(&f["twin"]),
+                            r["ratio"]
+                                .as_f64()
+                                .map_or("-".into(), |x| format!("{x:.3}")),
+                            match (r["lo90"].as_f64(), r["hi90"].as_f64()) {
+                                (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
+                                _ => "-".into(),
+                            },
+                            r["verdict"].as_str().unwrap_or("-")
                         );
                     }
                 }

@@ -367,3 +367,87 @@ fn list_models_lists_the_twins_found_and_a_twin_is_taken_by_name() {
     assert!(err.contains("nosuchdisk") && err.contains("twin"), "{err}");
     assert!(leftovers(work.path(), &[]).is_empty());
 }
+
+#[test]
+fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds() {
+    if !ready_to_emulate(
+        "validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds",
+        &["losetup", "mkfs.xfs"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let spec = "emu:ssd,size=2GiB";
+    let served = Served::start(&bin(), spec);
+    let dev = served.device();
+    let target = format!("block:{dev}");
+    let validate = |more: &[&str]| {
+        let mut args = vec!["device", "validate", &target, "--twin", spec];
+        args.extend(more);
+        run(work.path(), &args)
+    };
+    // --fs makes filesystems: the device must be named again, both sides run at scale 1, and
+    // the filesystems are ones iotrial makes.
+    for (more, why) in [
+        (&["--fs"][..], "--wipe"),
+        (
+            &["--fs", "--wipe", &dev, "--time-scale", "2"][..],
+            "--time-scale 1",
+        ),
+        (&["--fs=xfs,nofs", "--wipe", &dev][..], "nofs"),
+    ] {
+        let (code, _, err) = validate(more);
+        assert_eq!(code, 2, "{more:?}: {err}");
+        assert!(err.contains(why), "{more:?}: {err}");
+    }
+    // One filesystem (both workloads) in the fewest rounds: the figures are the same kind on
+    // ext4, which the bench runs.
+    let (code, out, err) = validate(&["--fs=xfs", "--wipe", &dev, "--rounds", "3", "--json"]);
+    served.stop();
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let fs = &v["filesystems"];
+    let figures = fs["figures"].as_array().unwrap();
+    for kind in ["dvr", "tree"] {
+        let of: Vec<&Value> = figures.iter().filter(|f| f["workload"] == kind).collect();
+        assert!(!of.is_empty(), "no {kind} figures: {v}");
+        for f in of {
+            assert_eq!(f["fs"], "xfs");
+            // Three rounds a side, and the ratio of the means with its interval and verdict.
+            let mean = |k: &str| {
+                let xs = f[k].as_array().unwrap();
+                assert_eq!(xs.len(), 3, "{f}");
+                xs.iter().map(|x| x.as_f64().unwrap()).sum::<f64>() / 3.0
+            };
+            let (d, t) = (mean("device"), mean("twin"));
+            if d <= 0.0 {
+                continue;
+            }
+            let r = &f["ratio"];
+            let at = |k: &str| r[k].as_f64().unwrap();
+            assert!((at("ratio") - t / d).abs() < 1e-9, "{f}");
+            assert!(at("lo95") <= at("lo90") && at("lo90") <= at("ratio"), "{f}");
+            assert!(at("ratio") <= at("hi90") && at("hi90") <= at("hi95"), "{f}");
+            let verdict = r["verdict"].as_str().unwrap();
+            let want = if at("lo90") >= 0.9 && at("hi90") <= 1.1 {
+                "within"
+            } else if at("lo95") > 1.1 || at("hi95") < 0.9 {
+                "outside"
+            } else {
+                "undecided"
+            };
+            assert_eq!(verdict, want, "{f}");
+        }
+    }
+    // The tree's own shape is the same on both every time: listed, not compared.
+    let same: Vec<&str> = fs["same"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(same.contains(&"xfs tree dirs_created"), "{same:?}");
+    assert!(!figures.iter().any(|f| f["figure"] == "dirs_created"));
+    assert!(leftovers(work.path(), &[]).is_empty());
+}

@@ -1,5 +1,5 @@
 //! Analysis shared by workloads: latency statistics, moving windows, consecutive sums,
-//! fairness, steady state, per-interval time series, real-time streams' buffers replayed from
+//! fairness, steady state, a device's figure against its twin's (ratio and equivalence), per-interval time series, real-time streams' buffers replayed from
 //! their samples, comparisons across repeats and stacks (intervals, tests, rank groups, when
 //! to stop repeating), and downsampling for charts. Functions over samples, which a sample set
 //! may read from its spill files.
@@ -10,6 +10,7 @@ pub mod downsample;
 pub mod fairness;
 pub mod fit;
 pub mod groups;
+pub mod ratio;
 pub mod stats;
 pub mod steady;
 pub mod stopping;

@@ -104,9 +104,17 @@ enum DeviceCommand {
         /// device served with scale=): its times are multiplied by it.
         #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
         time_scale: f64,
-        /// Also a small dvr and a small tree on ext4 and xfs on both, figures side by side.
-        #[arg(long)]
-        fs: bool,
+        /// Also a small dvr and a small tree on each filesystem named (`--fs` alone: ext4 and
+        /// xfs; `--fs=xfs`: xfs only) on both, in the same rounds, figures side by side.
+        #[arg(
+            long,
+            value_name = "FS,...",
+            num_args = 0..=1,
+            require_equals = true,
+            default_missing_value = "ext4,xfs",
+            value_delimiter = ','
+        )]
+        fs: Option<Vec<String>>,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -171,7 +179,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 twin,
                 rounds,
                 time_scale,
-                fs,
+                fs: fs.unwrap_or_default(),
                 wipe,
                 json,
             },

@@ -1,10 +1,13 @@
 //! `iotrial device validate`: the validation set on a device and its twin, alternated, with
 //! the Ruemmler-Wilkes demerit per workload beside the device's own noise floor; with `--fs`,
-//! a small dvr and a small tree on ext4 and xfs on both (`iotrial run`, this same program),
-//! their verdict figures side by side with their ratio.
+//! a small dvr and a small tree on ext4 and xfs (or the filesystems named) on both (`iotrial run`, this same program),
+//! in the same alternated rounds, their verdict figures side by side with the ratio of their
+//! means, its interval, and whether it is within 10%.
 
 use super::super::errors::{failed, usage};
 use anyhow::{Context, Result};
+use iotrial::analysis::compare::Estimate;
+use iotrial::analysis::ratio;
 use iotrial::present::Rows;
 use iotrial::probe::validate::validate;
 use iotrial::report::terminal;
@@ -23,7 +26,8 @@ pub struct Args {
     pub twin: String,
     pub rounds: usize,
     pub time_scale: f64,
-    pub fs: bool,
+    /// The filesystems of `--fs` (none without it).
+    pub fs: Vec<String>,
     pub wipe: Vec<PathBuf>,
     pub json: bool,
 }
@@ -51,13 +55,17 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         )));
     };
     guard::check(&path, &a.wipe).map_err(failed)?;
-    if a.fs && a.time_scale != 1.0 {
+    for fs in &a.fs {
+        iotrial::stack::fs::check_name(fs).map_err(|e| usage(format!("--fs: {e}")))?;
+    }
+    let with_fs = !a.fs.is_empty();
+    if with_fs && a.time_scale != 1.0 {
         // `iotrial run` on a plain block device reports wall times; on the twin, its model's.
         return Err(usage(
             "--fs compares a trial's figures on the device (wall-clock) with the twin's (model time): only at --time-scale 1",
         ));
     }
-    if a.fs && !a.wipe.iter().any(|w| w == &path) {
+    if with_fs && !a.wipe.iter().any(|w| w == &path) {
         return Err(usage(format!(
             "--fs makes filesystems on {}: name it again with --wipe {}",
             path.display(),
@@ -99,10 +107,10 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
     })
     .map_err(failed)?
     .0;
-    let fs = if a.fs {
-        filesystems(&a.spec, &path, &twin_text, &mut say)?
+    let fs = if with_fs {
+        filesystems(&a.spec, &path, &twin_text, &a.fs, a.rounds, &mut say)?
     } else {
-        Vec::new()
+        FsFigures::default()
     };
     if a.json {
         let out = serde_json::json!({ "validation": v, "filesystems": fs });
@@ -160,73 +168,139 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             CALM = iotrial::probe::validate::CALM_IDLE
         );
     }
-    if !fs.is_empty() {
+    if with_fs {
+        let mean_ci = |xs: &[f64]| match Estimate::of(xs) {
+            Some(Estimate {
+                mean,
+                ci95: Some(h),
+                ..
+            }) => format!("{mean:.4} ± {h:.4}"),
+            Some(e) => format!("{:.4}", e.mean),
+            None => "-".into(),
+        };
         let rows = Rows {
             headings: [
                 "filesystem",
                 "workload",
                 "figure",
-                "device",
-                "twin",
+                "device (95% CI)",
+                "twin (95% CI)",
                 "twin / device",
+                "90% interval",
+                "within 10%",
             ]
             .map(String::from)
             .to_vec(),
             rows: fs
+                .figures
                 .iter()
                 .map(|f| {
+                    let (r, iv, verdict) = match &f.ratio {
+                        Some(r) => (
+                            format!("{:.3}", r.ratio),
+                            if r.hi90.is_finite() {
+                                format!("{:.3}-{:.3}", r.lo90, r.hi90)
+                            } else {
+                                "-".into()
+                            },
+                            r.verdict.word().to_string(),
+                        ),
+                        None => ("-".into(), "-".into(), "-".into()),
+                    };
                     vec![
                         f.fs.clone(),
                         f.workload.clone(),
                         f.figure.clone(),
-                        format!("{:.4}", f.device),
-                        format!("{:.4}", f.twin),
-                        format!("{:.3}", f.twin / f.device),
+                        mean_ci(&f.device),
+                        mean_ci(&f.twin),
+                        r,
+                        iv,
+                        verdict,
                     ]
                 })
                 .collect(),
         };
         println!("{}", terminal::table(&rows));
+        let count = |v: ratio::Verdict| {
+            fs.figures
+                .iter()
+                .filter(|f| f.ratio.map(|r| r.verdict) == Some(v))
+                .count()
+        };
+        println!(
+            "Filesystem figures over {} rounds each: {} within 10% of the device's (their 90% interval inside 0.9-1.1), {} outside (95% interval wholly beyond), {} undecided (the rounds spread too widely to tell). {} more were the same on both in every round (the workload's own shape and counts) and are not compared.",
+            a.rounds,
+            count(ratio::Verdict::Within),
+            count(ratio::Verdict::Outside),
+            count(ratio::Verdict::Undecided),
+            fs.same.len()
+        );
     }
     Ok(())
 }
 
-/// One filesystem-level figure on the device and on the twin.
+/// One filesystem-level figure on the device and on the twin, each round's value and the
+/// twin's mean over the device's with its interval and verdict.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FsFigure {
     pub fs: String,
     pub workload: String,
     pub figure: String,
-    pub device: f64,
-    pub twin: f64,
+    pub device: Vec<f64>,
+    pub twin: Vec<f64>,
+    pub ratio: Option<ratio::Ratio>,
 }
 
-/// The small dvr and tree on ext4 and xfs on both; every numeric verdict figure both have.
+/// The filesystem figures of `--fs`, and the names of those every round had the same on
+/// both sides (the workload's shape, counts it always reaches), which are not compared.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FsFigures {
+    pub figures: Vec<FsFigure>,
+    pub same: Vec<String>,
+}
+
+/// The margin the twin's filesystem figures are judged by (±10%).
+const FS_MARGIN: f64 = 0.10;
+
+/// The small dvr and tree on each of `filesystems` on both, `rounds` times, the device and the twin
+/// alternated (each round swaps which goes first); every numeric verdict figure both have.
 fn filesystems(
     spec: &str,
     path: &Path,
     twin: &str,
+    filesystems: &[String],
+    rounds: usize,
     say: &mut dyn FnMut(&str),
-) -> Result<Vec<FsFigure>> {
+) -> Result<FsFigures> {
     let exe = std::env::current_exe().context("find this program")?;
     let out_dir = tempfile::tempdir().context("a directory for the filesystem trials")?;
-    let mut figures = Vec::new();
-    for fs in ["ext4", "xfs"] {
-        for (kind, sets) in FS_WORKLOADS {
-            let mut got = Vec::new();
-            for target in [spec, twin] {
-                let mut c = Command::new(&exe);
-                c.args([
+    // Per (fs, workload): each side's figures, round by round.
+    let cases: Vec<(&str, &str, &[&str])> = filesystems
+        .iter()
+        .flat_map(|fs| {
+            FS_WORKLOADS
+                .iter()
+                .map(move |(k, sets)| (fs.as_str(), *k, *sets))
+        })
+        .collect();
+    let mut got: Vec<[Vec<Named>; 2]> = vec![[Vec::new(), Vec::new()]; cases.len()];
+    for round in 0..rounds {
+        for (c, (fs, kind, sets)) in cases.iter().enumerate() {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for side in order {
+                let target = [spec, twin][side];
+                let mut cmd = Command::new(&exe);
+                cmd.args([
                     "run", kind, "--target", target, "--fs", fs, "--json", "--out",
                 ])
                 .arg(out_dir.path());
-                if target == spec {
-                    c.arg("--wipe").arg(path);
+                if side == 0 {
+                    cmd.arg("--wipe").arg(path);
                 }
                 for s in *sets {
-                    c.args(["--set", s]);
+                    cmd.args(["--set", s]);
                 }
-                let o = c.output().context("run a filesystem trial")?;
+                let o = cmd.output().context("run a filesystem trial")?;
                 if !o.status.success() {
                     anyhow::bail!(
                         "{kind} on {fs} on {target}: {}",
@@ -235,29 +309,51 @@ fn filesystems(
                 }
                 let v: serde_json::Value =
                     serde_json::from_slice(&o.stdout).context("read the trial's result")?;
-                got.push(numbers(&v["verdict"]));
-                say(&format!("{kind} on {fs} on {target}: done"));
-            }
-            for (name, d) in &got[0] {
-                if let Some((_, t)) = got[1].iter().find(|(n, _)| n == name) {
-                    if *d != 0.0 {
-                        figures.push(FsFigure {
-                            fs: fs.into(),
-                            workload: kind.to_string(),
-                            figure: name.clone(),
-                            device: *d,
-                            twin: *t,
-                        });
-                    }
-                }
+                got[c][side].push(numbers(&v["verdict"]));
+                say(&format!(
+                    "{kind} on {fs} on {target}: round {} of {rounds} done",
+                    round + 1
+                ));
             }
         }
     }
-    Ok(figures)
+    let (mut figures, mut same) = (Vec::new(), Vec::new());
+    for ((fs, kind, _), [dev, tw]) in cases.iter().zip(&got) {
+        for (name, _) in &dev[0] {
+            let pick = |side: &[Named]| -> Option<Vec<f64>> {
+                side.iter()
+                    .map(|r| r.iter().find(|(n, _)| n == name).map(|(_, x)| *x))
+                    .collect()
+            };
+            let (Some(d), Some(t)) = (pick(dev), pick(tw)) else {
+                continue;
+            };
+            if d.iter().all(|&x| x == 0.0) {
+                continue;
+            }
+            // The workload's own shape and counts every run reaches: not a measurement.
+            if d.iter().chain(&t).all(|&x| x == d[0]) {
+                same.push(format!("{fs} {kind} {name}"));
+                continue;
+            }
+            figures.push(FsFigure {
+                fs: fs.to_string(),
+                workload: kind.to_string(),
+                figure: name.clone(),
+                ratio: ratio::ratio(&d, &t, FS_MARGIN),
+                device: d,
+                twin: t,
+            });
+        }
+    }
+    Ok(FsFigures { figures, same })
 }
 
+/// A trial's numbers, each named by its path in the verdict.
+type Named = Vec<(String, f64)>;
+
 /// Every number in a JSON value, named by its path.
-fn numbers(v: &serde_json::Value) -> Vec<(String, f64)> {
+fn numbers(v: &serde_json::Value) -> Named {
     let mut out = Vec::new();
     fn walk(v: &serde_json::Value, at: String, out: &mut Vec<(String, f64)>) {
         match v {

@@ -1,0 +1,152 @@
+//! Whether one figure measured in repeated rounds on two systems (a device and its twin) is
+//! the same within a relative margin: the ratio of their means with its interval, and the
+//! verdict of the two one-sided tests (TOST), as equivalence is tested in bioequivalence
+//! studies: equivalent when the 90% interval of the ratio lies within 1 ± margin, different
+//! when the 95% interval lies wholly outside it, and undecided otherwise (the rounds' spread
+//! is too wide to say).
+
+use super::compare::{t_quantile, Estimate};
+use serde::Serialize;
+
+/// The verdict on a ratio against its margin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The 90% interval of the ratio lies within 1 ± margin.
+    Within,
+    /// The 95% interval lies wholly above 1 + margin or below 1 - margin.
+    Outside,
+    /// Neither: the rounds do not tell.
+    Undecided,
+}
+
+impl Verdict {
+    /// The verdict in a table's words.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Within => "within",
+            Verdict::Outside => "outside",
+            Verdict::Undecided => "undecided",
+        }
+    }
+}
+
+/// The ratio `b / a` of two figures' means over their rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub ratio: f64,
+    /// The 90% interval (the TOST's), then the 95% one.
+    pub lo90: f64,
+    pub hi90: f64,
+    pub lo95: f64,
+    pub hi95: f64,
+    pub verdict: Verdict,
+}
+
+/// The ratio of `b`'s mean to `a`'s with its intervals, by the delta method with the
+/// Welch–Satterthwaite degrees of freedom, and its verdict against `margin` (0.10: ±10%).
+/// `None` when a side has no values or `a`'s mean is not above zero. One round a side gives
+/// the ratio with no interval, so "undecided".
+pub fn ratio(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
+    let (ea, eb) = (Estimate::of(a)?, Estimate::of(b)?);
+    if ea.mean <= 0.0 {
+        return None;
+    }
+    let r = eb.mean / ea.mean;
+    // Relative variances of the two means.
+    let va = (ea.stddev / ea.mean).powi(2) / ea.n as f64;
+    let vb = if eb.mean != 0.0 {
+        (eb.stddev / eb.mean).powi(2) / eb.n as f64
+    } else {
+        0.0
+    };
+    let rel2 = va + vb;
+    let (w90, w95) = if ea.n < 2 || eb.n < 2 {
+        (f64::INFINITY, f64::INFINITY)
+    } else if rel2 == 0.0 {
+        (0.0, 0.0)
+    } else {
+        let df = rel2 * rel2 / (va * va / (ea.n - 1) as f64 + vb * vb / (eb.n - 1) as f64);
+        let se = r.abs() * rel2.sqrt();
+        (t_quantile(0.95, df) * se, t_quantile(0.975, df) * se)
+    };
+    let (lo90, hi90, lo95, hi95) = (r - w90, r + w90, r - w95, r + w95);
+    let verdict = if lo90 >= 1.0 - margin && hi90 <= 1.0 + margin {
+        Verdict::Within
+    } else if lo95 > 1.0 + margin || hi95 < 1.0 - margin {
+        Verdict::Outside
+    } else {
+        Verdict::Undecided
+    };
+    Some(Ratio {
+        ratio: r,
+        lo90,
+        hi90,
+        lo95,
+        hi95,
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tight_rounds_close_together_are_within() {
+        let r = ratio(&[100.0, 101.0, 99.0], &[103.0, 104.0, 102.0], 0.10).unwrap();
+        assert!((r.ratio - 1.03).abs() < 1e-12);
+        assert_eq!(r.verdict, Verdict::Within);
+        assert!(r.lo90 > r.lo95 && r.hi90 < r.hi95);
+    }
+
+    #[test]
+    fn tight_rounds_far_apart_are_outside() {
+        let r = ratio(&[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0], 0.10).unwrap();
+        assert_eq!(r.verdict, Verdict::Outside);
+        let r = ratio(&[100.0, 101.0, 99.0], &[70.0, 71.0, 69.0], 0.10).unwrap();
+        assert_eq!(r.verdict, Verdict::Outside);
+    }
+
+    #[test]
+    fn wide_rounds_do_not_tell() {
+        // The same means as above, but each side's rounds spread by ±30%.
+        let r = ratio(&[70.0, 100.0, 130.0], &[73.0, 103.0, 133.0], 0.10).unwrap();
+        assert_eq!(r.verdict, Verdict::Undecided, "{r:?}");
+        let r = ratio(&[70.0, 100.0, 130.0], &[100.0, 130.0, 160.0], 0.10).unwrap();
+        assert_eq!(r.verdict, Verdict::Undecided, "{r:?}");
+    }
+
+    #[test]
+    fn single_rounds_and_constant_figures() {
+        // One round a side: the ratio, but no interval to judge it by.
+        let r = ratio(&[100.0], &[101.0], 0.10).unwrap();
+        assert_eq!(r.verdict, Verdict::Undecided);
+        // A count both sides always reach is the same.
+        let r = ratio(&[128.0, 128.0, 128.0], &[128.0, 128.0, 128.0], 0.10).unwrap();
+        assert_eq!((r.ratio, r.verdict), (1.0, Verdict::Within));
+        // Without a positive mean on the device there is no ratio.
+        assert!(ratio(&[0.0, 0.0], &[1.0, 2.0], 0.10).is_none());
+        assert!(ratio(&[], &[1.0], 0.10).is_none());
+    }
+
+    #[test]
+    fn the_interval_covers_the_true_ratio_about_as_often_as_it_says() {
+        // Rounds drawn around 100 and 105 with a 5% spread: the 90% interval should cover
+        // 1.05 in about 90% of 2000 draws (the delta method is approximate: 85-95%).
+        let mut rng = crate::engine::rng::SplitMix64::new(7);
+        let mut normal = || {
+            let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let (u, v) = (unit().max(1e-12), unit());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let mut covered = 0;
+        for _ in 0..2000 {
+            let a: Vec<f64> = (0..5).map(|_| 100.0 + 5.0 * normal()).collect();
+            let b: Vec<f64> = (0..5).map(|_| 105.0 + 5.25 * normal()).collect();
+            let r = ratio(&a, &b, 0.10).unwrap();
+            covered += usize::from(r.lo90 <= 1.05 && 1.05 <= r.hi90);
+        }
+        assert!((1700..=1900).contains(&covered), "{covered} of 2000");
+    }
+}
