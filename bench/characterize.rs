@@ -166,12 +166,19 @@ fn main() {
                 }
                 let r = iotrial(&args);
                 println!(
-                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % |",
+                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) |",
                     t.elapsed().as_secs_f64()
                 );
                 for f in r["validation"]["figures"].as_array().unwrap() {
+                    let elsewhere = match (
+                        f["elsewhere_share"].as_f64(),
+                        f["elsewhere_max_share"].as_f64(),
+                    ) {
+                        (Some(e), Some(x)) => format!("{:.2} ({:.2})", e * 100.0, x * 100.0),
+                        _ => "-".into(),
+                    };
                     println!(
-                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} |",
+                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} | {elsewhere} |",
                         f["workload"].as_str().unwrap(),
                         f["device_mean_ms"].as_f64().unwrap(),
                         f["demerit_ms"].as_f64().unwrap(),

@@ -4,8 +4,9 @@
 //!   model's own timeline (no kernel, no host load between them), each parameter the issue
 //!   names recovered within its tolerance;
 //! - round trip: validate of each drawn drive against the twin characterize printed, on the
-//!   models' own timelines, every workload's demerit at most 5% of its mean (but the rpo
-//!   drive's QD32 reads, see its test); a model against itself at most 1%;
+//!   models' own timelines, every workload's demerit at most 5% of its mean (the rpo drive's
+//!   QD32 reads: at most the largest the drive differs from itself at 19 other sets of places,
+//!   see its test); a model against itself at most 1%;
 //! - with the real binary, as root, on emulated drives served as plain block devices
 //!   (`device serve`): `--read-only` writes nothing (the device reads back the same); bad input
 //!   (too small, mounted, failing I/O) gets exit 2, the reason, and nothing left behind.
@@ -75,33 +76,43 @@ fn within(v: &Value, spec: &str, name: &str, kind: &str, tol: f64, errors: &mut 
 }
 
 /// validate of the model `device` against the model `twin` on their own timelines: each
-/// workload's demerit as a share of its mean.
-fn round_trip(device: &str, twin: &str) -> Vec<(String, f64)> {
+/// workload's demerit as a share of its mean, and the largest of the device's against itself
+/// at 19 other sets of offsets (0 where the workload's place is fixed).
+fn round_trip(device: &str, twin: &str) -> Vec<(String, f64, f64)> {
     let build = |s: &str| {
         iotrial::emu::ModelSpec::parse(s.trim_start_matches("emu:"))
             .and_then(|s| s.build())
             .unwrap()
     };
-    let v = iotrial::probe::validate::validate_models(build(device), build(twin), 3).unwrap();
+    // 19 sets of places besides the rounds': a twin as far from the drive as the drive is
+    // from itself at other places exceeds all 19 one time in 20.
+    let v = iotrial::probe::validate::validate_models(build(device), build(twin), 3, 19).unwrap();
     v.figures
         .iter()
         .map(|f| {
             eprintln!(
-                "{}: demerit {:.3} ms ({:.2}%) of {:.3} ms, all rounds pooled {:.2}%",
+                "{}: demerit {:.3} ms ({:.2}%) of {:.3} ms, all rounds pooled {:.2}%, the device at other offsets {:.2}% (up to {:.2}%)",
                 f.workload,
                 f.demerit_ms,
                 f.demerit_share * 100.0,
                 f.device_mean_ms,
-                f.pooled_share * 100.0
+                f.pooled_share * 100.0,
+                f.elsewhere_share.unwrap_or(0.0) * 100.0,
+                f.elsewhere_max_share.unwrap_or(0.0) * 100.0
             );
-            (f.workload.to_string(), f.demerit_share)
+            (
+                f.workload.to_string(),
+                f.demerit_share,
+                f.elsewhere_max_share.unwrap_or(0.0),
+            )
         })
         .collect()
 }
 
-/// Characterizes a drawn model, checks its answers, then the round trip (every workload but
-/// those `unbounded` names) and the model against itself (every workload).
-fn known_answers(spec: &str, checks: &[(&str, &str, f64)], model: &str, unbounded: &[&str]) {
+/// Characterizes a drawn model, checks its answers, then the round trip (every workload within
+/// 5%, but those `by_places` names: within the largest the model differs from itself at other
+/// offsets, if that is more) and the model against itself (every workload).
+fn known_answers(spec: &str, checks: &[(&str, &str, f64)], model: &str, by_places: &[&str]) {
     let v = characterized_model(spec);
     assert_eq!(v["twin"]["model"], model, "{v}");
     let mut errors = Vec::new();
@@ -111,15 +122,21 @@ fn known_answers(spec: &str, checks: &[(&str, &str, f64)], model: &str, unbounde
     let twin = v["spec"].as_str().unwrap().to_string();
     assert!(twin.starts_with(&format!("emu:{model},")), "{twin}");
     eprintln!("{spec} against its twin {twin}");
-    for (w, share) in round_trip(spec, &twin) {
-        if share > 0.05 && !unbounded.iter().any(|u| w.starts_with(u)) {
+    for (w, share, elsewhere) in round_trip(spec, &twin) {
+        let bound = if by_places.iter().any(|u| w.starts_with(u)) {
+            elsewhere.max(0.05)
+        } else {
+            0.05
+        };
+        if share > bound {
             errors.push(format!(
-                "round trip {w}: demerit {:.2}% of the mean",
-                share * 100.0
+                "round trip {w}: demerit {:.2}% of the mean (bound {:.2}%)",
+                share * 100.0,
+                bound * 100.0
             ));
         }
     }
-    for (w, share) in round_trip(spec, spec) {
+    for (w, share, _) in round_trip(spec, spec) {
         if share > 0.01 {
             errors.push(format!(
                 "the model against itself, {w}: {:.2}% of the mean",
@@ -141,10 +158,11 @@ const DISK: &[(&str, &str, f64)] = &[
 
 #[test]
 fn an_rpo_hdd_drawn_at_random_is_recovered() {
-    // Its QD32 reads are not held to 5%: this drive's aging limit (472 ms) is about what a
-    // read waits behind 31 others, where the share of reads that age flips with the smallest
-    // change: the same model with age_limit 480 ms (+1.7%) is 36% off at QD32, with rpm 5010
-    // (+0.02%) 31% (bench/README.md).
+    // Its QD32 reads are held to the drive's own dependence on the places drawn, not to 5%:
+    // this drive's aging limit (472 ms) is about what a read waits behind 31 others, where the
+    // share of reads that age flips with the angles of the 320 places read. The same model at
+    // four other sets of places is 28% off on average; with rpm 5010 (+0.02%), which moves
+    // every sector's angle, 31% off at the same places (bench/README.md).
     let mut checks = DISK.to_vec();
     checks.push(("age_limit", "duration", 0.05));
     known_answers(&draw_disk(43, "rpo"), &checks, "hdd", &["QD32"]);

@@ -6,7 +6,9 @@
 //! so each I/O's response time is taken as its median over the rounds: what the host did to
 //! one round (a delayed wake-up, a busy CPU) is left out, what the device does every time is
 //! kept. Beside it the demerit of all rounds pooled, and the device's demerit against itself
-//! between its own rounds: the noise floor the twin is judged against. Before each round, each
+//! between its own rounds: the noise floor the twin is judged against; and the device against
+//! itself at offsets drawn afresh, which says how much a figure depends on the places drawn
+//! (what a twin, knowing the drive's mechanics but not its layout, cannot follow). Before each round, each
 //! drive is let finish its background work (an SMR disk cleaning its persistent cache), so
 //! that both start every round from the same state.
 
@@ -65,7 +67,23 @@ pub struct Figures {
     /// The device against itself: the mean demerit between its rounds, ms and share.
     pub noise_ms: f64,
     pub noise_share: f64,
+    /// For the random reads (drawn over the whole device), the device against itself at
+    /// other offsets: the demerit between its rounds' per-I/O medians and each of the
+    /// [`ELSEWHERE`] rounds of the same workload at offsets drawn afresh, their mean in ms and
+    /// as a share, and the largest share. How much the figure depends on which places were
+    /// drawn: a twin reproduces a drive's distribution of response times, not the angle each
+    /// sector sits at. `None` for the burst and the pass, whose place is part of the workload.
+    pub elsewhere_ms: Option<f64>,
+    pub elsewhere_share: Option<f64>,
+    pub elsewhere_max_share: Option<f64>,
 }
+
+/// Rounds the device runs at offsets drawn afresh, after the alternated ones (`validate`;
+/// [`validate_models`] is told how many).
+pub const ELSEWHERE: usize = 4;
+
+/// The workloads whose offsets are drawn over the whole device (the first two).
+const DRAWN: usize = 2;
 
 /// What validate found.
 #[derive(Debug, Clone, Serialize)]
@@ -222,40 +240,48 @@ pub fn validate(
     }
     let mut on_dev = Runner::new(dev, dev_scale, true, stop);
     let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
-    let (dev_rounds, twin_rounds, busy) = alternated(&mut on_dev, &mut on_twin, cap, rounds, say)?;
-    Ok(compared(device, twin, &dev_rounds, &twin_rounds, busy))
+    let sides = alternated(&mut on_dev, &mut on_twin, cap, rounds, ELSEWHERE, say)?;
+    Ok(compared(device, twin, sides))
 }
 
 /// [`validate`] of the model `device` against the model `twin`, each in this process on its
 /// own timeline (no device, no host between them but a fixed gap): the round trip as the
-/// models themselves answer it, whatever the host's load.
+/// models themselves answer it, whatever the host's load; `elsewhere` rounds at other offsets.
 pub fn validate_models(
     device: Box<dyn crate::emu::DeviceModel>,
     twin: Box<dyn crate::emu::DeviceModel>,
     rounds: usize,
+    elsewhere: usize,
 ) -> Result<Validation, CharError> {
     static NEVER: AtomicBool = AtomicBool::new(false);
     let cap = device.capacity().min(twin.capacity()) / MIB * MIB;
     let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
     let mut on_dev = Runner::on_model(device, &NEVER);
     let mut on_twin = Runner::on_model(twin, &NEVER);
-    let (dev_rounds, twin_rounds, busy) =
-        alternated(&mut on_dev, &mut on_twin, cap, rounds, &mut |_| {})?;
-    Ok(compared(&d_name, &t_name, &dev_rounds, &twin_rounds, busy))
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        cap,
+        rounds,
+        elsewhere,
+        &mut |_| {},
+    )?;
+    Ok(compared(&d_name, &t_name, sides))
 }
 
 /// Per round, workload and I/O.
 type Rounds = Vec<Vec<Vec<f64>>>;
 
 /// `rounds` rounds of the set on `on_dev` and `on_twin`, alternated (device first in odd
-/// rounds, twin first in even ones).
+/// rounds, twin first in even ones), then `elsewhere` rounds on the device at other offsets.
 fn alternated(
     on_dev: &mut Runner,
     on_twin: &mut Runner,
     cap: u64,
     rounds: usize,
+    elsewhere_rounds: usize,
     say: &mut dyn FnMut(&str),
-) -> Result<(Rounds, Rounds, Busy), CharError> {
+) -> Result<Sides, CharError> {
     let mut dev_rounds = Vec::new();
     let mut twin_rounds = Vec::new();
     let seed = 1000;
@@ -263,22 +289,31 @@ fn alternated(
         s: [0.0; 2],
         settled: true,
     };
-    let mut one = |run: &mut Runner, which: usize, out: &mut Rounds| -> Result<(), CharError> {
-        let s = settle(run, cap, seed + 1 + out.len() as u64)?;
-        busy.s[which] = busy.s[which].max(s.busy_s);
-        busy.settled &= s.calm;
-        out.push(round(run, cap, seed)?);
-        Ok(())
-    };
+    let mut one =
+        |run: &mut Runner, which: usize, out: &mut Rounds, at: u64| -> Result<(), CharError> {
+            let s = settle(run, cap, seed + 1 + out.len() as u64 + 100 * which as u64)?;
+            busy.s[which] = busy.s[which].max(s.busy_s);
+            busy.settled &= s.calm;
+            out.push(round(run, cap, at)?);
+            Ok(())
+        };
     for r in 0..rounds {
         if r % 2 == 0 {
-            one(on_dev, 0, &mut dev_rounds)?;
-            one(on_twin, 1, &mut twin_rounds)?;
+            one(on_dev, 0, &mut dev_rounds, seed)?;
+            one(on_twin, 1, &mut twin_rounds, seed)?;
         } else {
-            one(on_twin, 1, &mut twin_rounds)?;
-            one(on_dev, 0, &mut dev_rounds)?;
+            one(on_twin, 1, &mut twin_rounds, seed)?;
+            one(on_dev, 0, &mut dev_rounds, seed)?;
         }
         say(&format!("round {} of {rounds} done on both", r + 1));
+    }
+    let mut elsewhere = Vec::new();
+    for k in 0..elsewhere_rounds {
+        one(on_dev, 0, &mut elsewhere, seed + 7919 * (k as u64 + 1))?;
+        say(&format!(
+            "round {} of {elsewhere_rounds} at other offsets done on the device",
+            k + 1
+        ));
     }
     if busy.s.iter().any(|&s| s > 0.0) {
         say(&format!(
@@ -292,7 +327,21 @@ fn alternated(
             }
         ));
     }
-    Ok((dev_rounds, twin_rounds, busy))
+    Ok(Sides {
+        device: dev_rounds,
+        twin: twin_rounds,
+        elsewhere,
+        busy,
+    })
+}
+
+/// What the rounds found: the device's and the twin's rounds, the device's rounds at other
+/// offsets, and the background work waited for.
+struct Sides {
+    device: Rounds,
+    twin: Rounds,
+    elsewhere: Rounds,
+    busy: Busy,
 }
 
 /// Background work waited for before the rounds.
@@ -302,13 +351,8 @@ struct Busy {
 }
 
 /// Each workload's figures from the device's and the twin's rounds.
-fn compared(
-    device: &str,
-    twin: &str,
-    dev_rounds: &Rounds,
-    twin_rounds: &Rounds,
-    busy: Busy,
-) -> Validation {
+fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
+    let (dev_rounds, twin_rounds, busy) = (&sides.device, &sides.twin, sides.busy);
     let figures = WORKLOADS
         .iter()
         .enumerate()
@@ -329,6 +373,13 @@ fn compared(
                 }
             }
             let nm = mean(&noise);
+            let elsewhere: Vec<f64> = of(&sides.elsewhere)
+                .iter()
+                .map(|r| demerit(&d, r))
+                .collect();
+            let drawn = (w < DRAWN && !elsewhere.is_empty()).then_some(());
+            let em = drawn.map(|_| mean(&elsewhere));
+            let emax = drawn.map(|_| elsewhere.iter().copied().fold(0.0, f64::max) / m);
             Figures {
                 workload: name,
                 device_mean_ms: m * 1e3,
@@ -339,6 +390,9 @@ fn compared(
                 pooled_share: pooled / mean(&dp),
                 noise_ms: nm * 1e3,
                 noise_share: nm / mean(&dp),
+                elsewhere_ms: em.map(|e| e * 1e3),
+                elsewhere_share: em.map(|e| e / m),
+                elsewhere_max_share: emax,
             }
         })
         .collect();
@@ -392,9 +446,8 @@ mod tests {
             .collect();
         on_dev.run(&writes).unwrap();
         let cap = 4 << 30;
-        let (dev_rounds, twin_rounds, busy) =
-            alternated(&mut on_dev, &mut on_twin, cap, 3, &mut |_| {}).unwrap();
-        let v = compared("written", "fresh", &dev_rounds, &twin_rounds, busy);
+        let sides = alternated(&mut on_dev, &mut on_twin, cap, 3, 0, &mut |_| {}).unwrap();
+        let v = compared("written", "fresh", sides);
         assert!(v.settled);
         assert!(
             v.busy_s[0] > 10.0 && v.busy_s[1] < 1.0,

@@ -131,6 +131,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             "all rounds pooled %",
             "device vs itself ms",
             "device vs itself %",
+            "at other offsets %",
         ]
         .map(String::from)
         .to_vec(),
@@ -147,11 +148,19 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                     format!("{:.1}", f.pooled_share * 100.0),
                     format!("{:.3}", f.noise_ms),
                     format!("{:.1}", f.noise_share * 100.0),
+                    match (f.elsewhere_share, f.elsewhere_max_share) {
+                        (Some(e), Some(x)) => format!("{:.1} (up to {:.1})", e * 100.0, x * 100.0),
+                        _ => "-".into(),
+                    },
                 ]
             })
             .collect(),
     };
     println!("{}", terminal::table(&rows));
+    println!(
+        "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow.",
+        iotrial::probe::validate::ELSEWHERE
+    );
     if v.busy_s.iter().any(|&s| s > 0.0) || !v.settled {
         println!(
             "Each round started once its drive was calm (no background work after {CALM} s of idle): the device was busy up to {:.0} s before a round, the twin {:.0} s.{}",
