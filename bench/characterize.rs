@@ -197,20 +197,29 @@ fn main() {
                     .as_array()
                     .filter(|f| !f.is_empty())
                 {
-                    println!("| filesystem | workload | figure | drive | twin | twin / drive | 90% interval | within 10% |\n|---|---|---|---|---|---|---|---|");
-                    let mean = |x: &serde_json::Value| {
-                        let xs = x.as_array().unwrap();
-                        xs.iter().map(|v| v.as_f64().unwrap()).sum::<f64>() / xs.len() as f64
+                    println!("| filesystem | workload | figure | drive (rounds' range) | twin (rounds' range) | twin / drive | 90% interval | within 10% |\n|---|---|---|---|---|---|---|---|");
+                    let side = |x: &serde_json::Value| {
+                        let xs: Vec<f64> = x
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|v| v.as_f64().unwrap())
+                            .collect();
+                        let (lo, hi) = xs
+                            .iter()
+                            .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+                        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+                        format!("{mean:.4} ({lo:.4}-{hi:.4})")
                     };
                     for f in fs {
                         let r = &f["ratio"];
                         println!(
-                            "| {} | {} | {} | {:.4} | {:.4} | {} | {} | {} |",
+                            "| {} | {} | {} | {} | {} | {} | {} | {} |",
                             f["fs"].as_str().unwrap(),
                             f["workload"].as_str().unwrap(),
                             f["figure"].as_str().unwrap(),
-                            mean(&f["device"]),
-                            mean(&f["twin"]),
+                            side(&f["device"]),
+                            side(&f["twin"]),
                             r["ratio"]
                                 .as_f64()
                                 .map_or("-".into(), |x| format!("{x:.3}")),

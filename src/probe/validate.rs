@@ -291,7 +291,7 @@ fn alternated(
     };
     let mut one =
         |run: &mut Runner, which: usize, out: &mut Rounds, at: u64| -> Result<(), CharError> {
-            let s = settle(run, cap, seed + 1 + out.len() as u64 + 100 * which as u64)?;
+            let s = settle(run, cap, seed + 1 + out.len() as u64)?;
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
             out.push(round(run, cap, at)?);

@@ -37,7 +37,7 @@ const FS_WORKLOADS: &[(&str, &[&str])] = &[
     ("dvr", &["samples=128", "region_size=64MiB"]),
     (
         "tree",
-        &["dirs=4000", "depth=4", "threads=4", "idle_max=2min"],
+        &["dirs=20000", "depth=4", "threads=4", "idle_max=2min"],
     ),
 ];
 
