@@ -161,8 +161,8 @@ fn an_rpo_hdd_drawn_at_random_is_recovered() {
     // Its QD32 reads are held to the drive's own dependence on the places drawn, not to 5%:
     // this drive's aging limit (472 ms) is about what a read waits behind 31 others, where the
     // share of reads that age flips with the angles of the 320 places read. The same model at
-    // four other sets of places is 28% off on average; with rpm 5010 (+0.02%), which moves
-    // every sector's angle, 31% off at the same places (bench/README.md).
+    // 19 other sets of places is 28% off itself on average, up to 41%; with rpm 5010 (+0.02%),
+    // which moves every sector's angle, 31% off at the same places (bench/README.md).
     let mut checks = DISK.to_vec();
     checks.push(("age_limit", "duration", 0.05));
     known_answers(&draw_disk(43, "rpo"), &checks, "hdd", &["QD32"]);

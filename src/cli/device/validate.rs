@@ -1,13 +1,14 @@
 //! `iotrial device validate`: the validation set on a device and its twin, alternated, with
 //! the Ruemmler-Wilkes demerit per workload beside the device's own noise floor; with `--fs`,
-//! a small dvr and a small tree on ext4 and xfs (or the filesystems named) on both (`iotrial run`, this same program),
-//! in the same alternated rounds, their verdict figures side by side with the ratio of their
-//! means, its interval, and whether it is within 10%.
+//! a small dvr and a small tree on ext4 and xfs (or the filesystems named) on both
+//! (`iotrial run`, this same program), in the same alternated rounds, their verdict figures
+//! side by side with the ratio of their means, its interval, and whether it is within 10%.
 
 use super::super::errors::{failed, usage};
 use anyhow::{Context, Result};
 use iotrial::analysis::compare::Estimate;
 use iotrial::analysis::ratio;
+use iotrial::present::verdict::estimate_text;
 use iotrial::present::Rows;
 use iotrial::probe::validate::validate;
 use iotrial::report::terminal;
@@ -178,15 +179,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         );
     }
     if with_fs {
-        let mean_ci = |xs: &[f64]| match Estimate::of(xs) {
-            Some(Estimate {
-                mean,
-                ci95: Some(h),
-                ..
-            }) => format!("{mean:.4} ± {h:.4}"),
-            Some(e) => format!("{:.4}", e.mean),
-            None => "-".into(),
-        };
+        let mean_ci = |xs: &[f64]| estimate_text(Estimate::of(xs).as_ref());
         let rows = Rows {
             headings: [
                 "filesystem",
@@ -271,8 +264,9 @@ pub struct FsFigures {
 /// The margin the twin's filesystem figures are judged by (±10%).
 const FS_MARGIN: f64 = 0.10;
 
-/// The small dvr and tree on each of `filesystems` on both, `rounds` times, the device and the twin
-/// alternated (each round swaps which goes first); every numeric verdict figure both have.
+/// The small dvr and tree on each of `filesystems` on both, `rounds` times, the device and
+/// the twin alternated (each round swaps which goes first); every numeric verdict figure both
+/// have.
 fn filesystems(
     spec: &str,
     path: &Path,

@@ -240,17 +240,14 @@ pub fn plan(jobs: &[JobSpec]) -> Result<Plan, ParamError> {
         segs.len(),
     ));
     // fio's token flows, by segment and flow_id: the sum of their jobs' weights.
-    let mut flows: BTreeMap<(usize, u64), Arc<gen::Flow>> = BTreeMap::new();
+    let mut weights: BTreeMap<(usize, u64), u64> = BTreeMap::new();
     for (i, j) in jobs.iter().enumerate().filter(|(_, j)| j.flow > 0) {
-        let key = (seg_of[i], j.flow_id);
-        let total: u64 = (0..jobs.len())
-            .filter(|&o| jobs[o].flow > 0 && (seg_of[o], jobs[o].flow_id) == key)
-            .map(|o| jobs[o].flow * jobs[o].numjobs)
-            .sum();
-        flows
-            .entry(key)
-            .or_insert_with(|| Arc::new(gen::Flow::new(total)));
+        *weights.entry((seg_of[i], j.flow_id)).or_default() += j.flow * j.numjobs;
     }
+    let flows: BTreeMap<(usize, u64), Arc<gen::Flow>> = weights
+        .into_iter()
+        .map(|(key, w)| (key, Arc::new(gen::Flow::new(w))))
+        .collect();
     // Files named by `filename` are shared: the first clone naming them lays them out, as
     // big as the furthest any clone reaches.
     let mut shared: BTreeMap<Vec<String>, Shared> = BTreeMap::new();
