@@ -21,7 +21,7 @@ use crate::stack::ledger::Ledger;
 use crate::stack::provision::BuildOptions;
 use crate::stack::{DeviceSpec, StackError};
 use crate::units::Size;
-use hostpath::HostPath;
+use hostpath::{HostPath, HostPaths};
 use serde::Serialize;
 use stats::{median, Draw};
 use std::path::{Path, PathBuf};
@@ -192,14 +192,14 @@ fn built(
     }
 }
 
-/// The emulator's own path on this host ([`hostpath`]); when no device can be emulated here
+/// The emulator's own paths on this host ([`hostpath`]); when no device can be emulated here
 /// (no root, FUSE or loop devices), the path measured on this project's reference machine.
 fn host_path(
     ledger: &mut Ledger,
     stop: &AtomicBool,
     scale: f64,
     say: &mut Progress,
-) -> Result<HostPath, CharError> {
+) -> Result<HostPaths, CharError> {
     match hostpath::measure(ledger, stop, scale, say) {
         Ok(h) => Ok(h),
         Err(CharError::Interrupted) => Err(CharError::Interrupted),
@@ -208,10 +208,10 @@ fn host_path(
             say(&format!(
                 "the emulator's own path could not be measured here ({e}): taken as {us:.0} µs per request"
             ));
-            Ok(HostPath {
+            Ok(HostPaths::both(HostPath {
                 fixed: us * 1e-6 * scale,
                 per_byte: 0.0,
-            })
+            }))
         }
     }
 }
@@ -233,7 +233,7 @@ fn on_device(
     dev: &Path,
     cap: u64,
     opts: &CharOptions,
-    host: HostPath,
+    host: HostPaths,
     stop: &AtomicBool,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
@@ -259,7 +259,7 @@ pub fn characterize_model(
     let name = format!("model {}", model.name());
     let mut run = Runner::on_model(model, &NEVER);
     run.writable = !opts.read_only;
-    probes(&name, &mut run, cap, opts, HostPath::NONE, say)
+    probes(&name, &mut run, cap, opts, HostPaths::NONE, say)
 }
 
 /// Runs every probe through `run` on a device of `cap` bytes.
@@ -268,7 +268,7 @@ fn probes(
     run: &mut Runner,
     cap: u64,
     opts: &CharOptions,
-    host: HostPath,
+    host: HostPaths,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let cap = cap / (1 << 20) * (1 << 20);
@@ -299,7 +299,7 @@ fn probes(
             "model: flash ({:.3} ms random reads)",
             first * 1e3
         ));
-        flash::reads(run, cap, &mut draw, host, &mut t, say)?;
+        flash::reads(run, cap, &mut draw, host.flash, &mut t, say)?;
         if opts.read_only {
             read_only_unknowns(
                 &mut t,
@@ -323,7 +323,7 @@ fn probes(
             first * 1e3
         ));
         let mut t = Twin::new("hdd", "");
-        let mut d = disk::reads(run, cap, host, &mut draw, &mut t, say)?;
+        let mut d = disk::reads(run, cap, host.disk, &mut draw, &mut t, say)?;
         if opts.read_only {
             t.model_why = format!("random 4 KiB reads take {:.3} ms: a seek and a rotation; whether it is shingled needs write probes (skipped: read-only)", d.random_read * 1e3);
             disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
