@@ -10,8 +10,8 @@
 //!   fast to count: what a card's access and read rate are net of;
 //! - a disk's buffer hits, each the re-read of what a read just fetched, on a disk whose
 //!   overhead and interface rate are set: what a disk's overhead and interface rate are net
-//!   of. Measured on the card instead, drawn disks' overheads came out 5-55 µs too long,
-//!   and their twins' bursts of writes as much slower (bench/README.md).
+//!   of. With either reference, drawn disks' overheads still come out 5-55 µs too long
+//!   through the kernel, a cause not found yet (bench/README.md).
 //!
 //! Served by the emulator, the twin then answers as the device did on this host.
 
