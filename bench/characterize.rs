@@ -7,7 +7,8 @@
 //! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
 //! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
 //! tree on ext4 and xfs on the drive and on its twin, at scale 1 only), and prints their figures
-//! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named. Run it on a quiet machine, with nothing else measuring:
+//! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named.
+//! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
 //! cargo build --release && cargo bench --bench characterize

@@ -92,8 +92,10 @@ const FLASH_ACCESS: f64 = 0.5e-3;
 /// The reference disk, and the modeled time of a buffer hit of `len` bytes: its overhead and
 /// the transfer at its interface rate.
 pub const DISK_REFERENCE: &str = "emu:hdd,size=4GiB,overhead=0.1ms,iface_rate=550";
+const DISK_OVERHEAD: f64 = 0.1e-3;
+const DISK_IFACE: f64 = 550e6;
 fn disk_hit(len: u64) -> f64 {
-    0.1e-3 + len as f64 / 550e6
+    DISK_OVERHEAD + len as f64 / DISK_IFACE
 }
 
 /// The reference disk's script: `n` times a 4 KiB read and its re-read, then a 256 KiB read
@@ -193,6 +195,8 @@ mod tests {
             .unwrap();
         let mut run = Runner::on_model(model, &NEVER);
         let t = run.run(&disk_script(100)).unwrap();
+        assert!(DISK_REFERENCE.contains(&format!("overhead={}ms", DISK_OVERHEAD * 1e3)));
+        assert!(DISK_REFERENCE.contains(&format!("iface_rate={}", DISK_IFACE / 1e6)));
         let (small, large) = disk_paths(&t);
         assert!(small.abs() < 1e-7 && large.abs() < 1e-7, "{small} {large}");
         // And the first read of each group is not a hit: it waits for the media.
