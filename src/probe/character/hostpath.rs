@@ -10,12 +10,15 @@
 //!   fast to count: what a card's access and read rate are net of;
 //! - a disk's buffer hits, each the re-read of what a read just fetched, on a disk whose
 //!   overhead and interface rate are set: what a disk's overhead and interface rate are net
-//!   of. With either reference, drawn disks' overheads still come out 5-55 µs too long
-//!   through the kernel, a cause not found yet (bench/README.md).
+//!   of. The reads it re-reads are at random places over the whole reference, as the drive's
+//!   are, so each hit follows as long a wait on the media: the path of a request is 20-30 µs
+//!   longer after a 9-13 ms wait than after a 1.5 ms one (measured with fio on two served
+//!   disks, bench/README.md), and references read 3 MiB apart made drawn disks' overheads
+//!   that much too long.
 //!
 //! Served by the emulator, the twin then answers as the device did on this host.
 
-use super::stats::median;
+use super::stats::{median, Draw};
 use super::{CharError, Progress};
 use crate::probe::script::{Runner, Step, Timed};
 use crate::probe::{probe_built, released_after};
@@ -98,12 +101,24 @@ fn disk_hit(len: u64) -> f64 {
     DISK_OVERHEAD + len as f64 / DISK_IFACE
 }
 
-/// The reference disk's script: `n` times a 4 KiB read and its re-read, then a 256 KiB read
-/// and its re-read, each group at another place (3 MiB apart).
+/// The reference disk's size (its spec's), for its places.
+const DISK_SIZE: u64 = 4 << 30;
+
+/// The reference disk's script: `n` (at most 256) times a 4 KiB read and its re-read, then a
+/// 256 KiB read and its re-read, each group at a random place over the whole disk, as the
+/// drive's own hits are taken, so each re-read follows a seek and a rotation as the drive's
+/// do. The places are distinct 16 MiB slots, so no first read is a hit on an earlier group's
+/// read-ahead (2 MiB).
 pub fn disk_script(n: u64) -> Vec<Step> {
-    (0..n)
-        .flat_map(|i| {
-            let x = i * (3 << 20);
+    let slot = 16 << 20;
+    let mut draw = Draw::new(0x4855_5453);
+    let mut used = std::collections::BTreeSet::new();
+    (0..n.min(DISK_SIZE / slot))
+        .flat_map(|_| {
+            let mut x = draw.aligned(0, DISK_SIZE, slot);
+            while !used.insert(x) {
+                x = draw.aligned(0, DISK_SIZE, slot);
+            }
             [
                 Step::read(x, K4),
                 Step::read(x, K4),
@@ -197,10 +212,14 @@ mod tests {
         let t = run.run(&disk_script(100)).unwrap();
         assert!(DISK_REFERENCE.contains(&format!("overhead={}ms", DISK_OVERHEAD * 1e3)));
         assert!(DISK_REFERENCE.contains(&format!("iface_rate={}", DISK_IFACE / 1e6)));
+        assert!(DISK_REFERENCE.contains(&format!("size={}GiB", DISK_SIZE >> 30)));
         let (small, large) = disk_paths(&t);
         assert!(small.abs() < 1e-7 && large.abs() < 1e-7, "{small} {large}");
-        // And the first read of each group is not a hit: it waits for the media.
+        // And the first read of each group is not a hit: it waits for a seek and a rotation,
+        // as a drive's first reads at random places do (median well over a short seek's).
         assert!(t.iter().step_by(4).all(|t| t.latency > 1e-3));
+        let first: Vec<f64> = t.iter().step_by(4).map(|t| t.latency).collect();
+        assert!(median(&first) > 8e-3, "{}", median(&first));
     }
 
     #[test]
