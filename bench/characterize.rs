@@ -122,7 +122,7 @@ fn main() {
             // The drawn disks keep the model's command overhead and interface rate, which
             // characterize takes net of the emulator's own path.
             let mut truth_spec = spec.clone();
-            if model == "hdd" {
+            if model == "hdd" || model == "smr" {
                 names.extend([("overhead", "duration"), ("iface_rate", "number")]);
                 truth_spec.push_str(",overhead=0.1ms,iface_rate=550");
             }
@@ -144,6 +144,13 @@ fn main() {
                     "| {name} | {truth} | {} | {err} |",
                     got.unwrap_or_else(|| "not identified".into())
                 );
+            }
+            // How a disk's overhead was found: its hits, and the emulator's path at their wait.
+            if let Some(f) = v["twin"]["found"]
+                .as_array()
+                .and_then(|f| f.iter().find(|f| f["name"] == "overhead"))
+            {
+                println!("overhead: {}", f["how"].as_str().unwrap_or(""));
             }
             let twin = format!("{},scale={scale}", v["spec"].as_str().unwrap());
             println!("twin: {twin}");

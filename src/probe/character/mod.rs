@@ -323,7 +323,7 @@ fn probes(
             first * 1e3
         ));
         let mut t = Twin::new("hdd", "");
-        let mut d = disk::reads(run, cap, host.disk, &mut draw, &mut t, say)?;
+        let mut d = disk::reads(run, cap, host.disk.clone(), &mut draw, &mut t, say)?;
         if opts.read_only {
             t.model_why = format!("random 4 KiB reads take {:.3} ms: a seek and a rotation; whether it is shingled needs write probes (skipped: read-only)", d.random_read * 1e3);
             disk::queue::queue(run, &d, &mut draw, &mut t, say)?;

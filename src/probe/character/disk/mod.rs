@@ -20,7 +20,7 @@ pub mod media;
 pub mod queue;
 pub mod writes;
 
-use super::hostpath::HostPath;
+use super::hostpath::DiskPath;
 use super::stats::mean;
 use super::twin::Twin;
 use super::{CharError, Progress};
@@ -50,7 +50,7 @@ pub struct Disk {
     /// Mean access time of a scattered write's destage (seek, rotation, overhead).
     pub access: f64,
     /// The emulator's own path, which the twin's overhead and interface rate are net of.
-    pub host: HostPath,
+    pub host: DiskPath,
 }
 
 impl Disk {
@@ -93,7 +93,7 @@ pub fn majority(
 pub fn reads(
     run: &mut Runner,
     cap: u64,
-    host: HostPath,
+    host: DiskPath,
     draw: &mut super::stats::Draw,
     twin: &mut Twin,
     say: &mut Progress,
