@@ -414,29 +414,58 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
             "--time-scale 1",
         ),
         (&["--fs=xfs,nofs", "--wipe", &dev][..], "nofs"),
+        (
+            &["--fs=xfs", "--wipe", &dev, "--fs-max-rounds", "2"][..],
+            "--fs-max-rounds 2: at least --rounds (5)",
+        ),
     ] {
         let (code, _, err) = validate(more);
         assert_eq!(code, 2, "{more:?}: {err}");
         assert!(err.contains(why), "{more:?}: {err}");
     }
-    // One filesystem (both workloads) in the fewest rounds: the figures are the same kind on
-    // ext4, which the bench runs.
-    let (code, out, err) = validate(&["--fs=xfs", "--wipe", &dev, "--rounds", "3", "--json"]);
+    // One filesystem (both workloads) in the fewest rounds, and a fourth for a workload with a
+    // figure still undecided after three: the figures are the same kind on ext4, which the
+    // bench runs.
+    let (code, out, err) = validate(&[
+        "--fs=xfs",
+        "--wipe",
+        &dev,
+        "--rounds",
+        "3",
+        "--fs-max-rounds",
+        "4",
+        "--json",
+    ]);
     served.stop();
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let fs = &v["filesystems"];
     let figures = fs["figures"].as_array().unwrap();
+    let values = |f: &Value, k: &str| -> Vec<f64> {
+        f[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
     for kind in ["dvr", "tree"] {
         let of: Vec<&Value> = figures.iter().filter(|f| f["workload"] == kind).collect();
         assert!(!of.is_empty(), "no {kind} figures: {v}");
+        // A fourth round of the workload exactly when one of its figures was undecided after
+        // three, and then for all its figures on both sides.
+        let was_undecided = of.iter().any(|f| {
+            let (d, t) = (values(f, "device"), values(f, "twin"));
+            iotrial::analysis::ratio::ratio(&d[..3], &t[..3], 0.1)
+                .is_some_and(|r| r.verdict == iotrial::analysis::ratio::Verdict::Undecided)
+        });
+        let n = if was_undecided { 4 } else { 3 };
         for f in of {
             assert_eq!(f["fs"], "xfs");
-            // Three rounds a side, and the ratio of the means with its interval and verdict.
+            // n rounds a side, and the ratio of the means with its interval and verdict.
             let mean = |k: &str| {
-                let xs = f[k].as_array().unwrap();
-                assert_eq!(xs.len(), 3, "{f}");
-                xs.iter().map(|x| x.as_f64().unwrap()).sum::<f64>() / 3.0
+                let xs = values(f, k);
+                assert_eq!(xs.len(), n, "{f}");
+                xs.iter().sum::<f64>() / n as f64
             };
             let (d, t) = (mean("device"), mean("twin"));
             if d <= 0.0 {

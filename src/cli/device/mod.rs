@@ -115,6 +115,11 @@ enum DeviceCommand {
             value_delimiter = ','
         )]
         fs: Option<Vec<String>>,
+        /// With --fs: after --rounds, more rounds of each filesystem workload that has a
+        /// figure still undecided (its 90% interval across 0.9 or 1.1, none wholly beyond),
+        /// up to this many in all (default: --rounds, no more).
+        #[arg(long, value_name = "N")]
+        fs_max_rounds: Option<usize>,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -171,6 +176,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             rounds,
             time_scale,
             fs,
+            fs_max_rounds,
             wipe,
             json,
         } => validate::run(
@@ -180,6 +186,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 rounds,
                 time_scale,
                 fs: fs.unwrap_or_default(),
+                fs_max_rounds: fs_max_rounds.unwrap_or(rounds),
                 wipe,
                 json,
             },

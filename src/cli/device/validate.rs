@@ -29,6 +29,8 @@ pub struct Args {
     pub time_scale: f64,
     /// The filesystems of `--fs` (none without it).
     pub fs: Vec<String>,
+    /// Rounds in all, at most, of a filesystem workload with a figure still undecided.
+    pub fs_max_rounds: usize,
     pub wipe: Vec<PathBuf>,
     pub json: bool,
 }
@@ -60,6 +62,12 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         iotrial::stack::fs::check_name(fs).map_err(|e| usage(format!("--fs: {e}")))?;
     }
     let with_fs = !a.fs.is_empty();
+    if a.fs_max_rounds < a.rounds {
+        return Err(usage(format!(
+            "--fs-max-rounds {}: at least --rounds ({})",
+            a.fs_max_rounds, a.rounds
+        )));
+    }
     if with_fs && a.time_scale != 1.0 {
         // `iotrial run` on a plain block device reports wall times; on the twin, its model's.
         return Err(usage(
@@ -109,7 +117,8 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
     .map_err(failed)?
     .0;
     let fs = if with_fs {
-        filesystems(&a.spec, &path, &twin_text, &a.fs, a.rounds, &mut say)?
+        let rounds = a.rounds..=a.fs_max_rounds;
+        filesystems(&a.spec, &path, &twin_text, &a.fs, rounds, &mut say)?
     } else {
         FsFigures::default()
     };
@@ -185,6 +194,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                 "filesystem",
                 "workload",
                 "figure",
+                "rounds",
                 "device (95% CI)",
                 "twin (95% CI)",
                 "twin / device",
@@ -213,6 +223,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                         f.fs.clone(),
                         f.workload.clone(),
                         f.figure.clone(),
+                        f.device.len().to_string(),
                         mean_ci(&f.device),
                         mean_ci(&f.twin),
                         r,
@@ -231,7 +242,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         };
         println!(
             "Filesystem figures over {} rounds each: {} within 10% of the device's (their 90% interval inside 0.9-1.1), {} outside (95% interval wholly beyond), {} undecided (the rounds spread too widely to tell). {} more were the same on both in every round (the workload's own shape and counts) and are not compared.",
-            a.rounds,
+            rounds_text(&fs.figures),
             count(ratio::Verdict::Within),
             count(ratio::Verdict::Outside),
             count(ratio::Verdict::Undecided),
@@ -264,21 +275,21 @@ pub struct FsFigures {
 /// The margin the twin's filesystem figures are judged by (±10%).
 const FS_MARGIN: f64 = 0.10;
 
-/// The small dvr and tree on each of `filesystems` on both, `rounds` times, the device and
-/// the twin alternated (each round swaps which goes first); every numeric verdict figure both
-/// have.
+/// The small dvr and tree on each of `filesystems` on both, the device and the twin
+/// alternated (each round swaps which goes first), for the first of `rounds`; then more
+/// rounds of each workload with a figure still undecided, up to the last of `rounds` in all.
+/// Every numeric verdict figure both have.
 fn filesystems(
     spec: &str,
     path: &Path,
     twin: &str,
     filesystems: &[String],
-    rounds: usize,
+    rounds: std::ops::RangeInclusive<usize>,
     say: &mut dyn FnMut(&str),
 ) -> Result<FsFigures> {
     let exe = std::env::current_exe().context("find this program")?;
     let out_dir = tempfile::tempdir().context("a directory for the filesystem trials")?;
-    // Per (fs, workload): each side's figures, round by round.
-    let cases: Vec<(&str, &str, &[&str])> = filesystems
+    let cases: Vec<Case> = filesystems
         .iter()
         .flat_map(|fs| {
             FS_WORKLOADS
@@ -286,9 +297,31 @@ fn filesystems(
                 .map(move |(k, sets)| (fs.as_str(), *k, *sets))
         })
         .collect();
+    // Per case: each side's figures, round by round.
     let mut got: Vec<[Vec<Named>; 2]> = vec![[Vec::new(), Vec::new()]; cases.len()];
-    for round in 0..rounds {
+    let mut active = vec![true; cases.len()];
+    for round in 0..*rounds.end() {
+        if round >= *rounds.start() {
+            active = undecided(&cases, &compared(&cases, &got));
+            if !active.contains(&true) {
+                break;
+            }
+            say(&format!(
+                "round {}: {} still undecided, another round",
+                round + 1,
+                cases
+                    .iter()
+                    .zip(&active)
+                    .filter(|(_, &a)| a)
+                    .map(|((fs, kind, _), _)| format!("{kind} on {fs}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         for (c, (fs, kind, sets)) in cases.iter().enumerate() {
+            if !active[c] {
+                continue;
+            }
             let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for side in order {
                 let target = [spec, twin][side];
@@ -310,15 +343,27 @@ fn filesystems(
                     serde_json::from_slice(&o.stdout).context("read the trial's result")?;
                 got[c][side].push(numbers(&v["verdict"]));
                 say(&format!(
-                    "{kind} on {fs} on {target}: round {} of {rounds} done",
+                    "{kind} on {fs} on {target}: round {} done",
                     round + 1
                 ));
             }
         }
     }
+    Ok(compared(&cases, &got))
+}
+
+/// A filesystem workload of `--fs`: (filesystem, kind, its --set arguments).
+type Case<'a> = (&'a str, &'a str, &'a [&'a str]);
+
+/// Each case's figures from its rounds so far (`got[case][side][round]`), and the names of
+/// those every round had the same on both sides.
+fn compared(cases: &[Case], got: &[[Vec<Named>; 2]]) -> FsFigures {
     let (mut figures, mut same) = (Vec::new(), Vec::new());
-    for ((fs, kind, _), [dev, tw]) in cases.iter().zip(&got) {
-        for (name, _) in &dev[0] {
+    for ((fs, kind, _), [dev, tw]) in cases.iter().zip(got) {
+        let Some(first) = dev.first() else {
+            continue;
+        };
+        for (name, _) in first {
             let pick = |side: &[Named]| -> Option<Vec<f64>> {
                 side.iter()
                     .map(|r| r.iter().find(|(n, _)| n == name).map(|(_, x)| *x))
@@ -345,7 +390,31 @@ fn filesystems(
             });
         }
     }
-    Ok(FsFigures { figures, same })
+    FsFigures { figures, same }
+}
+
+/// Per case, whether one of its figures is undecided.
+fn undecided(cases: &[Case], f: &FsFigures) -> Vec<bool> {
+    cases
+        .iter()
+        .map(|(fs, kind, _)| {
+            f.figures.iter().any(|x| {
+                x.fs == *fs
+                    && x.workload == *kind
+                    && x.ratio.map(|r| r.verdict) == Some(ratio::Verdict::Undecided)
+            })
+        })
+        .collect()
+}
+
+/// The rounds the figures had: "5", or "5 to 9" where more rounds were added to some.
+fn rounds_text(figures: &[FsFigure]) -> String {
+    let n = figures.iter().map(|f| f.device.len());
+    match (n.clone().min(), n.max()) {
+        (Some(lo), Some(hi)) if lo != hi => format!("{lo} to {hi}"),
+        (Some(lo), _) => lo.to_string(),
+        _ => "0".into(),
+    }
 }
 
 /// mkfs's arguments for the ext filesystems: inode tables and journal zeroed by mkfs itself.
@@ -434,5 +503,33 @@ mod tests {
                 "--json"
             ]
         );
+    }
+
+    /// Rounds are added only to the workloads with a figure still undecided: one whose
+    /// rounds agree is left as it is, one that spreads goes on.
+    #[test]
+    fn only_workloads_with_an_undecided_figure_get_more_rounds() {
+        let cases: Vec<Case> = vec![("ext4", "dvr", &[]), ("ext4", "tree", &[])];
+        let named = |x: f64| -> Named { vec![("rate".to_string(), x), ("count".to_string(), 7.0)] };
+        let side = |xs: &[f64]| xs.iter().map(|&x| named(x)).collect::<Vec<_>>();
+        // dvr: the twin within 1% every round; tree: the twin's rounds spread 0.5-1.5.
+        let got = vec![
+            [side(&[10.0, 10.1, 9.9]), side(&[10.0, 10.05, 9.95])],
+            [side(&[10.0, 10.0, 10.0]), side(&[5.0, 15.0, 10.0])],
+        ];
+        let f = compared(&cases, &got);
+        assert_eq!(f.same, ["ext4 dvr count", "ext4 tree count"]);
+        let verdicts: Vec<_> = f.figures.iter().map(|x| x.ratio.unwrap().verdict).collect();
+        assert_eq!(
+            verdicts,
+            [ratio::Verdict::Within, ratio::Verdict::Undecided]
+        );
+        assert_eq!(undecided(&cases, &f), [false, true]);
+        assert_eq!(rounds_text(&f.figures), "3");
+        // A fourth round for the tree only.
+        let mut more = got.clone();
+        more[1][0].push(named(10.0));
+        more[1][1].push(named(10.0));
+        assert_eq!(rounds_text(&compared(&cases, &more).figures), "3 to 4");
     }
 }
