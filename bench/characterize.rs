@@ -7,7 +7,8 @@
 //! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
 //! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
 //! tree on ext4 and xfs on the drive and on its twin, at scale 1 only), and prints their figures
-//! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named.
+//! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named;
+//! `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`.
 //! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
@@ -163,6 +164,8 @@ fn main() {
                     list => format!("--fs={list}"),
                 });
             let with_fs = fs_arg.is_some();
+            // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload still undecided.
+            let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
             for (label, twin) in [
                 ("twin", twin),
                 ("itself", format!("emu:{spec},scale={scale}")),
@@ -185,6 +188,9 @@ fn main() {
                     args.extend(["--wipe", &wipe]);
                     if label == "twin" {
                         args.extend(fs_arg.as_deref());
+                        if let Some(n) = &fs_max {
+                            args.extend(["--fs-max-rounds", n.as_str()]);
+                        }
                     }
                 }
                 let r = iotrial(&args);
@@ -232,7 +238,7 @@ fn main() {
                             .iter()
                             .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
                         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-                        format!("{mean:.4} ({lo:.4}-{hi:.4})")
+                        format!("{mean:.4} ({lo:.4}-{hi:.4}, {} rounds)", xs.len())
                     };
                     for f in fs {
                         let r = &f["ratio"];

@@ -191,7 +191,7 @@ const DISK_SIZE: u64 = 4 << 30;
 /// drive's own hits are taken, so each re-read follows a seek and a rotation as the drive's
 /// do. The places are distinct 16 MiB slots, so no first read is a hit on an earlier group's
 /// read-ahead (2 MiB). The wait before a hit must be a read the host waits for: an idle time
-/// in the script instead made the hit's path 60 µs longer than after a read about as long
+/// in the script instead made the hit's path 50-60 µs longer than after a read about as long
 /// (bench/README.md).
 pub fn disk_script(n: u64) -> Vec<Step> {
     let slot = 16 << 20;
