@@ -80,8 +80,12 @@ impl HostPaths {
         HostPaths {
             flash: path,
             disk: DiskPath {
-                points: Vec::new(),
-                flat: path,
+                points: vec![WaitPath {
+                    small_wait: 0.0,
+                    small: path.at(K4),
+                    large_wait: 0.0,
+                    large: path.at(BIG),
+                }],
                 scale: 1.0,
             },
         }
@@ -94,10 +98,8 @@ impl HostPaths {
 /// so a drive's hits are taken net of the path at the drive's own wait.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DiskPath {
-    /// The points measured, by growing wait.
+    /// The points measured (none: no path at all).
     pub points: Vec<WaitPath>,
-    /// The path when no points were measured.
-    flat: HostPath,
     /// The scale of the device the path is given for.
     scale: f64,
 }
@@ -117,7 +119,6 @@ impl DiskPath {
     /// None: for a model characterized on its own timeline.
     pub const NONE: DiskPath = DiskPath {
         points: Vec::new(),
-        flat: HostPath::NONE,
         scale: 1.0,
     };
 
@@ -126,7 +127,7 @@ impl DiskPath {
     /// interpolated between the points, and held at the nearest beyond them.
     pub fn at(&self, small_wait: f64, large_wait: f64) -> HostPath {
         if self.points.is_empty() {
-            return self.flat;
+            return HostPath::NONE;
         }
         let small = interpolate(&self.points, small_wait / self.scale, |p| {
             (p.small_wait, p.small)
@@ -150,14 +151,13 @@ fn interpolate(points: &[WaitPath], wait: f64, xy: impl Fn(&WaitPath) -> (f64, f
     if wait >= last.0 {
         return last.1;
     }
-    let i = pts.iter().position(|p| p.0 >= wait).unwrap_or(1).max(1);
+    // first.0 < wait < last.0: a point at or past the wait, and one before it.
+    let i = pts
+        .iter()
+        .position(|p| p.0 >= wait)
+        .unwrap_or(pts.len() - 1);
     let (a, b) = (pts[i - 1], pts[i]);
-    let f = if b.0 > a.0 {
-        (wait - a.0) / (b.0 - a.0)
-    } else {
-        0.0
-    };
-    a.1 + f * (b.1 - a.1)
+    a.1 + (wait - a.0) / (b.0 - a.0) * (b.1 - a.1)
 }
 
 const K4: u64 = 4096;
@@ -258,14 +258,12 @@ pub fn measure(
     }
     let paths = HostPaths {
         flash: HostPath::from_two(f_small, f_large, BIG, scale),
-        disk: DiskPath {
-            points: points.clone(),
-            flat: HostPath::NONE,
-            scale,
-        },
+        disk: DiskPath { points, scale },
     };
     let per_mib = |p: &HostPath| p.per_byte / scale * (1 << 20) as f64 * 1e6;
-    let by_wait = points
+    let by_wait = paths
+        .disk
+        .points
         .iter()
         .map(|p| format!("{:.1} µs after {:.1} ms", p.small * 1e6, p.small_wait * 1e3))
         .collect::<Vec<_>>()
@@ -340,7 +338,6 @@ mod tests {
         };
         let path = DiskPath {
             points: vec![point(10e-3, 80e-6, 180e-6), point(30e-3, 100e-6, 200e-6)],
-            flat: HostPath::NONE,
             scale: 2.0,
         };
         let bytes = (BIG - K4) as f64;
