@@ -54,6 +54,15 @@ fn fio_runs_on_a_served_hdd_and_ctrl_c_leaves_nothing() {
     assert!(dev.starts_with("/dev/loop"), "{ready}");
     assert_eq!(ready["capacity_bytes"], 8u64 << 30);
     assert!(ready["expectations"]["random_read_ms"].as_f64().unwrap() > 1.0);
+    // Block requests no larger than the server takes at once, as a stack's emulated devices:
+    // each reaches the model whole.
+    let name = dev.trim_start_matches("/dev/");
+    let max_kb = std::fs::read_to_string(format!("/sys/block/{name}/queue/max_sectors_kb"))
+        .unwrap()
+        .trim()
+        .parse::<u64>()
+        .unwrap();
+    assert!(max_kb <= 1024, "max_sectors_kb {max_kb}");
     let fio = std::process::Command::new(which("fio").unwrap())
         .args([
             "--name=randread",
