@@ -8,7 +8,8 @@
 //! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
 //! tree on ext4 and xfs on the drive and on its twin, at scale 1 only), and prints their figures
 //! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named;
-//! `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`.
+//! `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
+//! to the validation of the drive against its own model, the floor of the filesystem figures.
 //! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
@@ -166,6 +167,8 @@ fn main() {
             let with_fs = fs_arg.is_some();
             // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload still undecided.
             let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
+            // CHAR_FS_SELF: the filesystem figures of the drive against its own model too.
+            let fs_self = std::env::var("CHAR_FS_SELF").is_ok_and(|v| v == "1");
             for (label, twin) in [
                 ("twin", twin),
                 ("itself", format!("emu:{spec},scale={scale}")),
@@ -186,7 +189,7 @@ fn main() {
                 let wipe = served.device();
                 if with_fs {
                     args.extend(["--wipe", &wipe]);
-                    if label == "twin" {
+                    if label == "twin" || fs_self {
                         args.extend(fs_arg.as_deref());
                         if let Some(n) = &fs_max {
                             args.extend(["--fs-max-rounds", n.as_str()]);
