@@ -162,26 +162,25 @@ pub fn serve(
 }
 
 /// Caps the block requests of the loop device at the largest request the server takes at
-/// once, as a stack does for its emulated devices, so each block request reaches the model
-/// whole and the server's request log matches a block trace request for request (with the
-/// kernel's 1280 KiB, a 1280 KiB request reached the model as 1 MiB and 256 KiB, where a
-/// stack's twin of it was sent two block requests). The previous value is in the ledger.
+/// once ([`sys::request_cap`]), as a stack does for its emulated devices: with the kernel's
+/// 1280 KiB, a 1280 KiB request reached the model as 1 MiB and 256 KiB, where a stack's twin
+/// of it was sent two block requests. The previous value is in the ledger.
 fn cap_request_size(device: &std::path::Path, ledger: &mut Ledger) -> Result<(), ServeError> {
     let disk = device.file_name().unwrap_or_default().to_string_lossy();
-    let attr = PathBuf::from(format!("/sys/block/{disk}/queue/max_sectors_kb"));
-    let cap = u64::from(crate::emu::MAX_IO / 1024);
-    let Some(previous) = sys::read_sysfs(&attr) else {
+    let Some(sys::RequestCap {
+        attr,
+        now: Some(previous),
+        cap,
+    }) = sys::request_cap(&disk)
+    else {
         return Ok(());
     };
-    if previous.parse::<u64>().is_ok_and(|v| v <= cap) {
-        return Ok(());
-    }
     ledger
         .record(Resource::Sysfs {
             path: attr.clone(),
             previous,
         })
         .map_err(|e| ServeError::Failed(format!("write the ledger: {e}")))?;
-    std::fs::write(&attr, cap.to_string())
+    std::fs::write(&attr, &cap)
         .map_err(|e| ServeError::Failed(format!("write {cap} to {}: {e}", attr.display())))
 }

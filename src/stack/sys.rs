@@ -188,6 +188,35 @@ pub fn read_sysfs(path: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// What caps the block requests of an emulated device's loop device at the largest request
+/// its server takes at once, so each reaches the model whole (and the server's request log
+/// matches a block trace request for request): its `max_sectors_kb` attribute, the value it
+/// has now (`None`: unreadable) and the cap.
+pub struct RequestCap {
+    pub attr: PathBuf,
+    pub now: Option<String>,
+    pub cap: String,
+}
+
+/// The [`RequestCap`] of loop device `disk` (kernel name), or `None` when its requests are
+/// already within the cap.
+pub fn request_cap(disk: &str) -> Option<RequestCap> {
+    let attr = PathBuf::from(format!("/sys/block/{disk}/queue/max_sectors_kb"));
+    let cap = u64::from(crate::emu::MAX_IO / 1024);
+    let now = read_sysfs(&attr);
+    if now
+        .as_deref()
+        .is_some_and(|v| v.parse::<u64>().is_ok_and(|v| v <= cap))
+    {
+        return None;
+    }
+    Some(RequestCap {
+        attr,
+        now,
+        cap: cap.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -276,15 +276,14 @@ impl Builder<'_> {
     }
 
     /// Caps the block requests of an emulated device's loop device at the largest request
-    /// its server takes at once, so each block request reaches the model whole (and the
-    /// server's request log matches a block trace request for request).
+    /// its server takes at once ([`sys::request_cap`]), the previous value in the ledger.
     pub(super) fn cap_request_size(&mut self, disk: &str) -> Result<(), StackError> {
-        let attr = PathBuf::from(format!("/sys/block/{disk}/queue/max_sectors_kb"));
-        let cap = u64::from(crate::emu::MAX_IO / 1024);
-        match sys::read_sysfs(&attr) {
-            Some(p) if p.parse::<u64>().is_ok_and(|v| v <= cap) => Ok(()),
-            Some(p) => scheduler::set(&attr, p, &cap.to_string(), self.ledger, self.actions),
-            None if self.actions.dry_run => self.actions.write_sysfs(&attr, &cap.to_string()),
+        let Some(c) = sys::request_cap(disk) else {
+            return Ok(());
+        };
+        match c.now {
+            Some(p) => scheduler::set(&c.attr, p, &c.cap, self.ledger, self.actions),
+            None if self.actions.dry_run => self.actions.write_sysfs(&c.attr, &c.cap),
             None => Ok(()),
         }
     }
