@@ -262,6 +262,12 @@ fn read_only_writes_nothing() {
     let file = std::fs::read_to_string(&out).unwrap();
     assert!(file.lines().any(|l| l == last), "{file}");
     assert!(file.contains("# Not identified"), "{file}");
+    // The twin was served beside the drive, their buffer hits in turn, and released after.
+    assert!(
+        file.lines()
+            .any(|l| l.starts_with("#   overhead = ") && l.contains("served beside the device")),
+        "{file}"
+    );
     let spec = iotrial::stack::DeviceSpec::parse(out.to_str().unwrap()).unwrap();
     assert_eq!(spec.to_string(), last.to_string());
     assert!(leftovers(work.path(), &[]).is_empty());

@@ -343,6 +343,32 @@ pub fn probe_built<T>(
     stop: &AtomicBool,
     measure: impl FnOnce(&Path, u64) -> Result<T, ProbeError>,
 ) -> Result<(T, serde_json::Value), ProbeError> {
+    let raw = built_raw(device, build, ledger, stop)?;
+    let measured = measure(&raw.path, raw.capacity)?;
+    let mut stack_json = raw.as_built;
+    let emulated = ledger.server_stats();
+    if !emulated.is_empty() {
+        stack_json["emulated"] = serde_json::json!(emulated);
+    }
+    Ok((measured, stack_json))
+}
+
+/// A device built raw: its block device, its size and the stack as built. What made it is in
+/// the ledger, released with it.
+pub struct BuiltRaw {
+    pub path: PathBuf,
+    pub capacity: u64,
+    pub as_built: serde_json::Value,
+}
+
+/// Builds `device` raw, leaving what it takes in `ledger` (several may be held at once: a
+/// device and its twin, timed in turn).
+pub fn built_raw(
+    device: &DeviceSpec,
+    build: &BuildOptions,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+) -> Result<BuiltRaw, ProbeError> {
     let stack = StackSpec {
         name: "probe".into(),
         devices: vec![device.to_string()],
@@ -365,17 +391,15 @@ pub fn probe_built<T>(
     let mut actions = Actions::new(false);
     let devices = std::slice::from_ref(device);
     let built = provision::build(&stack, devices, &tiny, build, ledger, &mut actions, stop)?;
-    let dev = built.placements[0].path.clone();
-    let cap = built.as_built["devices"][0]["size_bytes"]
+    let path = built.placements[0].path.clone();
+    let capacity = built.as_built["devices"][0]["size_bytes"]
         .as_u64()
-        .ok_or_else(|| ProbeError::UnknownSize(dev.clone()))?;
-    let measured = measure(&dev, cap)?;
-    let mut stack_json = built.as_built.clone();
-    let emulated = ledger.server_stats();
-    if !emulated.is_empty() {
-        stack_json["emulated"] = serde_json::json!(emulated);
-    }
-    Ok((measured, stack_json))
+        .ok_or_else(|| ProbeError::UnknownSize(path.clone()))?;
+    Ok(BuiltRaw {
+        path,
+        capacity,
+        as_built: built.as_built,
+    })
 }
 
 /// What the five phases of a probe took.

@@ -16,7 +16,9 @@
 //!   reference disks whose reads take from 6 to 21 ms, and a drive's hits are taken net of
 //!   the path at the drive's own wait.
 //!
-//! Served by the emulator, the twin then answers as the device did on this host.
+//! Served by the emulator, the twin then answers as the device did on this host. For a disk
+//! this is the first estimate: [`super::matched`] then times the twin's buffer hits and the
+//! device's in turn and moves the twin's overhead and interface rate by what is left.
 
 use super::stats::{median, Draw};
 use super::{CharError, Progress};

@@ -6,15 +6,17 @@
 //! as a measurement. `--read-only` runs only the probes that read, on a device opened
 //! read-only, and lists what the write probes would have identified.
 
+pub mod calm;
 pub mod disk;
 pub mod flash;
 pub mod hostpath;
+pub mod matched;
 pub mod smr;
 pub mod stats;
 pub mod twin;
 
 use super::script::{Runner, ScriptError};
-use super::{probe_built, released_after, ProbeError};
+use super::{built_raw, released_after, ProbeError};
 use crate::cause::{Cause, HasCause};
 use crate::stack::build::guard;
 use crate::stack::ledger::Ledger;
@@ -149,8 +151,12 @@ pub fn characterize(
             };
             guard::check(path, &wipe)?;
             let cap = capacity(path)?;
-            let host = host_path(ledger, stop, opts.scale, say)?;
-            on_device(&device.to_string(), path, cap, opts, host, stop, say)
+            let (host, servable) = host_path(ledger, stop, opts.scale, say)?;
+            let mut c = on_device(&device.to_string(), path, cap, opts, host, stop, say)?;
+            if servable {
+                hits_matched(&mut c, path, opts.scale, ledger, stop, say)?;
+            }
+            Ok(c)
         }
         DeviceSpec::Emu { model, .. } => {
             let opts = CharOptions {
@@ -174,44 +180,68 @@ fn built(
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let name = device.to_string();
-    let host = host_path(ledger, stop, opts.scale, say)?;
+    let (host, servable) = host_path(ledger, stop, opts.scale, say)?;
     let mut inner: Option<CharError> = None;
     let r = released_after(ledger, |l| {
-        let build = BuildOptions::default();
-        probe_built(device, &build, l, stop, |dev, cap| {
-            on_device(&name, dev, cap, opts, host, stop, say).map_err(|e| {
-                inner = Some(e);
-                ProbeError::Interrupted
-            })
-        })
+        let raw = built_raw(device, &BuildOptions::default(), l, stop)?;
+        let mut keep = |e| {
+            inner = Some(e);
+            ProbeError::Interrupted
+        };
+        let mut c =
+            on_device(&name, &raw.path, raw.capacity, opts, host, stop, say).map_err(&mut keep)?;
+        if servable {
+            hits_matched(&mut c, &raw.path, opts.scale, l, stop, say).map_err(&mut keep)?;
+        }
+        Ok(c)
     });
     match (r, inner) {
         (_, Some(e)) => Err(e),
-        (Ok((c, _)), None) => Ok(c),
+        (Ok(c), None) => Ok(c),
         (Err(e), None) => Err(e.into()),
     }
 }
 
+/// The twin of `c` served beside its device `dev`, their buffer hits matched
+/// ([`matched`]); its spec made again from what that moved.
+fn hits_matched(
+    c: &mut Characterized,
+    dev: &Path,
+    scale: f64,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+    say: &mut Progress,
+) -> Result<(), CharError> {
+    matched::match_hits(dev, scale, &mut c.twin, ledger, stop, say)?;
+    accepted(&mut c.twin);
+    c.spec = c.twin.spec();
+    Ok(())
+}
+
 /// The emulator's own paths on this host ([`hostpath`]); when no device can be emulated here
 /// (no root, FUSE or loop devices), the path measured on this project's reference machine.
+/// True when it was measured here, so a twin can be served beside the device.
 fn host_path(
     ledger: &mut Ledger,
     stop: &AtomicBool,
     scale: f64,
     say: &mut Progress,
-) -> Result<HostPaths, CharError> {
+) -> Result<(HostPaths, bool), CharError> {
     match hostpath::measure(ledger, stop, scale, say) {
-        Ok(h) => Ok(h),
+        Ok(h) => Ok((h, true)),
         Err(CharError::Interrupted) => Err(CharError::Interrupted),
         Err(e) => {
             let us = crate::emu::autoscale::HOST_PATH_US;
             say(&format!(
                 "the emulator's own path could not be measured here ({e}): taken as {us:.0} µs per request"
             ));
-            Ok(HostPaths::both(HostPath {
-                fixed: us * 1e-6 * scale,
-                per_byte: 0.0,
-            }))
+            Ok((
+                HostPaths::both(HostPath {
+                    fixed: us * 1e-6 * scale,
+                    per_byte: 0.0,
+                }),
+                false,
+            ))
         }
     }
 }

@@ -1,0 +1,321 @@
+//! A disk twin's buffer hits set against the device's own, timed in turn. The twin's command
+//! overhead and interface rate come from the device's buffer hits less the emulator's path,
+//! measured on reference disks a minute before ([`super::hostpath`]); that path moves with the
+//! host's state by more than a 64 KiB write's share of a few percent (bench/README.md). So the
+//! twin is served here, beside the device, and both answer the same groups of reads, a few
+//! groups on one then the same on the other: a 4 KiB read and its re-read, a 256 KiB read and its
+//! re-read, once the device is calm (done with any background work, as `device validate`
+//! waits for). Whatever the host adds at that moment, it adds to both. The difference between
+//! their re-reads moves the twin's overhead and interface rate; a second pass on the twin so
+//! corrected measures what is left, and half of it is taken too (the mean of two estimates).
+//! Served by the emulator, the twin then answers a buffer hit as the device did on this host.
+
+use super::calm::settle;
+use super::stats::{median, Draw};
+use super::twin::{mbs_text, ms_text, Twin};
+use super::{CharError, Progress};
+use crate::probe::script::{Runner, Step, Timed};
+use crate::probe::{built_raw, released_after, ProbeError};
+use crate::stack::ledger::Ledger;
+use crate::stack::provision::BuildOptions;
+use crate::stack::DeviceSpec;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+const K4: u64 = 4096;
+const BIG: u64 = 256 << 10;
+const MIB: u64 = 1 << 20;
+
+/// Groups of reads on each side in a pass.
+pub const GROUPS: usize = 160;
+
+/// A twin's overhead and interface rate, seconds and bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HitParams {
+    pub overhead: f64,
+    pub iface: f64,
+}
+
+impl HitParams {
+    /// The twin's, from its spec's text (`0.1234ms`, `312.5`); none when either is missing.
+    pub fn of(twin: &Twin) -> Option<HitParams> {
+        let overhead = twin
+            .get("overhead")?
+            .strip_suffix("ms")?
+            .parse::<f64>()
+            .ok()?
+            / 1e3;
+        let iface = twin.get("iface_rate")?.parse::<f64>().ok()? * 1e6;
+        (iface > 0.0).then_some(HitParams { overhead, iface })
+    }
+
+    /// Moved by `d`, the device's hits less the twin's; None when the interface would need a
+    /// negative time per byte (the difference is not a twin's to take).
+    pub fn moved(&self, d: Gap) -> Option<HitParams> {
+        let per_byte = 1.0 / self.iface + d.per_byte();
+        if per_byte <= 0.0 {
+            return None;
+        }
+        Some(HitParams {
+            overhead: (self.overhead + d.small - K4 as f64 * d.per_byte()).max(0.0),
+            iface: 1.0 / per_byte,
+        })
+    }
+}
+
+/// The device's re-reads less the twin's (medians), seconds of device time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gap {
+    /// 4 KiB.
+    pub small: f64,
+    /// 256 KiB.
+    pub large: f64,
+}
+
+impl Gap {
+    /// Seconds per byte.
+    pub fn per_byte(&self) -> f64 {
+        (self.large - self.small) / (BIG - K4) as f64
+    }
+
+    fn scaled(&self, k: f64) -> Gap {
+        Gap {
+            small: self.small * k,
+            large: self.large * k,
+        }
+    }
+}
+
+/// The groups of one pass: a 4 KiB read and its re-read, a 256 KiB read and its re-read, each
+/// group at a random place on a device of `cap` bytes.
+pub fn groups(cap: u64, draw: &mut Draw) -> Vec<Vec<Step>> {
+    (0..GROUPS)
+        .map(|_| {
+            let x = draw.aligned(0, cap - 2 * MIB, MIB);
+            vec![
+                Step::read(x, K4),
+                Step::read(x, K4),
+                Step::read(x + BIG, BIG),
+                Step::read(x + BIG, BIG),
+            ]
+        })
+        .collect()
+}
+
+/// The medians of the 4 KiB and 256 KiB re-reads of `t` (groups of four), seconds.
+pub fn re_reads(t: &[Timed]) -> (f64, f64) {
+    let of = |k: usize| median(&t.chunks(4).map(|g| g[k].latency).collect::<Vec<_>>());
+    (of(1), of(3))
+}
+
+/// Groups run at once on one side before the other side's turn: each turn starts the
+/// engine afresh, whose setup would otherwise come before every group.
+pub const BLOCK: usize = 8;
+
+/// Runs the groups on the device and on the twin in turns of [`BLOCK`] groups (the device
+/// first in even turns, the twin in odd ones); the device's re-reads less the twin's.
+pub fn in_turn(
+    dev: &mut Runner,
+    twin: &mut Runner,
+    groups: &[Vec<Step>],
+) -> Result<Gap, CharError> {
+    let (mut on_dev, mut on_twin) = (Vec::new(), Vec::new());
+    for (i, turn) in groups.chunks(BLOCK).enumerate() {
+        let steps: Vec<Step> = turn.concat();
+        if i % 2 == 0 {
+            on_dev.extend(dev.run(&steps)?);
+            on_twin.extend(twin.run(&steps)?);
+        } else {
+            on_twin.extend(twin.run(&steps)?);
+            on_dev.extend(dev.run(&steps)?);
+        }
+    }
+    let (d4, db) = re_reads(&on_dev);
+    let (t4, tb) = re_reads(&on_twin);
+    Ok(Gap {
+        small: d4 - t4,
+        large: db - tb,
+    })
+}
+
+/// Serves `twin`'s spec (at `scale`) beside the device `dev` and sets its overhead and
+/// interface rate so that its buffer hits match the device's ([module docs](self)). A twin
+/// without both (flash, or hits not identified) is left as it is.
+pub fn match_hits(
+    dev: &Path,
+    scale: f64,
+    twin: &mut Twin,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+    say: &mut Progress,
+) -> Result<(), CharError> {
+    let Some(first) = HitParams::of(twin) else {
+        return Ok(());
+    };
+    say("the twin served beside the device: their buffer hits in turn");
+    let mut draw = Draw::new(0x4d41_5443);
+    let dev_cap = super::capacity(dev)?;
+    let mut on_dev = Runner::new(dev, scale, false, stop);
+    let mut pass = |p: HitParams, draw: &mut Draw| -> Result<Gap, CharError> {
+        // A drive still at its own background work (an SMR disk cleaning) answers slower for it.
+        let s = settle(&mut on_dev, dev_cap, 0x5e77)?;
+        if !s.calm {
+            say(&format!(
+                "the device was still busy after {:.0} s; its hits timed anyway",
+                s.busy_s
+            ));
+        }
+        let mut t = twin.clone();
+        t.set("overhead", ms_text(p.overhead), "");
+        t.set("iface_rate", mbs_text(p.iface), "");
+        let spec = if scale == 1.0 {
+            t.spec()
+        } else {
+            format!("{},scale={scale}", t.spec())
+        };
+        let spec = DeviceSpec::parse(&spec).map_err(crate::stack::StackError::from)?;
+        let mut inner = None;
+        let r = released_after(ledger, |l| {
+            let raw = built_raw(&spec, &BuildOptions::default(), l, stop)?;
+            let cap = dev_cap.min(raw.capacity);
+            let mut on_twin = Runner::new(&raw.path, scale, false, stop);
+            in_turn(&mut on_dev, &mut on_twin, &groups(cap, draw)).map_err(|e| {
+                inner = Some(e);
+                ProbeError::Interrupted
+            })
+        });
+        match (r, inner) {
+            (_, Some(e)) => Err(e),
+            (Ok(g), None) => Ok(g),
+            (Err(e), None) => Err(e.into()),
+        }
+    };
+    let gap1 = pass(first, &mut draw)?;
+    let Some(second) = first.moved(gap1) else {
+        say(&format!(
+            "the twin's hits could not be matched (the device's 256 KiB hit {:.1} µs from the twin's, its 4 KiB {:.1} µs): overhead and interface rate kept",
+            gap1.large * 1e6,
+            gap1.small * 1e6
+        ));
+        return Ok(());
+    };
+    let gap2 = pass(second, &mut draw)?;
+    let last = second.moved(gap2.scaled(0.5)).unwrap_or(second);
+    let us = |s: f64| s * 1e6;
+    say(&format!(
+        "buffer hits, device less twin: {:+.1} µs (4 KiB) and {:+.1} µs (256 KiB) with the twin from the reference disks, {:+.1} and {:+.1} µs after the first correction",
+        us(gap1.small),
+        us(gap1.large),
+        us(gap2.small),
+        us(gap2.large)
+    ));
+    twin.set(
+        "iface_rate",
+        mbs_text(last.iface),
+        format!(
+            "{}; then set so that the twin, served beside the device, answers 256 KiB re-reads as much after 4 KiB ones as the device does, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
+            how(twin, "iface_rate"),
+            us(gap1.large - gap1.small),
+            us(gap2.large - gap2.small),
+            mbs_text(first.iface)
+        ),
+    );
+    twin.set(
+        "overhead",
+        ms_text(last.overhead),
+        format!(
+            "{}; then set so that the twin, served beside the device, answers 4 KiB re-reads as fast, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
+            how(twin, "overhead"),
+            us(gap1.small),
+            us(gap2.small),
+            ms_text(first.overhead)
+        ),
+    );
+    Ok(())
+}
+
+/// How `name` was found before.
+fn how(twin: &Twin, name: &str) -> String {
+    twin.found
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.how.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A twin whose hits are short of the device's by a fixed cost and a cost per byte is
+    /// moved by exactly those: its overhead by the fixed cost, its time per byte by the other.
+    #[test]
+    fn the_gap_moves_the_overhead_and_the_time_per_byte() {
+        let p = HitParams {
+            overhead: 100e-6,
+            iface: 500e6,
+        };
+        // The device: 10 µs more per request, 2 ns more per byte.
+        let extra = |len: u64| 10e-6 + 2e-9 * len as f64;
+        let gap = Gap {
+            small: extra(K4),
+            large: extra(BIG),
+        };
+        let m = p.moved(gap).unwrap();
+        assert!((m.overhead - 110e-6).abs() < 1e-12, "{m:?}");
+        assert!((1.0 / m.iface - (2e-9 + 2e-9)).abs() < 1e-15, "{m:?}");
+        // A hit of any size on the moved twin is the device's.
+        for len in [K4, 64 << 10, BIG] {
+            let hit = |q: HitParams| q.overhead + len as f64 / q.iface;
+            assert!((hit(m) - hit(p) - extra(len)).abs() < 1e-12, "{len}");
+        }
+        // No time per byte left: not a twin's.
+        let gone = Gap {
+            small: 0.0,
+            large: -((BIG - K4) as f64) * 3e-9,
+        };
+        assert_eq!(p.moved(gone), None);
+        // The overhead does not go below nothing.
+        let less = Gap {
+            small: -1e-3,
+            large: -1e-3,
+        };
+        assert_eq!(p.moved(less).unwrap().overhead, 0.0);
+    }
+
+    /// The twin's values are read back from its spec's text.
+    #[test]
+    fn a_twins_hit_parameters_are_read_from_its_spec() {
+        let mut t = Twin::new("hdd", "");
+        assert_eq!(HitParams::of(&t), None);
+        t.set("overhead", ms_text(123.4e-6), "");
+        t.set("iface_rate", mbs_text(312.5e6), "");
+        let p = HitParams::of(&t).unwrap();
+        assert!((p.overhead - 123.4e-6).abs() < 1e-12, "{p:?}");
+        assert!((p.iface - 312.5e6).abs() < 1.0, "{p:?}");
+    }
+
+    /// On models' own timelines, a twin with another overhead and interface rate than the
+    /// device's is brought to the device's by one pass of groups in turn.
+    #[test]
+    fn groups_in_turn_find_what_the_twin_lacks() {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let model = |o: &str, i: &str| {
+            crate::emu::ModelSpec::parse(&format!("hdd,size=8GiB,overhead={o},iface_rate={i}"))
+                .and_then(|s| s.build())
+                .unwrap()
+        };
+        let mut dev = Runner::on_model(model("0.13ms", "400"), &NEVER);
+        let mut twin = Runner::on_model(model("0.1ms", "550"), &NEVER);
+        let mut draw = Draw::new(7);
+        let gap = in_turn(&mut dev, &mut twin, &groups(8 << 30, &mut draw)).unwrap();
+        let m = HitParams {
+            overhead: 0.1e-3,
+            iface: 550e6,
+        }
+        .moved(gap)
+        .unwrap();
+        assert!((m.overhead - 0.13e-3).abs() < 0.5e-6, "{m:?} {gap:?}");
+        assert!((m.iface / 400e6 - 1.0).abs() < 1e-3, "{m:?} {gap:?}");
+    }
+}
