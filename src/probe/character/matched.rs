@@ -190,7 +190,17 @@ pub fn match_hits(
             (Err(e), None) => Err(e.into()),
         }
     };
-    let gap1 = pass(first, &mut draw)?;
+    // A twin the emulator cannot build (a spec a loaded host's figures made that the model
+    // refuses) keeps what the reference disks gave; an interruption stops characterize.
+    let gap1 = match served(pass(first, &mut draw), stop)? {
+        Ok(g) => g,
+        Err(e) => {
+            say(&format!(
+                "the twin could not be served beside the device ({e}): its overhead and interface rate are kept from the reference disks"
+            ));
+            return Ok(());
+        }
+    };
     let Some(second) = first.moved(gap1) else {
         say(&format!(
             "the twin's hits could not be matched (the device's 256 KiB hit {:.1} µs from the twin's, its 4 KiB {:.1} µs): overhead and interface rate kept",
@@ -199,7 +209,15 @@ pub fn match_hits(
         ));
         return Ok(());
     };
-    let gap2 = pass(second, &mut draw)?;
+    let gap2 = match served(pass(second, &mut draw), stop)? {
+        Ok(g) => g,
+        Err(e) => {
+            say(&format!(
+                "the twin could not be served again ({e}): the first pass's gap is taken alone"
+            ));
+            Gap::default()
+        }
+    };
     let last = second.moved(gap2.scaled(0.5)).unwrap_or(second);
     let us = |s: f64| s * 1e6;
     say(&format!(
@@ -232,6 +250,20 @@ pub fn match_hits(
         ),
     );
     Ok(())
+}
+
+/// A pass's gap, or why the twin could not be served (a spec a loaded host's figures made
+/// that the model refuses); an interruption stops characterize.
+fn served(
+    pass: Result<Gap, CharError>,
+    stop: &AtomicBool,
+) -> Result<Result<Gap, CharError>, CharError> {
+    match pass {
+        Ok(g) => Ok(Ok(g)),
+        Err(CharError::Interrupted) => Err(CharError::Interrupted),
+        Err(_) if stop.load(std::sync::atomic::Ordering::Relaxed) => Err(CharError::Interrupted),
+        Err(e) => Ok(Err(e)),
+    }
 }
 
 /// How `name` was found before.
