@@ -430,7 +430,13 @@ fn accepted(twin: &mut Twin) {
             Err(SpecError::Invalid { key, message, .. }) => (key, message),
             Err(e) => (String::new(), e.to_string()),
         };
-        let Some(i) = twin.found.iter().position(|f| f.name == key.0) else {
+        // A default refused beside a measured value (avg_seek against a full_stroke): the
+        // measured one the model's message names goes.
+        let Some(i) = twin.found.iter().position(|f| f.name == key.0).or_else(|| {
+            twin.found
+                .iter()
+                .position(|f| f.name != "size" && key.1.contains(f.name))
+        }) else {
             return;
         };
         let f = twin.found.remove(i);
@@ -442,6 +448,28 @@ fn accepted(twin: &mut Twin) {
             ),
         );
         twin.close();
+    }
+}
+
+#[cfg(test)]
+mod accepted_tests {
+    use super::*;
+
+    /// A measured full stroke that the model's default average seek cannot fit is moved to
+    /// the parameters not identified, so the twin's spec builds.
+    #[test]
+    fn a_default_refused_beside_a_measured_value_drops_the_measured_one() {
+        let mut t = Twin::new("hdd", "");
+        t.set("size", "2GiB", "");
+        t.set("full_stroke", "13.0718ms", "measured");
+        t.set("rpm", "3563.3", "measured");
+        accepted(&mut t);
+        assert!(t.get("full_stroke").is_none(), "{}", t.spec());
+        assert_eq!(t.get("rpm"), Some("3563.3"));
+        let spec = t.spec();
+        crate::emu::ModelSpec::parse(spec.trim_start_matches("emu:"))
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap();
     }
 }
 
