@@ -232,7 +232,7 @@ pub fn match_hits(
         mbs_text(last.iface),
         format!(
             "{}; then set so that the twin, served beside the device, answers 256 KiB re-reads as much after 4 KiB ones as the device does, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
-            how(twin, "iface_rate"),
+            twin.how("iface_rate").unwrap_or_default(),
             us(gap1.large - gap1.small),
             us(gap2.large - gap2.small),
             mbs_text(first.iface)
@@ -243,7 +243,7 @@ pub fn match_hits(
         ms_text(last.overhead),
         format!(
             "{}; then set so that the twin, served beside the device, answers 4 KiB re-reads as fast, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
-            how(twin, "overhead"),
+            twin.how("overhead").unwrap_or_default(),
             us(gap1.small),
             us(gap2.small),
             ms_text(first.overhead)
@@ -264,15 +264,6 @@ fn served(
         Err(_) if stop.load(std::sync::atomic::Ordering::Relaxed) => Err(CharError::Interrupted),
         Err(e) => Ok(Err(e)),
     }
-}
-
-/// How `name` was found before.
-fn how(twin: &Twin, name: &str) -> String {
-    twin.found
-        .iter()
-        .find(|f| f.name == name)
-        .map(|f| f.how.clone())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

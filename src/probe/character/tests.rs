@@ -144,3 +144,20 @@ fn read_only_runs_no_write_and_lists_what_the_writes_would_find() {
         assert!(u.why.contains("--read-only"), "{u:?}");
     }
 }
+
+/// A measured full stroke that the model's default average seek cannot fit is moved to
+/// the parameters not identified, so the twin's spec builds.
+#[test]
+fn a_default_refused_beside_a_measured_value_drops_the_measured_one() {
+    let mut t = Twin::new("hdd", "");
+    t.set("size", "2GiB", "");
+    t.set("full_stroke", "13.0718ms", "measured");
+    t.set("rpm", "3563.3", "measured");
+    accepted(&mut t);
+    assert!(t.get("full_stroke").is_none(), "{}", t.spec());
+    assert_eq!(t.get("rpm"), Some("3563.3"));
+    let spec = t.spec();
+    crate::emu::ModelSpec::parse(spec.trim_start_matches("emu:"))
+        .and_then(|s| s.build().map(|_| ()))
+        .unwrap();
+}

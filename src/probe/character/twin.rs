@@ -79,6 +79,14 @@ impl Twin {
             .map(|f| f.value.as_str())
     }
 
+    /// How the value found for `name` was measured.
+    pub fn how(&self, name: &str) -> Option<&str> {
+        self.found
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.how.as_str())
+    }
+
     /// Lists every parameter of the model that nothing identified, with its default.
     pub fn close(&mut self) {
         let Some(m) = find_model(self.model) else {
