@@ -5,13 +5,15 @@
 //! twin is served here, beside the device, and both answer the same groups of reads, a few
 //! groups on one then the same on the other: a 4 KiB read and its re-read, a 256 KiB read and its
 //! re-read, once the device is calm (done with any background work, as `device validate`
-//! waits for). Whatever the host adds at that moment, it adds to both. The difference between
-//! their re-reads moves the twin's overhead and interface rate; a second pass on the twin so
+//! waits for). Whatever the host adds at that moment, it adds to both. How long the host
+//! waited before a hit adds to it too, so each side's hits are taken after the same wait
+//! (the line of its hits against the wait before each, at the median wait of both). The
+//! difference between their re-reads moves the twin's overhead and interface rate; a second pass on the twin so
 //! corrected measures what is left, and half of it is taken too (the mean of two estimates).
 //! Served by the emulator, the twin then answers a buffer hit as the device did on this host.
 
 use super::calm::settle;
-use super::stats::{median, Draw};
+use super::stats::{median, robust_slope, Draw};
 use super::twin::{mbs_text, ms_text, Twin};
 use super::{CharError, Progress};
 use crate::probe::script::{Runner, Step, Timed};
@@ -63,7 +65,7 @@ impl HitParams {
     }
 }
 
-/// The device's re-reads less the twin's (medians), seconds of device time.
+/// The device's re-reads less the twin's, after the same wait, seconds of device time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Gap {
     /// 4 KiB.
@@ -102,10 +104,32 @@ pub fn groups(cap: u64, draw: &mut Draw) -> Vec<Vec<Step>> {
         .collect()
 }
 
-/// The medians of the 4 KiB and 256 KiB re-reads of `t` (groups of four), seconds.
-pub fn re_reads(t: &[Timed]) -> (f64, f64) {
-    let of = |k: usize| median(&t.chunks(4).map(|g| g[k].latency).collect::<Vec<_>>());
-    (of(1), of(3))
+/// One side's re-reads of one size (`k`: 1 for 4 KiB, 3 for 256 KiB, in groups of four),
+/// each with the wait before it: `(wait, hit)`, seconds. The host waited for the read just
+/// before each re-read, and a hit's path through the host grows with how long the host sat
+/// waiting (bench/README.md).
+pub fn hits(t: &[Timed], k: usize) -> Vec<(f64, f64)> {
+    t.chunks(4)
+        .map(|g| (g[k - 1].latency, g[k].latency))
+        .collect()
+}
+
+/// A side's hit after the wait `w`: its hits' Theil-Sen line against the wait before each,
+/// there (a hit the host delayed does not move it).
+pub fn hit_at(pts: &[(f64, f64)], w: f64) -> f64 {
+    let slope = robust_slope(pts);
+    let slope = if slope.is_finite() { slope } else { 0.0 };
+    median(&pts.iter().map(|(x, y)| y - slope * x).collect::<Vec<_>>()) + slope * w
+}
+
+/// The device's hits less the twin's of one size, both taken after the same wait (the
+/// median of every wait on both sides). A device whose reads wait longer than its twin's (an
+/// SMR disk fetching dirty bands from its cache, a twin whose sectors sit at other angles)
+/// would otherwise be found slower at its hits by what the longer wait costs the host.
+pub fn gap_at(dev: &[(f64, f64)], twin: &[(f64, f64)]) -> f64 {
+    let waits: Vec<f64> = dev.iter().chain(twin).map(|p| p.0).collect();
+    let w = median(&waits);
+    hit_at(dev, w) - hit_at(twin, w)
 }
 
 /// Groups run at once on one side before the other side's turn: each turn starts the
@@ -113,7 +137,8 @@ pub fn re_reads(t: &[Timed]) -> (f64, f64) {
 pub const BLOCK: usize = 8;
 
 /// Runs the groups on the device and on the twin in turns of [`BLOCK`] groups (the device
-/// first in even turns, the twin in odd ones); the device's re-reads less the twin's.
+/// first in even turns, the twin in odd ones); the device's re-reads less the twin's, after
+/// the same wait ([`gap_at`]).
 pub fn in_turn(
     dev: &mut Runner,
     twin: &mut Runner,
@@ -130,11 +155,9 @@ pub fn in_turn(
             on_dev.extend(dev.run(&steps)?);
         }
     }
-    let (d4, db) = re_reads(&on_dev);
-    let (t4, tb) = re_reads(&on_twin);
     Ok(Gap {
-        small: d4 - t4,
-        large: db - tb,
+        small: gap_at(&hits(&on_dev, 1), &hits(&on_twin, 1)),
+        large: gap_at(&hits(&on_dev, 3), &hits(&on_twin, 3)),
     })
 }
 
@@ -231,7 +254,7 @@ pub fn match_hits(
         "iface_rate",
         mbs_text(last.iface),
         format!(
-            "{}; then set so that the twin, served beside the device, answers 256 KiB re-reads as much after 4 KiB ones as the device does, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
+            "{}; then set so that the twin, served beside the device, answers 256 KiB re-reads as much after 4 KiB ones as the device does, {GROUPS} groups of each in turn, twice, after the same wait (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
             twin.how("iface_rate").unwrap_or_default(),
             us(gap1.large - gap1.small),
             us(gap2.large - gap2.small),
@@ -242,7 +265,7 @@ pub fn match_hits(
         "overhead",
         ms_text(last.overhead),
         format!(
-            "{}; then set so that the twin, served beside the device, answers 4 KiB re-reads as fast, {GROUPS} groups of each in turn, twice (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
+            "{}; then set so that the twin, served beside the device, answers 4 KiB re-reads as fast, {GROUPS} groups of each in turn, twice, after the same wait (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
             twin.how("overhead").unwrap_or_default(),
             us(gap1.small),
             us(gap2.small),
@@ -304,6 +327,42 @@ mod tests {
             large: -1e-3,
         };
         assert_eq!(p.moved(less).unwrap().overhead, 0.0);
+    }
+
+    /// Groups timed on a host whose hits cost 2 µs more per ms the host waited before them: a
+    /// device whose reads wait 10 ms longer than its twin's and whose hits are 10 µs longer at
+    /// the same wait is found 10 µs slower, not the 30 µs its medians differ by; a few hits the
+    /// host delayed by a millisecond do not move it.
+    #[test]
+    fn hits_are_compared_after_the_same_wait() {
+        let timed = |wait_ms: f64, extra: f64, delayed: bool| -> Vec<Timed> {
+            let hit = |len: u64| {
+                100e-6 + len as f64 / 500e6 + 2e-6 * wait_ms + extra + f64::from(delayed) * 1e-3
+            };
+            [(K4, wait_ms), (K4, -1.0), (BIG, wait_ms), (BIG, -1.0)]
+                .iter()
+                .map(|&(len, w)| Timed {
+                    op: crate::engine::Op::Read,
+                    offset: 0,
+                    len,
+                    issue: 0.0,
+                    latency: if w < 0.0 { hit(len) } else { w * 1e-3 },
+                })
+                .collect()
+        };
+        let (mut dev, mut twin) = (Vec::new(), Vec::new());
+        for i in 0..GROUPS {
+            let wait = 5.0 + (i * 37 % 101) as f64 * 0.2;
+            dev.extend(timed(wait + 10.0, 10e-6, i % 23 == 0));
+            twin.extend(timed(wait, 0.0, i % 29 == 0));
+        }
+        for k in [1, 3] {
+            let plain = median(&hits(&dev, k).iter().map(|p| p.1).collect::<Vec<_>>())
+                - median(&hits(&twin, k).iter().map(|p| p.1).collect::<Vec<_>>());
+            assert!((plain - 30e-6).abs() < 1e-6, "{plain}");
+            let gap = gap_at(&hits(&dev, k), &hits(&twin, k));
+            assert!((gap - 10e-6).abs() < 1e-9, "{k}: {gap}");
+        }
     }
 
     /// The twin's values are read back from its spec's text.
