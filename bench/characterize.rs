@@ -198,7 +198,7 @@ fn main() {
                 }
                 let r = iotrial(&args);
                 println!(
-                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) |",
+                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) | against 5% |",
                     t.elapsed().as_secs_f64()
                 );
                 for f in r["validation"]["figures"].as_array().unwrap() {
@@ -210,12 +210,13 @@ fn main() {
                         _ => "-".into(),
                     };
                     println!(
-                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} | {elsewhere} |",
+                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} | {elsewhere} | {} |",
                         f["workload"].as_str().unwrap(),
                         f["device_mean_ms"].as_f64().unwrap(),
                         f["demerit_ms"].as_f64().unwrap(),
                         f["demerit_share"].as_f64().unwrap() * 100.0,
-                        f["noise_share"].as_f64().unwrap() * 100.0
+                        f["noise_share"].as_f64().unwrap() * 100.0,
+                        f["verdict"].as_str().unwrap_or("-")
                     );
                 }
                 let busy = &r["validation"]["busy_s"];

@@ -49,6 +49,48 @@ pub fn demerit(a: &[f64], b: &[f64]) -> f64 {
     (s / n as f64).sqrt()
 }
 
+/// The round trip's target: a twin's demerit at most this share of the device's mean.
+pub const TARGET: f64 = 0.05;
+
+/// A workload's demerit against [`TARGET`], beside how far the device is from itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// At most the target.
+    Within,
+    /// Over the target, but no further than the device was from itself (between its own
+    /// rounds, or at the farthest of its places drawn afresh): the set cannot tell this twin
+    /// from the device's own spread, and longer workloads or more rounds may.
+    OwnSpread,
+    /// Over the target and further than the device was from itself.
+    Over,
+}
+
+impl Verdict {
+    /// The verdict on a demerit `share` of the device's mean, beside the device against itself
+    /// between its rounds (`noise`) and at its farthest other places (`elsewhere_max`), shares
+    /// of the mean too.
+    pub fn of(share: f64, noise: f64, elsewhere_max: Option<f64>) -> Verdict {
+        let own = noise.max(elsewhere_max.unwrap_or(0.0));
+        if share <= TARGET {
+            Verdict::Within
+        } else if share <= own {
+            Verdict::OwnSpread
+        } else {
+            Verdict::Over
+        }
+    }
+
+    /// How the verdict is printed.
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Within => "within",
+            Verdict::OwnSpread => "over, as the device from itself",
+            Verdict::Over => "over",
+        }
+    }
+}
+
 /// One workload's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct Figures {
@@ -76,6 +118,8 @@ pub struct Figures {
     pub elsewhere_ms: Option<f64>,
     pub elsewhere_share: Option<f64>,
     pub elsewhere_max_share: Option<f64>,
+    /// The demerit against [`TARGET`].
+    pub verdict: Verdict,
 }
 
 /// Rounds the device runs at offsets drawn afresh, after the alternated ones (`validate`;
@@ -353,6 +397,7 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
                 elsewhere_ms: em.map(|e| e * 1e3),
                 elsewhere_share: em.map(|e| e / m),
                 elsewhere_max_share: emax,
+                verdict: Verdict::of(dm / m, nm / mean(&dp), emax),
             }
         })
         .collect();
@@ -369,6 +414,19 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Within 5% whatever the device's own spread; over it, as far as the device from itself
+    /// only up to the larger of its spread between rounds and at its farthest other places.
+    #[test]
+    fn a_demerit_is_judged_against_five_percent_and_the_devices_own_spread() {
+        assert_eq!(Verdict::of(0.05, 0.0, None), Verdict::Within);
+        assert_eq!(Verdict::of(0.049, 0.2, Some(0.3)), Verdict::Within);
+        assert_eq!(Verdict::of(0.06, 0.01, None), Verdict::Over);
+        assert_eq!(Verdict::of(0.30, 0.003, Some(0.34)), Verdict::OwnSpread);
+        assert_eq!(Verdict::of(0.36, 0.003, Some(0.34)), Verdict::Over);
+        assert_eq!(Verdict::of(0.07, 0.08, None), Verdict::OwnSpread);
+        assert_eq!(Verdict::of(0.09, 0.08, Some(0.02)), Verdict::Over);
+    }
 
     #[test]
     fn each_io_takes_its_median_over_the_rounds() {

@@ -142,6 +142,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             "device vs itself ms",
             "device vs itself %",
             "at other offsets %",
+            "against 5%",
         ]
         .map(String::from)
         .to_vec(),
@@ -162,13 +163,14 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                         (Some(e), Some(x)) => format!("{:.1} (up to {:.1})", e * 100.0, x * 100.0),
                         _ => "-".into(),
                     },
+                    f.verdict.text().to_string(),
                 ]
             })
             .collect(),
     };
     println!("{}", terminal::table(&rows));
     println!(
-        "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow.",
+        "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds or at its farthest other offsets: this set cannot judge that twin), or over.",
         iotrial::probe::validate::ELSEWHERE
     );
     if v.busy_s.iter().any(|&s| s > 0.0) || !v.settled {
