@@ -8,7 +8,8 @@
 //! kept. Beside it the demerit of all rounds pooled, and the device's demerit against itself
 //! between its own rounds: the noise floor the twin is judged against; and the device against
 //! itself at offsets drawn afresh, which says how much a figure depends on the places drawn
-//! (what a twin, knowing the drive's mechanics but not its layout, cannot follow). Before
+//! (what a twin, knowing the drive's mechanics but not its layout, cannot follow); and a
+//! verdict on each demerit against 5% of the mean beside that spread ([`Verdict`]). Before
 //! each round, each drive is let finish its background work (an SMR disk cleaning its
 //! persistent cache), so that both start every round from the same state.
 
