@@ -95,9 +95,10 @@ fn report_shape(root: &Path) -> (Vec<String>, Vec<String>) {
         } else if l.starts_with("### ") {
             in_verdict = false;
         } else if in_verdict && l.starts_with('|') {
-            // The stack's name; the best one (★) is measured, not the shape.
+            // The stack's name; the best one (★) and those sharing the top (☆) are
+            // measured, not the shape.
             let first = l.split(" | ").next().unwrap();
-            table.push(first.replace("★ ", ""));
+            table.push(first.replace("★ ", "").replace("☆ ", ""));
         }
     }
     // The heading row in full: the same columns in the same order.
