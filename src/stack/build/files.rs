@@ -13,7 +13,6 @@ use crate::stack::release::resource::Resource;
 use crate::stack::StackError;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Files made for one trial; removed on drop.
 #[derive(Debug)]
@@ -53,26 +52,38 @@ fn fs_type_of(path: &Path) -> String {
 
 /// A fresh, empty subdirectory of `parent` for one trial's files, in the ledger before it
 /// exists (so a killed run's files are removed by its device server or `iotrial cleanup`).
+/// Its name is the first free of `iotrial-0`, `iotrial-1`, ... and never the process's: ext4
+/// puts a new directory at the top of a filesystem in the block group its name hashes to
+/// (with the filesystem's hash seed, [`crate::stack::hash_seed`]), so on a filesystem the
+/// stack has just made, the same workload's files land at the same place on the device in
+/// every trial, whichever process runs it.
 fn stream_dir(parent: &Path, spec: &str, ledger: &mut Ledger) -> Result<PathBuf, StackError> {
-    static SEQ: AtomicUsize = AtomicUsize::new(0);
-    loop {
-        let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("iotrial-{}-{n}", std::process::id()));
+    for n in 0usize.. {
+        let dir = parent.join(format!("iotrial-{n}"));
         if dir.exists() {
             continue;
         }
+        let entry = Resource::TempDir { path: dir.clone() };
         ledger
-            .record(Resource::TempDir { path: dir.clone() })
+            .record(entry.clone())
             .map_err(|e| StackError::io("write the ledger", e))?;
         return match std::fs::create_dir(&dir) {
             Ok(()) => Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => Err(StackError::Target {
-                spec: spec.to_string(),
-                message: format!("{} is not writable ({e})", parent.display()),
-            }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Another run made it between the check and here: it is theirs.
+                ledger.forget(&entry);
+                continue;
+            }
+            Err(e) => {
+                ledger.forget(&entry);
+                Err(StackError::Target {
+                    spec: spec.to_string(),
+                    message: format!("{} is not writable ({e})", parent.display()),
+                })
+            }
         };
     }
+    unreachable!("some name is free")
 }
 
 /// Places the streams of `plan` in a new subdirectory of `parent` (their files are made by
@@ -243,6 +254,39 @@ mod tests {
             );
         }
         assert!(!made.exists(), "layout removed on drop");
+    }
+
+    /// ext4 places a top-level directory by the hash of its name: the trial's directory is
+    /// named alike in every process, and the next free name where another run holds one.
+    #[test]
+    fn the_trials_directory_is_named_alike_in_every_process() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut ledger = Ledger::detached();
+        let la = create(a.path(), &plan(4096), &mut ledger).unwrap();
+        assert_eq!(la.dir(), a.path().join("iotrial-0"));
+        assert_eq!(
+            ledger.resources(),
+            [Resource::TempDir {
+                path: la.dir().to_path_buf()
+            }]
+        );
+        std::fs::create_dir(b.path().join("iotrial-0")).unwrap();
+        let mut other = Ledger::detached();
+        let lb = create(b.path(), &plan(4096), &mut other).unwrap();
+        assert_eq!(
+            lb.dir(),
+            b.path().join("iotrial-1"),
+            "iotrial-0 is another's"
+        );
+        assert_eq!(
+            other.resources(),
+            [Resource::TempDir {
+                path: lb.dir().to_path_buf()
+            }],
+            "only its own directory is in its ledger"
+        );
+        drop(lb);
+        assert!(b.path().join("iotrial-0").exists(), "another's is left");
     }
 
     #[test]
