@@ -463,7 +463,7 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
         // three, and then for all its figures on both sides.
         let was_undecided = of.iter().any(|f| {
             let (d, t) = (values(f, "device"), values(f, "twin"));
-            iotrial::analysis::ratio::ratio(&d[..3], &t[..3], 0.1)
+            iotrial::analysis::ratio::paired(&d[..3], &t[..3], 0.1)
                 .is_some_and(|r| r.verdict == iotrial::analysis::ratio::Verdict::Undecided)
         });
         let n = if was_undecided { 4 } else { 3 };

@@ -3,7 +3,8 @@
 //! verdict of the two one-sided tests (TOST), as equivalence is tested in bioequivalence
 //! studies: equivalent when the 90% interval of the ratio lies within 1 ± margin, different
 //! when the 95% interval lies wholly outside it, and undecided otherwise (the rounds' spread
-//! is too wide to say).
+//! is too wide to say). Rounds that come in pairs sharing what spreads them (the same
+//! workload seed on both sides) get the interval of the pairs ([`paired`]).
 
 use super::compare::{t_quantile, Estimate};
 use serde::Serialize;
@@ -70,6 +71,48 @@ pub fn ratio(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
         let se = r.abs() * rel2.sqrt();
         (t_quantile(0.95, df) * se, t_quantile(0.975, df) * se)
     };
+    Some(judged(r, w90, w95, margin))
+}
+
+/// The same ratio of means when the rounds come in pairs that share what spreads them (round
+/// `i` of `a` and of `b` ran the same workload seed, so the same filesystem layout): its
+/// interval by the delta method over the pairs, each pair's deviation from the two means
+/// (`b_i / mean(b) - a_i / mean(a)`), with n - 1 degrees of freedom. What both sides of a pair
+/// share cancels; what differs within pairs is what is left. `None` as for [`ratio`], or when
+/// the two sides do not have the same number of rounds.
+pub fn paired(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let (ea, eb) = (Estimate::of(a)?, Estimate::of(b)?);
+    if ea.mean <= 0.0 {
+        return None;
+    }
+    let r = eb.mean / ea.mean;
+    let n = a.len();
+    let (w90, w95) = if n < 2 {
+        (f64::INFINITY, f64::INFINITY)
+    } else {
+        let rel = |x: f64, m: f64| if m != 0.0 { x / m } else { 0.0 };
+        let z: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| rel(y, eb.mean) - rel(x, ea.mean))
+            .collect();
+        let sz = Estimate::of(&z)?.stddev;
+        if sz == 0.0 {
+            (0.0, 0.0)
+        } else {
+            let se = r.abs() * sz / (n as f64).sqrt();
+            let df = (n - 1) as f64;
+            (t_quantile(0.95, df) * se, t_quantile(0.975, df) * se)
+        }
+    };
+    Some(judged(r, w90, w95, margin))
+}
+
+/// The ratio `r` with its 90% and 95% half-widths, judged against `margin`.
+fn judged(r: f64, w90: f64, w95: f64, margin: f64) -> Ratio {
     let (lo90, hi90, lo95, hi95) = (r - w90, r + w90, r - w95, r + w95);
     let verdict = if lo90 >= 1.0 - margin && hi90 <= 1.0 + margin {
         Verdict::Within
@@ -78,19 +121,29 @@ pub fn ratio(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
     } else {
         Verdict::Undecided
     };
-    Some(Ratio {
+    Ratio {
         ratio: r,
         lo90,
         hi90,
         lo95,
         hi95,
         verdict,
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Standard normal draws (Box-Muller) from `seed`.
+    fn normals(seed: u64) -> impl FnMut() -> f64 {
+        let mut rng = crate::engine::rng::SplitMix64::new(seed);
+        move || {
+            let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let (u, v) = (unit().max(1e-12), unit());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
 
     #[test]
     fn tight_rounds_close_together_are_within() {
@@ -134,17 +187,64 @@ mod tests {
     fn the_interval_covers_the_true_ratio_about_as_often_as_it_says() {
         // Rounds drawn around 100 and 105 with a 5% spread: the 90% interval should cover
         // 1.05 in about 90% of 2000 draws (the delta method is approximate: 85-95%).
-        let mut rng = crate::engine::rng::SplitMix64::new(7);
-        let mut normal = || {
-            let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            let (u, v) = (unit().max(1e-12), unit());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        };
+        let mut normal = normals(7);
         let mut covered = 0;
         for _ in 0..2000 {
             let a: Vec<f64> = (0..5).map(|_| 100.0 + 5.0 * normal()).collect();
             let b: Vec<f64> = (0..5).map(|_| 105.0 + 5.25 * normal()).collect();
             let r = ratio(&a, &b, 0.10).unwrap();
+            covered += usize::from(r.lo90 <= 1.05 && 1.05 <= r.hi90);
+        }
+        assert!((1700..=1900).contains(&covered), "{covered} of 2000");
+    }
+
+    #[test]
+    fn pairs_sharing_their_spread_are_judged_by_what_differs_within_them() {
+        // Each pair ran at its own place (55 to 92 apart), the twin 2% above the device at
+        // every place, give or take 1%.
+        let a = [92.0, 66.0, 83.0, 55.0, 71.0];
+        let b: Vec<f64> = a
+            .iter()
+            .zip([1.03, 1.01, 1.02, 1.03, 1.01])
+            .map(|(x, k)| x * k)
+            .collect();
+        let unpaired = ratio(&a, &b, 0.10).unwrap();
+        assert_eq!(unpaired.verdict, Verdict::Undecided, "{unpaired:?}");
+        let p = paired(&a, &b, 0.10).unwrap();
+        assert!(
+            (p.ratio - unpaired.ratio).abs() < 1e-12,
+            "the same ratio of means"
+        );
+        assert_eq!(p.verdict, Verdict::Within, "{p:?}");
+        assert!(p.lo90 > 1.0 && p.hi90 < 1.05, "{p:?}");
+        // 25% apart at every place: outside.
+        let c: Vec<f64> = a.iter().map(|x| x * 1.25).collect();
+        assert_eq!(paired(&a, &c, 0.10).unwrap().verdict, Verdict::Outside);
+        // Pairs that do not share anything are no narrower than the rounds unpaired.
+        let d = [66.0, 92.0, 55.0, 83.0, 71.0];
+        assert_eq!(paired(&a, &d, 0.10).unwrap().verdict, Verdict::Undecided);
+        // Unequal rounds are not pairs; one pair has no interval.
+        assert!(paired(&a, &b[..4], 0.10).is_none());
+        assert_eq!(
+            paired(&[90.0], &[91.0], 0.10).unwrap().verdict,
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn the_paired_interval_covers_the_true_ratio_about_as_often_as_it_says() {
+        // Each pair at a place drawn with a 15% spread, the twin 5% above it with a 2% spread
+        // of its own: the 90% interval should cover 1.05 in about 90% of 2000 draws.
+        let mut normal = normals(11);
+        let mut covered = 0;
+        for _ in 0..2000 {
+            let place: Vec<f64> = (0..6).map(|_| 100.0 * (1.0 + 0.15 * normal())).collect();
+            let a: Vec<f64> = place.iter().map(|p| p * (1.0 + 0.02 * normal())).collect();
+            let b: Vec<f64> = place
+                .iter()
+                .map(|p| 1.05 * p * (1.0 + 0.02 * normal()))
+                .collect();
+            let r = paired(&a, &b, 0.10).unwrap();
             covered += usize::from(r.lo90 <= 1.05 && 1.05 <= r.hi90);
         }
         assert!((1700..=1900).contains(&covered), "{covered} of 2000");

@@ -243,7 +243,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                 .count()
         };
         println!(
-            "Filesystem figures over {} rounds each: {} within 10% of the device's (their 90% interval inside 0.9-1.1), {} outside (95% interval wholly beyond), {} undecided (the rounds spread too widely to tell). {} more were the same on both in every round (the workload's own shape and counts) and are not compared.",
+            "Filesystem figures over {} rounds each, device and twin running the same workload seed in a round (so the same offsets and, on ext2/3/4, the same directory hash seed) and another seed in each round, the interval taken over the pairs: {} within 10% of the device's (their 90% interval inside 0.9-1.1), {} outside (95% interval wholly beyond), {} undecided (the pairs spread too widely to tell). {} more were the same on both in every round (the workload's own shape and counts) and are not compared.",
             rounds_text(&fs.figures),
             count(ratio::Verdict::Within),
             count(ratio::Verdict::Outside),
@@ -280,7 +280,8 @@ const FS_MARGIN: f64 = 0.10;
 /// The small dvr and tree on each of `filesystems` on both, the device and the twin
 /// alternated (each round swaps which goes first), for the first of `rounds`; then more
 /// rounds of each workload with a figure still undecided, up to the last of `rounds` in all.
-/// Every numeric verdict figure both have.
+/// Both sides of a round run its workload seed ([`round_seed`]), so each figure's ratio is
+/// judged over the pairs ([`ratio::paired`]). Every numeric verdict figure both have.
 fn filesystems(
     spec: &str,
     path: &Path,
@@ -328,7 +329,7 @@ fn filesystems(
             for side in order {
                 let target = [spec, twin][side];
                 let mut cmd = Command::new(&exe);
-                cmd.args(trial_args(kind, fs, target, sets))
+                cmd.args(trial_args(kind, fs, target, sets, round_seed(round)))
                     .arg("--out")
                     .arg(out_dir.path());
                 if side == 0 {
@@ -386,7 +387,7 @@ fn compared(cases: &[Case], got: &[[Vec<Named>; 2]]) -> FsFigures {
                 fs: fs.to_string(),
                 workload: kind.to_string(),
                 figure: name.clone(),
-                ratio: ratio::ratio(&d, &t, FS_MARGIN),
+                ratio: ratio::paired(&d, &t, FS_MARGIN),
                 device: d,
                 twin: t,
             });
@@ -426,17 +427,34 @@ fn rounds_text(figures: &[FsFigure]) -> String {
 /// speed and the host's timing, which is not what the device and its twin are compared on.
 const EXT_MKFS: &str = "-E lazy_itable_init=0,lazy_journal_init=0";
 
+/// The mount options of ext2/3/4 (the ext4 driver mounts all three): no prefetch of the block bitmaps. With it (the default), ext4
+/// reads every group's bitmap in the background from the mount on, and its first allocations
+/// skip the groups not read yet: on a disk as slow as an hdd, where the workload's files land
+/// (from the first 100 MB to the last of the disk, or split between the two) follows how far
+/// the prefetch had got, which is the host's timing. Without it, the files of one seed land
+/// at one place on both sides.
+const EXT_MOUNT: &str = "no_prefetch_block_bitmaps";
+
+/// The workload seed of round `round` (from 0), the same on the device and on the twin: it
+/// draws the dvr's offsets and ext4's directory hash seed, so where the filesystem puts the
+/// workload's files. Each round is then a pair at one layout, and the rounds differ in it.
+fn round_seed(round: usize) -> u64 {
+    round as u64 + 1
+}
+
 /// The arguments of one filesystem trial (`iotrial run`), but for `--out` and `--wipe`.
-fn trial_args(kind: &str, fs: &str, target: &str, sets: &[&str]) -> Vec<String> {
+fn trial_args(kind: &str, fs: &str, target: &str, sets: &[&str], seed: u64) -> Vec<String> {
     let mut args: Vec<String> = ["run", kind, "--target", target, "--fs", fs, "--json"]
         .map(String::from)
         .to_vec();
     if matches!(fs, "ext2" | "ext3" | "ext4") {
         args.extend(["--mkfs".to_string(), EXT_MKFS.to_string()]);
+        args.extend(["--mount".to_string(), EXT_MOUNT.to_string()]);
     }
     for s in sets {
         args.extend(["--set".to_string(), s.to_string()]);
     }
+    args.extend(["--set".to_string(), format!("seed={seed}")]);
     args
 }
 
@@ -481,18 +499,18 @@ mod tests {
 
     #[test]
     fn ext_filesystems_are_made_with_their_tables_zeroed_and_others_as_mkfs_makes_them() {
-        let ext4 = trial_args("tree", "ext4", "emu:hdd", &["dirs=10"]);
+        let ext4 = trial_args("tree", "ext4", "emu:hdd", &["dirs=10"], 3);
         assert_eq!(
             ext4,
             [
                 "run", "tree", "--target", "emu:hdd", "--fs", "ext4", "--json", "--mkfs", EXT_MKFS,
-                "--set", "dirs=10"
+                "--mount", EXT_MOUNT, "--set", "dirs=10", "--set", "seed=3"
             ]
         );
         assert!(
             EXT_MKFS.contains("lazy_itable_init=0") && EXT_MKFS.contains("lazy_journal_init=0")
         );
-        let xfs = trial_args("dvr", "xfs", "block:/dev/x", &[]);
+        let xfs = trial_args("dvr", "xfs", "block:/dev/x", &[], 1);
         assert_eq!(
             xfs,
             [
@@ -502,9 +520,20 @@ mod tests {
                 "block:/dev/x",
                 "--fs",
                 "xfs",
-                "--json"
+                "--json",
+                "--set",
+                "seed=1"
             ]
         );
+    }
+
+    #[test]
+    fn a_rounds_device_and_twin_share_its_seed_and_rounds_differ_in_it() {
+        let seeds: Vec<u64> = (0..12).map(round_seed).collect();
+        let mut distinct = seeds.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 12, "{seeds:?}");
+        assert!(seeds.iter().all(|&s| s > 0));
     }
 
     /// Rounds are added only to the workloads with a figure still undecided: one whose
