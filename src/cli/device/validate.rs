@@ -427,12 +427,12 @@ fn rounds_text(figures: &[FsFigure]) -> String {
 /// speed and the host's timing, which is not what the device and its twin are compared on.
 const EXT_MKFS: &str = "-E lazy_itable_init=0,lazy_journal_init=0";
 
-/// The mount options of ext2/3/4 (the ext4 driver mounts all three): no prefetch of the block bitmaps. With it (the default), ext4
-/// reads every group's bitmap in the background from the mount on, and its first allocations
-/// skip the groups not read yet: on a disk as slow as an hdd, where the workload's files land
-/// (from the first 100 MB to the last of the disk, or split between the two) follows how far
-/// the prefetch had got, which is the host's timing. Without it, the files of one seed land
-/// at one place on both sides.
+/// The mount options of ext2/3/4 (the ext4 driver mounts all three): no prefetch of the
+/// block bitmaps. With it (the default), ext4 reads every group's bitmap in the background
+/// from the mount on, and its first allocations pass over the groups not read yet: on a disk
+/// as slow as an hdd, the workload's files then land where the seed puts them, or in the
+/// first gigabyte, or split between the two, as far as the prefetch had got, which is the
+/// host's timing. Without it, the files of one seed land at one place on both sides.
 const EXT_MOUNT: &str = "no_prefetch_block_bitmaps";
 
 /// The workload seed of round `round` (from 0), the same on the device and on the twin: it
@@ -528,7 +528,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rounds_device_and_twin_share_its_seed_and_rounds_differ_in_it() {
+    fn each_round_has_a_seed_of_its_own() {
         let seeds: Vec<u64> = (0..12).map(round_seed).collect();
         let mut distinct = seeds.clone();
         distinct.dedup();
