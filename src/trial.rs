@@ -3,6 +3,7 @@
 //! everything it records, analyses the samples and writes the trial's files. A trial whose
 //! stack runs in a guest ([`crate::vm`]) is handed to the guest whole.
 
+mod calm;
 pub mod cpus;
 pub mod fingerprint;
 mod phases;

@@ -4,7 +4,8 @@
 //! less cleaning; on a directory, without root, no cleaning time and why, and the file-server
 //! mix; and an ext4 made
 //! with too few inodes refused before the create phase, with the numbers; an idle wait that
-//! reaches `idle_max` says so.
+//! reaches `idle_max` says so; on a disk the user named, the idle phase reads it until it is
+//! calm, and on an image it does not.
 
 mod common;
 
@@ -12,6 +13,12 @@ use common::*;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
+
+fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("iotrial")
+        .display()
+        .to_string()
+}
 
 fn run_tree(work: &Path, target: &str, extra: &[&str]) -> Value {
     let a = iotrial(work)
@@ -120,6 +127,55 @@ fn tree_on_emulated_smr_and_cmr_disks() {
         v["cleaning_after_create_s"].as_f64().unwrap() < smr_cleaning,
         "{v}"
     );
+}
+
+/// A disk the user named (`block:`) cannot report its cleaning, and diskstats go quiet while
+/// it cleans: the idle phase then reads it until it answers reads after an idle at once, and
+/// says for how long it found it busy. An SMR disk served as a plain block device, with bands
+/// slow to clean (64 MiB each) and a short quiet time, is still cleaning when diskstats go
+/// quiet. On an image (a loop device this run made) nothing is read.
+#[test]
+fn an_idle_phase_reads_a_named_disk_until_it_is_calm() {
+    if !ready_to_emulate(
+        "an_idle_phase_reads_a_named_disk_until_it_is_calm",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    let served = Served::start(
+        &bin(),
+        "emu:smr,size=2GiB,cache=32MiB,band=64MiB,idle=300ms",
+    );
+    let dev = served.device();
+    let work = tempfile::tempdir().unwrap();
+    let doc = run_tree(
+        work.path(),
+        &format!("block:{dev}"),
+        &["--wipe", &dev, "--set", "idle_quiet=1s"],
+    );
+    let stats = served.stop();
+    let idle = &doc["phases"][4]["idle"];
+    assert_eq!(idle["how"], "diskstats, then reads", "{idle}");
+    assert!(idle["busy_s"].as_f64().unwrap() > 0.0, "{idle} {stats}");
+    assert!(
+        idle["note"].as_str().unwrap().contains("at least"),
+        "{idle}"
+    );
+    assert!(idle["cleaning_s"].is_null(), "{idle}");
+    assert_eq!(doc["phases"][7]["idle"]["how"], "diskstats, then reads");
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("idle_create: a disk hides"), "{warnings}");
+
+    let work = tempfile::tempdir().unwrap();
+    let img = work.path().join("disk.img");
+    let doc = run_tree(
+        work.path(),
+        &format!("image:{},size=1GiB", img.display()),
+        &["--set", "idle_quiet=1s"],
+    );
+    let idle = &doc["phases"][4]["idle"];
+    assert_eq!(idle["how"], "diskstats", "{idle}");
+    assert!(idle["busy_s"].is_null(), "{idle}");
 }
 
 #[test]

@@ -209,7 +209,14 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<Walked, TrialError> 
                 };
                 let measured = match a {
                     Action::Idle(limits) => {
-                        idled = Some(idle::wait(built, w.ledger, *limits, w.stop)?);
+                        let began = Instant::now();
+                        let mut rec = idle::wait(built, w.ledger, *limits, w.stop)?;
+                        let disks = super::calm::named_disks(built, w.ledger);
+                        if rec.how == "diskstats" && !rec.capped && !disks.is_empty() {
+                            let waited = began.elapsed();
+                            super::calm::settle_disks(&mut rec, &disks, *limits, waited, w.stop)?;
+                        }
+                        idled = Some(rec);
                         None
                     }
                     Action::PowerCut(_) => {

@@ -10,6 +10,7 @@ use iotrial::analysis::compare::Estimate;
 use iotrial::analysis::ratio;
 use iotrial::present::verdict::estimate_text;
 use iotrial::present::Rows;
+use iotrial::probe::character::calm::settle;
 use iotrial::probe::validate::validate;
 use iotrial::report::terminal;
 use iotrial::stack::build::guard;
@@ -118,7 +119,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
     .0;
     let fs = if with_fs {
         let rounds = a.rounds..=a.fs_max_rounds;
-        filesystems(&a.spec, &path, &twin_text, &a.fs, rounds, &mut say)?
+        filesystems(&a.spec, &path, &twin_text, &a.fs, rounds, stop, &mut say)?
     } else {
         FsFigures::default()
     };
@@ -282,12 +283,16 @@ const FS_MARGIN: f64 = 0.10;
 /// rounds of each workload with a figure still undecided, up to the last of `rounds` in all.
 /// Both sides of a round run its workload seed ([`round_seed`]), so each figure's ratio is
 /// judged over the pairs ([`ratio::paired`]). Every numeric verdict figure both have.
+/// The twin's trials each start on a fresh image of its model; the device carries what the
+/// trials before left it doing (an SMR disk cleaning what they wrote), so each of its trials
+/// starts once it answers reads after an idle at once ([`settle`]).
 fn filesystems(
     spec: &str,
     path: &Path,
     twin: &str,
     filesystems: &[String],
     rounds: std::ops::RangeInclusive<usize>,
+    stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<FsFigures> {
     let exe = std::env::current_exe().context("find this program")?;
@@ -334,6 +339,12 @@ fn filesystems(
                     .arg(out_dir.path());
                 if side == 0 {
                     cmd.arg("--wipe").arg(path);
+                    let busy = calm(path, round_seed(round), stop)?;
+                    if busy > 0.0 {
+                        say(&format!(
+                            "{target} was busy on its own for {busy:.0} s before {kind} on {fs}"
+                        ));
+                    }
                 }
                 let o = cmd.output().context("run a filesystem trial")?;
                 if !o.status.success() {
@@ -353,6 +364,24 @@ fn filesystems(
         }
     }
     Ok(compared(&cases, &got))
+}
+
+/// Waits until the device at `path` answers reads after an idle at once (the calm check of
+/// the validation set's rounds); the seconds it was found busy.
+fn calm(path: &Path, seed: u64, stop: &AtomicBool) -> Result<f64> {
+    let cap = iotrial::stack::build::raw::device_size(path)
+        .with_context(|| format!("the size of {}", path.display()))?;
+    let mut run = iotrial::probe::script::Runner::new(path, 1.0, false, stop);
+    let s = settle(&mut run, cap, 0xf5 + seed)
+        .with_context(|| format!("wait for {} to be calm", path.display()))?;
+    if !s.calm {
+        anyhow::bail!(
+            "{} was still busy on its own after {:.0} s: its trials cannot start calm",
+            path.display(),
+            s.busy_s
+        );
+    }
+    Ok(s.busy_s)
 }
 
 /// A filesystem workload of `--fs`: (filesystem, kind, its --set arguments).
@@ -482,8 +511,11 @@ fn numbers(v: &serde_json::Value) -> Named {
                 }
             }
             serde_json::Value::Array(a) => {
+                // Entries of a phase (io_by_class) by the phase's name: a side whose idle
+                // phase read the disk has an entry more than the other.
                 for (i, x) in a.iter().enumerate() {
-                    walk(x, format!("{at}[{i}]"), out);
+                    let key = x["phase"].as_str().map_or(i.to_string(), String::from);
+                    walk(x, format!("{at}[{key}]"), out);
                 }
             }
             _ => {}
@@ -524,6 +556,28 @@ mod tests {
                 "--set",
                 "seed=1"
             ]
+        );
+    }
+
+    /// A side whose idle phase read the disk has an entry more in a per-phase list: entries
+    /// are named by their phase, so the same phase is compared on both sides.
+    #[test]
+    fn per_phase_entries_are_named_by_their_phase() {
+        let device = serde_json::json!({"io_by_class": [
+            {"phase": "create", "bytes": 1}, {"phase": "idle_create", "bytes": 2},
+            {"phase": "remove", "bytes": 3}], "spread": [5, 6]});
+        let twin = serde_json::json!({"io_by_class": [
+            {"phase": "create", "bytes": 1}, {"phase": "remove", "bytes": 3}]});
+        let (d, t) = (numbers(&device), numbers(&twin));
+        let remove = |n: &Named| {
+            n.iter()
+                .find(|(k, _)| k == "io_by_class[remove].bytes")
+                .map(|x| x.1)
+        };
+        assert_eq!((remove(&d), remove(&t)), (Some(3.0), Some(3.0)));
+        assert!(
+            d.iter().any(|(k, x)| k == "spread[1]" && *x == 6.0),
+            "{d:?}"
         );
     }
 

@@ -94,6 +94,12 @@ pub struct IdleRecord {
     /// absent when nothing was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_forward_s: Option<f64>,
+    /// A disk the user named, which hides its background work from diskstats: seconds of
+    /// reads after an idle it answered late (it was still busy on its own) after diskstats
+    /// went quiet, before it answered them at once twice in a row (the longest over its
+    /// disks; 0 when calm at once). A lower bound on its cleaning time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_s: Option<f64>,
     /// Why there is no cleaning time, or what limited it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -35,6 +35,16 @@ pub const CALM_TRIES: usize = 3;
 /// when a check had one try (bench/README.md). Every try must be answered at once, in two
 /// checks in a row, to end the wait.
 pub fn settle(run: &mut Runner, cap: u64, seed: u64) -> Result<Settled, CharError> {
+    settle_within(run, cap, seed, SETTLE_LIMIT)
+}
+
+/// [`settle`], giving up once the drive has been busy for `limit` seconds of device time.
+pub fn settle_within(
+    run: &mut Runner,
+    cap: u64,
+    seed: u64,
+    limit: f64,
+) -> Result<Settled, CharError> {
     let mut d = Draw::new(seed);
     let (mut busy_s, mut calm_in_a_row) = (0.0, 0);
     while calm_in_a_row < 2 {
@@ -59,7 +69,7 @@ pub fn settle(run: &mut Runner, cap: u64, seed: u64) -> Result<Settled, CharErro
         } else {
             calm_in_a_row = 0;
             busy_s += CALM_TRIES as f64 * CALM_IDLE + t.iter().map(|t| t.latency).sum::<f64>();
-            if busy_s > SETTLE_LIMIT {
+            if busy_s > limit {
                 return Ok(Settled {
                     busy_s,
                     calm: false,

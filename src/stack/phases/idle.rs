@@ -3,7 +3,8 @@
 //! cache, a disk destaging its write-back buffer) and times it. An emulated device reports its
 //! background work through its device server, so the phase knows when the model went idle, in
 //! model time. A real disk hides drive-managed cleaning from the host: the phase then waits
-//! until diskstats show no I/O for the quiet time and says the cleaning time is unknown.
+//! until diskstats show no I/O for the quiet time and says the cleaning time is unknown (a
+//! trial then reads a disk the user named until it is calm: `trial::calm`).
 
 use crate::engine::{IdleLimits, IdleRecord};
 use crate::stack::blockdevs::{DeviceRole, StackDevice};
@@ -81,6 +82,7 @@ pub fn wait(
             device_idle_s: None,
             bands_cleaned: None,
             fast_forward_s: None,
+            busy_s: None,
             note: Some("the target is a directory: no device of the stack's own to watch, so no idle wait and no cleaning time".into()),
         });
     }
@@ -184,6 +186,7 @@ fn wait_emulated(
         device_idle_s: Some(idle_ns as f64 * 1e-9),
         bands_cleaned: bands,
         fast_forward_s: (skipped_ns > 0).then_some(skipped_ns as f64 * 1e-9),
+        busy_s: None,
         note: capped.then(|| {
             format!(
                 "background work still pending after idle_max ({} s of model time): the cleaning time is at least this",
@@ -244,6 +247,7 @@ fn wait_quiet(
         device_idle_s: None,
         bands_cleaned: None,
         fast_forward_s: None,
+        busy_s: None,
         note: Some(match capped {
             false => format!("this device cannot report its background work (a real disk hides drive-managed cleaning from the host): waited until diskstats showed no I/O for {quiet_s} s; the cleaning time is unknown"),
             true => format!("the devices never went {quiet_s} s without I/O before idle_max; the cleaning time is unknown"),

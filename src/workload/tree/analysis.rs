@@ -147,7 +147,8 @@ fn cleaning(set: &SampleSet, name: &str, warnings: &mut Vec<String>) -> Option<f
     let idle = rec.idle.as_ref()?;
     if let (true, Some(note)) = (idle.capped || idle.cleaning_s.is_none(), &idle.note) {
         let line = format!("no cleaning time: {note}");
-        match idle.capped {
+        // A named disk read until calm: each phase found it busy for its own time.
+        match idle.capped || idle.busy_s.is_some() {
             true => warnings.push(format!("{name}: {note}")),
             false if !warnings.contains(&line) => warnings.push(line),
             false => {}

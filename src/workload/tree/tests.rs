@@ -100,6 +100,7 @@ fn idle(cleaning_s: Option<f64>) -> Option<IdleRecord> {
         device_idle_s: cleaning_s,
         bands_cleaned: Some(3),
         fast_forward_s: None,
+        busy_s: None,
         note: None,
     })
 }
