@@ -6,8 +6,9 @@
 //! mean, beside the drive against itself (the noise floor). `CHAR_DRAWS` draws per model
 //! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
 //! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
-//! tree on ext4 and xfs on the drive and on its twin, at scale 1 only), and prints their figures
-//! side by side with their ratio; `CHAR_FS=ext4` (a comma list) on the filesystems named;
+//! tree on ext4 and xfs on the drive and on its twin), and prints their figures side by side
+//! with their ratio. `--fs` runs at scale 1 only, so the flash card, characterized at scale 0.1,
+//! is then validated on a fresh copy served at scale 1 against its twin at scale 1; `CHAR_FS=ext4` (a comma list) on the filesystems named;
 //! `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
 //! to the validation of the drive against its own model, the floor of the filesystem figures.
 //! Run it on a quiet machine, with nothing else measuring:
@@ -68,6 +69,19 @@ const CHECKS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
+/// Serves `spec` with its image in memory (`TMPDIR` on /dev/shm, a tmpfs), as the twin's
+/// trials keep theirs: `device serve` keeps its image in `TMPDIR`, and on the host's disk a
+/// reply waits whenever the host writes the server's pages back (bench/README.md).
+fn serve(spec: &str) -> Served {
+    let shm = std::path::Path::new("/dev/shm");
+    let tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| s.f_type as u64 == 0x0102_1994);
+    if !tmpfs {
+        println!("no tmpfs on /dev/shm: the served drive keeps its image on the host's disk");
+        return Served::start(&bin(), spec);
+    }
+    Served::start_env(&bin(), spec, &[("TMPDIR", "/dev/shm")])
+}
+
 fn bin() -> String {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
@@ -104,7 +118,7 @@ fn main() {
                     std::process::exit(2);
                 }
             };
-            let served = Served::start(&bin(), &format!("emu:{spec},scale={scale}"));
+            let served = serve(&format!("emu:{spec},scale={scale}"));
             let dev = format!("block:{}", served.device());
             let s = scale.to_string();
             let t = Instant::now();
@@ -154,118 +168,147 @@ fn main() {
             {
                 println!("overhead: {}", f["how"].as_str().unwrap_or(""));
             }
-            let twin = format!("{},scale={scale}", v["spec"].as_str().unwrap());
-            println!("twin: {twin}");
             // `--fs`, or `--fs=LIST` when CHAR_FS names filesystems.
-            let fs_arg = std::env::var("CHAR_FS")
-                .ok()
-                .filter(|_| scale == 1.0)
-                .map(|v| match v.as_str() {
-                    "1" | "" => "--fs".to_string(),
-                    list => format!("--fs={list}"),
-                });
-            let with_fs = fs_arg.is_some();
-            // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload still undecided.
-            let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
-            // CHAR_FS_SELF: the filesystem figures of the drive against its own model too.
-            let fs_self = std::env::var("CHAR_FS_SELF").is_ok_and(|v| v == "1");
-            for (label, twin) in [
-                ("twin", twin),
-                ("itself", format!("emu:{spec},scale={scale}")),
-            ] {
-                let t = Instant::now();
-                let mut args = vec![
-                    "device",
-                    "validate",
-                    &dev,
-                    "--twin",
-                    &twin,
-                    "--time-scale",
-                    &s,
-                    "--json",
-                ];
-                // After `--fs` the drive carries a filesystem: every later validate names it
-                // in --wipe again.
-                let wipe = served.device();
-                if with_fs {
-                    args.extend(["--wipe", &wipe]);
-                    if label == "twin" || fs_self {
-                        args.extend(fs_arg.as_deref());
-                        if let Some(n) = &fs_max {
-                            args.extend(["--fs-max-rounds", n.as_str()]);
-                        }
-                    }
-                }
-                let r = iotrial(&args);
-                println!(
-                    "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) | against 5% |",
-                    t.elapsed().as_secs_f64()
+            let fs_arg = std::env::var("CHAR_FS").ok().map(|v| match v.as_str() {
+                "1" | "" => "--fs".to_string(),
+                list => format!("--fs={list}"),
+            });
+            if fs_arg.is_some() && scale != 1.0 {
+                // `--fs` compares wall-clock trials, so it runs at scale 1 only: a second copy
+                // of the drawn card, fresh, served at scale 1, against the twin at scale 1.
+                // The parameters characterize found do not depend on the scale it ran at.
+                served.stop();
+                let fresh = serve(&format!("emu:{spec},scale=1"));
+                println!("validated at scale 1 (for --fs) on a fresh copy of the drawn card");
+                round_trip(
+                    &fresh,
+                    &spec,
+                    v["spec"].as_str().unwrap(),
+                    1.0,
+                    fs_arg.as_deref(),
                 );
-                for f in r["validation"]["figures"].as_array().unwrap() {
-                    let elsewhere = match (
-                        f["elsewhere_share"].as_f64(),
-                        f["elsewhere_max_share"].as_f64(),
-                    ) {
-                        (Some(e), Some(x)) => format!("{:.2} ({:.2})", e * 100.0, x * 100.0),
-                        _ => "-".into(),
-                    };
-                    println!(
-                        "| {} | {:.3} | {:.3} | {:.2} | {:.2} | {elsewhere} | {} |",
-                        f["workload"].as_str().unwrap(),
-                        f["device_mean_ms"].as_f64().unwrap(),
-                        f["demerit_ms"].as_f64().unwrap(),
-                        f["demerit_share"].as_f64().unwrap() * 100.0,
-                        f["noise_share"].as_f64().unwrap() * 100.0,
-                        f["verdict"].as_str().unwrap_or("-")
-                    );
-                }
-                let busy = &r["validation"]["busy_s"];
-                println!(
-                    "busy before a round, at most: the drive {:.0} s, the twin {:.0} s (settled: {})",
-                    busy[0].as_f64().unwrap_or(0.0),
-                    busy[1].as_f64().unwrap_or(0.0),
-                    r["validation"]["settled"]
+                fresh.stop();
+            } else {
+                round_trip(
+                    &served,
+                    &spec,
+                    v["spec"].as_str().unwrap(),
+                    scale,
+                    fs_arg.as_deref(),
                 );
-                if let Some(fs) = r["filesystems"]["figures"]
-                    .as_array()
-                    .filter(|f| !f.is_empty())
-                {
-                    println!("| filesystem | workload | figure | drive (rounds' range) | twin (rounds' range) | twin / drive | 90% interval | within 10% |\n|---|---|---|---|---|---|---|---|");
-                    let side = |x: &serde_json::Value| {
-                        let xs: Vec<f64> = x
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|v| v.as_f64().unwrap())
-                            .collect();
-                        let (lo, hi) = xs
-                            .iter()
-                            .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
-                        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-                        format!("{mean:.4} ({lo:.4}-{hi:.4}, {} rounds)", xs.len())
-                    };
-                    for f in fs {
-                        let r = &f["ratio"];
-                        println!(
-                            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                            f["fs"].as_str().unwrap(),
-                            f["workload"].as_str().unwrap(),
-                            f["figure"].as_str().unwrap(),
-                            side(&f["device"]),
-                            side(&f["twin"]),
-                            r["ratio"]
-                                .as_f64()
-                                .map_or("-".into(), |x| format!("{x:.3}")),
-                            match (r["lo90"].as_f64(), r["hi90"].as_f64()) {
-                                (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
-                                _ => "-".into(),
-                            },
-                            r["verdict"].as_str().unwrap_or("-")
-                        );
-                    }
+                served.stop();
+            }
+        }
+    }
+}
+
+/// `device validate` of the served drive against the twin characterize found (`found`, a
+/// spec), then against its own drawn model (`spec`), both served at `scale`; with `fs_arg`
+/// (`--fs` or `--fs=LIST`) the filesystem figures too. Prints each one's tables.
+fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Option<&str>) {
+    let dev = format!("block:{}", served.device());
+    let s = scale.to_string();
+    let twin = format!("{found},scale={scale}");
+    println!("twin: {twin}");
+    let with_fs = fs_arg.is_some();
+    // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload still undecided.
+    let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
+    // CHAR_FS_SELF: the filesystem figures of the drive against its own model too.
+    let fs_self = std::env::var("CHAR_FS_SELF").is_ok_and(|v| v == "1");
+    for (label, twin) in [
+        ("twin", twin),
+        ("itself", format!("emu:{spec},scale={scale}")),
+    ] {
+        let t = Instant::now();
+        let mut args = vec![
+            "device",
+            "validate",
+            &dev,
+            "--twin",
+            &twin,
+            "--time-scale",
+            &s,
+            "--json",
+        ];
+        // After `--fs` the drive carries a filesystem: every later validate names it
+        // in --wipe again.
+        let wipe = served.device();
+        if with_fs {
+            args.extend(["--wipe", &wipe]);
+            if label == "twin" || fs_self {
+                args.extend(fs_arg);
+                if let Some(n) = &fs_max {
+                    args.extend(["--fs-max-rounds", n.as_str()]);
                 }
             }
-            served.stop();
+        }
+        let r = iotrial(&args);
+        println!(
+            "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) | against 5% |",
+            t.elapsed().as_secs_f64()
+        );
+        for f in r["validation"]["figures"].as_array().unwrap() {
+            let elsewhere = match (
+                f["elsewhere_share"].as_f64(),
+                f["elsewhere_max_share"].as_f64(),
+            ) {
+                (Some(e), Some(x)) => format!("{:.2} ({:.2})", e * 100.0, x * 100.0),
+                _ => "-".into(),
+            };
+            println!(
+                "| {} | {:.3} | {:.3} | {:.2} | {:.2} | {elsewhere} | {} |",
+                f["workload"].as_str().unwrap(),
+                f["device_mean_ms"].as_f64().unwrap(),
+                f["demerit_ms"].as_f64().unwrap(),
+                f["demerit_share"].as_f64().unwrap() * 100.0,
+                f["noise_share"].as_f64().unwrap() * 100.0,
+                f["verdict"].as_str().unwrap_or("-")
+            );
+        }
+        let busy = &r["validation"]["busy_s"];
+        println!(
+            "busy before a round, at most: the drive {:.0} s, the twin {:.0} s (settled: {})",
+            busy[0].as_f64().unwrap_or(0.0),
+            busy[1].as_f64().unwrap_or(0.0),
+            r["validation"]["settled"]
+        );
+        if let Some(fs) = r["filesystems"]["figures"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+        {
+            println!("| filesystem | workload | figure | drive (rounds' range) | twin (rounds' range) | twin / drive | 90% interval | within 10% |\n|---|---|---|---|---|---|---|---|");
+            let side = |x: &serde_json::Value| {
+                let xs: Vec<f64> = x
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_f64().unwrap())
+                    .collect();
+                let (lo, hi) = xs
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+                let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+                format!("{mean:.4} ({lo:.4}-{hi:.4}, {} rounds)", xs.len())
+            };
+            for f in fs {
+                let r = &f["ratio"];
+                println!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    f["fs"].as_str().unwrap(),
+                    f["workload"].as_str().unwrap(),
+                    f["figure"].as_str().unwrap(),
+                    side(&f["device"]),
+                    side(&f["twin"]),
+                    r["ratio"]
+                        .as_f64()
+                        .map_or("-".into(), |x| format!("{x:.3}")),
+                    match (r["lo90"].as_f64(), r["hi90"].as_f64()) {
+                        (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
+                        _ => "-".into(),
+                    },
+                    r["verdict"].as_str().unwrap_or("-")
+                );
+            }
         }
     }
 }

@@ -53,6 +53,16 @@ fn fio_runs_on_a_served_hdd_and_ctrl_c_leaves_nothing() {
     let dev = ready["device"].as_str().unwrap().to_string();
     assert!(dev.starts_with("/dev/loop"), "{ready}");
     assert_eq!(ready["capacity_bytes"], 8u64 << 30);
+    // Its image is in TMPDIR, and it says whether that is in memory.
+    assert!(
+        ready["image"]
+            .as_str()
+            .unwrap()
+            .starts_with(work.path().to_str().unwrap()),
+        "{ready}"
+    );
+    let tmpfs = rustix::fs::statfs(work.path()).unwrap().f_type as u64 == 0x0102_1994;
+    assert_eq!(ready["image_in_memory"], tmpfs, "{ready}");
     assert!(ready["expectations"]["random_read_ms"].as_f64().unwrap() > 1.0);
     // Block requests no larger than the server takes at once, as a stack's emulated devices:
     // each reaches the model whole.

@@ -31,6 +31,17 @@ pub struct Served {
     /// What `iotrial device probe` would measure on it (the model's analytic figures, in the
     /// model's time).
     pub expectations: Option<Expectations>,
+    /// The sparse image holding the device's data, in `TMPDIR`.
+    pub image: PathBuf,
+    /// Whether that is in memory (a tmpfs). On the host's disk a reply waits whenever the
+    /// host writes the server's pages back or throttles its writes.
+    pub image_in_memory: bool,
+}
+
+/// Whether `dir` is on a tmpfs.
+fn on_tmpfs(dir: &std::path::Path) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    rustix::fs::statfs(dir).is_ok_and(|s| s.f_type as u64 == TMPFS_MAGIC)
 }
 
 /// The device could not be served.
@@ -137,6 +148,8 @@ pub fn serve(
         capacity_bytes: capacity,
         time_scale: model_spec.settings.scale,
         expectations: model_spec.expectations(EXPECT_SEQ_IO).ok(),
+        image: work.join("image"),
+        image_in_memory: on_tmpfs(&work),
     });
     let mut stopped_by = "signal";
     while !stop.load(Ordering::Relaxed) {

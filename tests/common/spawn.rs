@@ -170,9 +170,15 @@ pub struct Served {
 impl Served {
     /// Starts the server and reads its first line.
     pub fn start(bin: &str, spec: &str) -> Served {
+        Served::start_env(bin, spec, &[])
+    }
+
+    /// [`Served::start`] with `env` set for the server (`TMPDIR`: where it keeps its image).
+    pub fn start_env(bin: &str, spec: &str, env: &[(&str, &str)]) -> Served {
         use std::io::BufRead;
         let mut child = Command::new(bin)
             .args(["device", "serve", spec, "--json"])
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("device serve starts");

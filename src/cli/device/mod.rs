@@ -293,6 +293,12 @@ fn serve(spec: &str, as_json: bool, stop: &Arc<AtomicBool>) -> Result<()> {
                 s.device.display()
             );
         }
+        if !s.image_in_memory {
+            eprintln!(
+                "note: its image {} is on the host's disk, so a reply may wait for the host's write-back; TMPDIR on a tmpfs (TMPDIR=/dev/shm) keeps it in memory",
+                s.image.display()
+            );
+        }
         use std::io::Write;
         let _ = std::io::stdout().flush();
     };
