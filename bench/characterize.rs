@@ -7,9 +7,9 @@
 //! (default 1: two hdd, one smr, one flash); `CHAR_MODELS` a comma list of hdd-rpo, hdd-fifo,
 //! smr, flash. `CHAR_FS=1` adds `--fs` to the validation against the twin (a small dvr and
 //! tree on ext4 and xfs on the drive and on its twin), and prints their figures side by side
-//! with their ratio. `--fs` runs at scale 1 only, so the flash card, characterized at scale 0.1,
-//! is then validated on a fresh copy served at scale 1 against its twin at scale 1; `CHAR_FS=ext4` (a comma list) on the filesystems named;
-//! `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
+//! with their ratio. `--fs` runs at scale 1 only, so the flash card, characterized at scale
+//! 0.1, is then validated on a fresh copy served at scale 1 against its twin at scale 1.
+//! `CHAR_FS=ext4` (a comma list) on the filesystems named; `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
 //! to the validation of the drive against its own model, the floor of the filesystem figures.
 //! Run it on a quiet machine, with nothing else measuring:
 //!
@@ -73,9 +73,7 @@ const CHECKS: &[(&str, &[(&str, &str)])] = &[
 /// trials keep theirs: `device serve` keeps its image in `TMPDIR`, and on the host's disk a
 /// reply waits whenever the host writes the server's pages back (bench/README.md).
 fn serve(spec: &str) -> Served {
-    let shm = std::path::Path::new("/dev/shm");
-    let tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| s.f_type as u64 == 0x0102_1994);
-    if !tmpfs {
+    if !iotrial::stack::serve::on_tmpfs(std::path::Path::new("/dev/shm")) {
         println!("no tmpfs on /dev/shm: the served drive keeps its image on the host's disk");
         return Served::start(&bin(), spec);
     }

@@ -39,7 +39,7 @@ pub struct Served {
 }
 
 /// Whether `dir` is on a tmpfs.
-fn on_tmpfs(dir: &std::path::Path) -> bool {
+pub fn on_tmpfs(dir: &std::path::Path) -> bool {
     const TMPFS_MAGIC: u64 = 0x0102_1994;
     rustix::fs::statfs(dir).is_ok_and(|s| s.f_type as u64 == TMPFS_MAGIC)
 }

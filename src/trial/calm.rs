@@ -11,6 +11,7 @@ use crate::probe::character::CharError;
 use crate::probe::script::{Runner, ScriptError};
 use crate::stack::blockdevs::{DeviceRole, StackDevice};
 use crate::stack::build::provision::Built;
+use crate::stack::build::raw::device_size;
 use crate::stack::ledger::Ledger;
 use crate::stack::release::resource::Resource;
 use crate::stack::StackError;
@@ -53,12 +54,6 @@ pub fn named_disks<'a>(built: &'a Built, ledger: &Ledger) -> Vec<&'a StackDevice
         .collect()
 }
 
-/// Bytes of block device `name`.
-fn capacity(name: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/sys/class/block/{name}/size")).ok()?;
-    Some(text.trim().parse::<u64>().ok()? * 512)
-}
-
 fn failed(d: &StackDevice, e: CharError) -> StackError {
     match e {
         CharError::Interrupted | CharError::Script(ScriptError::Interrupted) => {
@@ -85,7 +80,7 @@ pub fn settle_disks(
     let mut busy: f64 = 0.0;
     let mut calm = true;
     for (i, d) in disks.iter().enumerate() {
-        let Some(cap) = capacity(&d.name).filter(|&c| c >= 1 << 20) else {
+        let Some(cap) = device_size(&d.path).filter(|&c| c >= 1 << 20) else {
             continue;
         };
         let mut run = Runner::new(&d.path, 1.0, false, stop);

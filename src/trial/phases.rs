@@ -211,10 +211,14 @@ pub fn walk(plan: &Plan, built: &Built, w: &Walk) -> Result<Walked, TrialError> 
                     Action::Idle(limits) => {
                         let began = Instant::now();
                         let mut rec = idle::wait(built, w.ledger, *limits, w.stop)?;
-                        let disks = super::calm::named_disks(built, w.ledger);
-                        if rec.how == "diskstats" && !rec.capped && !disks.is_empty() {
-                            let waited = began.elapsed();
-                            super::calm::settle_disks(&mut rec, &disks, *limits, waited, w.stop)?;
+                        if rec.how == "diskstats" && !rec.capped {
+                            let disks = super::calm::named_disks(built, w.ledger);
+                            if !disks.is_empty() {
+                                let waited = began.elapsed();
+                                super::calm::settle_disks(
+                                    &mut rec, &disks, *limits, waited, w.stop,
+                                )?;
+                            }
                         }
                         idled = Some(rec);
                         None
