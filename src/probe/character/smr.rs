@@ -1,8 +1,8 @@
 //! Skylight-style probes of a drive-managed SMR disk, from latency alone:
 //! - whether a persistent cache takes scattered writes: each scattered write made durable by a
 //!   flush costs a conventional disk a random access, a shingled one a log append;
-//! - the cache's size: scattered writes without pause until one stalls (the drive cleans in
-//!   the foreground once its cache is full);
+//! - the cache's size: scattered writes, a flush after every few, until one stalls (the drive
+//!   cleans in the foreground once its cache is full);
 //! - the band: with the cache full, each stall of a write made durable is one band's
 //!   read-modify-write, twice the band over the media rate plus three positionings;
 //! - the idle time before background cleaning: after how long an idle gap a read waits for a
@@ -12,10 +12,66 @@ use super::disk::Disk;
 use super::stats::{median, Draw};
 use super::twin::{ms_text, size_text, Twin};
 use super::{CharError, Progress};
-use crate::probe::script::{Runner, Step};
+use crate::engine::Op;
+use crate::probe::script::{Runner, Step, Timed};
 
 const K4: u64 = 4096;
 const MIB: u64 = 1 << 20;
+
+/// Durable scattered writes timed with the cache full, for the band.
+const BAND_WRITES: usize = 1200;
+
+/// The band from the stalls' time past the usual write and the positionings (seconds), and
+/// the media rates measured across the device: each stall reads and rewrites one band wherever
+/// it lies, so their mean is twice the band times the mean of 1 / rate over the device. Stalls
+/// under 0.4 or over 1.8 times the median (a wait cut short, or two bands cleaned) are left
+/// out: one band's cleaning spans about 0.7-1.5 times the median between a disk's outer and
+/// inner rates. None with fewer than 3 stalls; else the band and the stalls used.
+pub(super) fn band_from(excess: &[f64], rates: &[(u64, f64)]) -> Option<(f64, usize)> {
+    if excess.len() < 3 || rates.is_empty() {
+        return None;
+    }
+    let m = median(excess);
+    let one: Vec<f64> = excess
+        .iter()
+        .copied()
+        .filter(|&x| x > 0.4 * m && x < 1.8 * m)
+        .collect();
+    if one.len() < 3 {
+        return None;
+    }
+    let per_byte = rates.iter().map(|r| 1.0 / r.1).sum::<f64>() / rates.len() as f64;
+    Some((super::stats::mean(&one) / (2.0 * per_byte), one.len()))
+}
+
+/// Writes between two flushes while the cache is filled: the cache is found within this many
+/// 128 KiB writes (1 MiB).
+const FLUSH_EVERY: usize = 8;
+
+/// The latencies seen so far of each kind (writes, flushes), to tell a stall from the usual.
+#[derive(Default)]
+struct Recent {
+    writes: Vec<f64>,
+    flushes: Vec<f64>,
+}
+
+impl Recent {
+    /// Whether `x` stalled: ten times the median of the last 50 of its kind and at least
+    /// 20 ms (a band's cleaning takes hundreds); otherwise it joins them.
+    fn stalls(&mut self, x: &Timed) -> bool {
+        let seen = match x.op {
+            Op::Fsync => &mut self.flushes,
+            _ => &mut self.writes,
+        };
+        let n = seen.len();
+        let min = if x.op == Op::Fsync { 20 } else { 50 };
+        if n >= min && x.latency > (10.0 * median(&seen[n - min..])).max(0.02) {
+            return true;
+        }
+        seen.push(x.latency);
+        false
+    }
+}
 
 /// Scattered writes cached so far (bytes), counted from the first probe that wrote, while no
 /// idle gap let the drive clean.
@@ -78,35 +134,44 @@ pub fn shingles(
     twin: &mut Twin,
     say: &mut Progress,
 ) -> Result<(), CharError> {
-    // The cache: scattered 128 KiB writes in chunks until one stalls.
-    let io = 128 << 10;
-    let chunk = 2048;
+    // The cache: scattered 128 KiB writes until one stalls, a flush after every few so that
+    // the drive's write buffer never holds more than those few (a buffer of unknown size
+    // would otherwise hide up to its whole size of writes behind the stall). In chunks of
+    // 32 MiB, so that the writes issued past the stall, each paying a band's cleaning, are few.
+    let io: u64 = 128 << 10;
+    let (group, groups) = (FLUSH_EVERY, 32);
     let mut written = cached.0;
-    let mut recent = Vec::new();
+    let mut said = written;
+    let mut recent = Recent::default();
     let mut stall = None;
     while stall.is_none() && written < 256 << 30 {
-        let steps: Vec<Step> = (0..chunk)
-            .map(|_| Step::write(draw.aligned(0, d.cap - MIB, K4), io))
-            .collect();
+        let mut steps = Vec::with_capacity(groups * (group + 1));
+        for _ in 0..groups {
+            for _ in 0..group {
+                steps.push(Step::write(draw.aligned(0, d.cap - MIB, K4), io));
+            }
+            steps.push(Step::flush());
+        }
         let t = run.run(&steps)?;
-        for (i, x) in t.iter().enumerate() {
-            let base = if recent.len() >= 50 {
-                median(&recent[recent.len() - 50..])
-            } else {
-                x.latency
-            };
-            if recent.len() >= 50 && x.latency > (10.0 * base).max(0.02) {
-                stall = Some(written + i as u64 * io);
+        let mut at = written;
+        for x in &t {
+            if x.op != Op::Fsync {
+                at += io;
+            }
+            if recent.stalls(x) {
+                stall = Some(at);
                 break;
             }
-            recent.push(x.latency);
         }
         if stall.is_none() {
-            written += chunk * io;
-            say(&format!(
-                "persistent cache: {} written, no stall yet",
-                size_text(written as f64)
-            ));
+            written = at;
+            if written - said >= 256 * MIB {
+                said = written;
+                say(&format!(
+                    "persistent cache: {} written, no stall yet",
+                    size_text(written as f64)
+                ));
+            }
         }
     }
     let Some(at) = stall else {
@@ -118,11 +183,9 @@ pub fn shingles(
         }
         return Ok(());
     };
-    // The stalled write's bytes were taken, less what a write buffer held then (the writes
-    // the host saw acknowledged but the drive had not yet put in its cache): at most one
-    // 128 KiB write per slot of a 64-slot buffer; the error is within a few MiB.
-    let buffered = 64 * io / 2;
-    let cache = at.saturating_sub(buffered) as f64;
+    // The write that overflowed the cache is one of the last group (the flush before it
+    // found the group before in the cache): the middle of that group.
+    let cache = at.saturating_sub(group as u64 * io / 2) as f64;
     say(&format!(
         "persistent cache: stalled after {}",
         size_text(at as f64)
@@ -131,14 +194,14 @@ pub fn shingles(
         "cache",
         size_text(cache),
         format!(
-            "scattered writes from an empty cache ({} of them 128 KiB) until the first stall, less half a write buffer",
+            "scattered 128 KiB writes from an empty cache, a flush after every {group}, until the first stall ({} written): less half a group",
             size_text(at as f64)
         ),
     );
     // The band: durable 64 KiB scattered writes with the cache full; the slow ones clean.
-    let wio = 64 << 10;
+    let (wio, pairs) = (64 << 10, BAND_WRITES);
     let mut steps = Vec::new();
-    for _ in 0..400 {
+    for _ in 0..pairs {
         steps.extend([
             Step::write(draw.aligned(0, d.cap - MIB, K4), wio),
             Step::flush(),
@@ -153,47 +216,40 @@ pub fn shingles(
         .copied()
         .filter(|&x| x > normal + 3.0 * (d.avg_seek + d.rev / 2.0) + 0.005)
         .collect();
-    if stalls.len() < 3 {
-        twin.unknown(
+    // A stall: the band read and rewritten, positioning three times between the band's home
+    // and the cache region at the edge (a seek from the edge is about 1.1 average seeks), a
+    // rotational wait each, and a seek back to the log.
+    let fixed = 4.4 * d.avg_seek + 1.5 * d.rev;
+    let excess: Vec<f64> = stalls.iter().map(|s| s - normal - fixed).collect();
+    match band_from(&excess, &d.rates) {
+        None => twin.unknown(
             "band",
-            format!("{} of 400 durable writes with the cache full stalled: needs more writes, or a drive that cleans ahead", stalls.len()),
-        );
-    } else {
-        // A stall: the band read and rewritten, positioning three times between the band's
-        // home and the cache region at the edge (a seek from the edge is about 1.1 average
-        // seeks), a rotational wait each, and a seek back to the log.
-        let rate = {
-            let r: Vec<f64> = d.rates.iter().map(|r| r.1).collect();
-            super::stats::mean(&r)
-        };
-        let fixed = 4.4 * d.avg_seek + 1.5 * d.rev;
-        let bands: Vec<f64> = stalls
-            .iter()
-            .map(|s| (s - normal - fixed).max(0.0) * rate / 2.0)
-            .collect();
-        let band = median(&bands);
-        say(&format!(
-            "band: {} ({} stalls)",
-            size_text(band),
-            stalls.len()
-        ));
-        twin.set(
-            "band",
-            size_text(band),
-            format!(
-                "{} stalls of 400 durable scattered 64 KiB writes with the cache full (median {:.1} ms against {:.2} ms for the others): a band read and rewritten at the mean media rate after three positionings",
-                stalls.len(),
-                median(&stalls) * 1e3,
-                normal * 1e3
-            ),
-        );
-        if in_flush > 0 {
+            format!("{} of {pairs} durable writes with the cache full stalled: needs more writes, or a drive that cleans ahead", stalls.len()),
+        ),
+        Some((band, used)) => {
+            say(&format!(
+                "band: {} ({} stalls)",
+                size_text(band),
+                stalls.len()
+            ));
             twin.set(
-                "flush",
-                "honour",
-                "the cleaning a write caused was waited for by the flush after it",
+                "band",
+                size_text(band),
+                format!(
+                    "{} stalls of {pairs} durable scattered 64 KiB writes with the cache full (median {:.1} ms against {:.2} ms for the others): a band read and rewritten after three positionings, the mean over the {used} stalls of one band at the media rate averaged over the device",
+                    stalls.len(),
+                    median(&stalls) * 1e3,
+                    normal * 1e3
+                ),
             );
         }
+    }
+    if in_flush > 0 {
+        twin.set(
+            "flush",
+            "honour",
+            "the cleaning a write caused was waited for by the flush after it",
+        );
     }
     idle(run, d, draw, twin, say)
 }

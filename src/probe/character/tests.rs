@@ -96,6 +96,29 @@ fn an_smr_disk_is_recovered_on_its_own_timeline() {
 }
 
 #[test]
+fn an_smr_disks_cache_is_found_to_a_mib_behind_any_write_buffer() {
+    // A buffer of 512 slots holds 64 MiB of the fill's writes: without a flush between them,
+    // the first stall would be seen 64 MiB past the cache's end.
+    for buffer in [
+        "write_buffer=4MiB,write_slots=8",
+        "write_buffer=64MiB,write_slots=512",
+    ] {
+        let c = recovers(
+            &format!("smr,size=16GiB,cache=200MiB,band=16MiB,idle=300ms,{buffer}"),
+            &[("cache", 0.005)],
+        );
+        assert!(
+            c.twin
+                .how("cache")
+                .unwrap()
+                .contains("a flush after every 8"),
+            "{:?}",
+            c.twin.how("cache")
+        );
+    }
+}
+
+#[test]
 fn a_flash_card_is_recovered_on_its_own_timeline() {
     recovers(
         "flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15",
@@ -160,4 +183,23 @@ fn a_default_refused_beside_a_measured_value_drops_the_measured_one() {
     crate::emu::ModelSpec::parse(spec.trim_start_matches("emu:"))
         .and_then(|s| s.build().map(|_| ()))
         .unwrap();
+}
+
+#[test]
+fn a_band_is_the_mean_stall_over_the_mean_time_per_byte() {
+    // Rates falling from 250 to 120 MB/s across the device; a 38 MiB band cleaned at 40
+    // places spread over it, two of them (mid-device) with a second band behind the first.
+    let rates: Vec<(u64, f64)> = (0..100)
+        .map(|i| (i, 250e6 - 130e6 * i as f64 / 99.0))
+        .collect();
+    let band = 38.0 * 1048576.0;
+    let mut excess: Vec<f64> = (0..40)
+        .map(|i| 2.0 * band / rates[(i * 99 / 39) as usize].1)
+        .collect();
+    excess[19] *= 2.0;
+    excess[20] *= 2.0;
+    let (found, used) = super::smr::band_from(&excess, &rates).unwrap();
+    assert_eq!(used, 38);
+    assert!((found / band - 1.0).abs() < 0.01, "{found} for {band}");
+    assert!(super::smr::band_from(&excess[..2], &rates).is_none());
 }
