@@ -56,8 +56,8 @@ struct Recent {
 }
 
 impl Recent {
-    /// Whether `x` stalled: ten times the median of the last 50 of its kind and at least
-    /// 20 ms (a band's cleaning takes hundreds); otherwise it joins them.
+    /// Whether `x` stalled: ten times the median of the last 50 writes (or 20 flushes) and
+    /// at least 20 ms (a band's cleaning takes hundreds); otherwise it joins them.
     fn stalls(&mut self, x: &Timed) -> bool {
         let seen = match x.op {
             Op::Fsync => &mut self.flushes,
