@@ -217,9 +217,11 @@ pub fn shingles(
         .filter(|&x| x > normal + 3.0 * (d.avg_seek + d.rev / 2.0) + 0.005)
         .collect();
     // A stall: the band read and rewritten, positioning three times between the band's home
-    // and the cache region at the edge (a seek from the edge is about 1.1 average seeks), a
-    // rotational wait each, and a seek back to the log.
-    let fixed = 4.4 * d.avg_seek + 1.5 * d.rev;
+    // and the cache region at the edge (each a seek from the edge to a random place), a
+    // rotational wait each, the band's part of the log read at the edge's rate (what the
+    // writes between two stalls refill), and a seek back to the log.
+    let logged = (pairs as u64 * wio) as f64 / stalls.len().max(1) as f64;
+    let fixed = 4.0 * d.edge_seek + 1.5 * d.rev + logged / d.rate_at(0);
     let excess: Vec<f64> = stalls.iter().map(|s| s - normal - fixed).collect();
     match band_from(&excess, &d.rates) {
         None => twin.unknown(
@@ -236,10 +238,12 @@ pub fn shingles(
                 "band",
                 size_text(band),
                 format!(
-                    "{} stalls of {pairs} durable scattered 64 KiB writes with the cache full (median {:.1} ms against {:.2} ms for the others): a band read and rewritten after three positionings, the mean over the {used} stalls of one band at the media rate averaged over the device",
+                    "{} stalls of {pairs} durable scattered 64 KiB writes with the cache full (median {:.1} ms against {:.2} ms for the others): a band read and rewritten, less its fixed part ({:.2} ms: four seeks from the edge of {:.2} ms each, three rotational waits, the log read), the mean over the {used} stalls of one band at the media rate averaged over the device",
                     stalls.len(),
                     median(&stalls) * 1e3,
-                    normal * 1e3
+                    normal * 1e3,
+                    fixed * 1e3,
+                    d.edge_seek * 1e3
                 ),
             );
         }

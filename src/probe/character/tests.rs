@@ -96,6 +96,42 @@ fn an_smr_disk_is_recovered_on_its_own_timeline() {
 }
 
 #[test]
+fn an_smr_disks_small_band_is_found_net_of_the_seeks_from_the_edge() {
+    // An 8 MiB band cleans in about 90 ms, of which the four seeks between the cache at the
+    // edge and the band (1.26 average seeks each, not 1.1) and the log read are 8 ms: left in,
+    // they made the band 7% too large.
+    recovers(
+        "smr,size=16GiB,cache=300MiB,band=8MiB,idle=300ms",
+        &[("band", 0.03)],
+    );
+}
+
+#[test]
+fn a_seek_from_the_edge_is_the_mean_of_the_seek_curve_over_the_stroke() {
+    use crate::emu::hdd::SeekCurve;
+    // Measured points joined by straight lines: flat 2 ms up to 0.1, 6 ms at 0.5, 10 ms at
+    // the whole stroke: 0.2 + 1.6 + 4.0 ms.
+    let points = [(0.1, 2e-3), (0.5, 6e-3)];
+    let s = super::disk::media::edge_seek(&points, None, 10e-3);
+    assert!((s / 5.8e-3 - 1.0).abs() < 1e-3, "{s}");
+    // The model's own mechanics: its seeks from the first byte to random places average what
+    // the fitted curve says.
+    let p = crate::emu::hdd::HddParams::from_values(
+        &ModelSpec::parse("hdd,size=16GiB").unwrap().values,
+    );
+    let mech = crate::emu::mechanics::Mechanics::new(&p, 16 << 30).unwrap();
+    let curve = SeekCurve::fit(p.track_to_track, p.avg_seek, p.full_stroke).unwrap();
+    let s = super::disk::media::edge_seek(&points, Some(curve), p.full_stroke);
+    let n = 20_000u64;
+    let model = (0..n)
+        .map(|i| mech.seek_ns(0, (16 << 30) / n * i + 4096) * 1e-9)
+        .sum::<f64>()
+        / n as f64;
+    assert!((s / model - 1.0).abs() < 0.01, "{s} against {model}");
+    assert!(s > 1.2 * 8.5e-3, "{s}");
+}
+
+#[test]
 fn an_smr_disks_cache_is_found_to_a_mib_behind_any_write_buffer() {
     // A buffer of 512 slots holds 64 MiB of the fill's writes: without a flush between them,
     // the first stall would be seen 64 MiB past the cache's end.

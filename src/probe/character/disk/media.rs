@@ -304,6 +304,11 @@ pub fn seeks(
         .map(|i| d.avg_seek * i as f64 / 400.0)
         .min_by(|a, b| err(*a).total_cmp(&err(*b)))
         .filter(|t1| err(*t1).is_finite());
+    d.edge_seek = edge_seek(
+        &curve,
+        best.and_then(|t1| SeekCurve::fit(t1, d.avg_seek, full).ok()),
+        full,
+    );
     say(&format!(
         "seeks: {:.3} ms average, {:.3} ms full stroke",
         d.avg_seek * 1e3,
@@ -352,4 +357,29 @@ pub fn seeks(
         ),
     }
     Ok(())
+}
+
+/// The mean seek from one end of the stroke to a uniformly random place: the mean over the
+/// distance of the fitted `curve` when there is one, otherwise of the measured `points`
+/// joined by straight lines (flat below the first, on to `full` at the whole stroke).
+pub(crate) fn edge_seek(points: &[(f64, f64)], curve: Option<SeekCurve>, full: f64) -> f64 {
+    let n = 10_000;
+    let at = |u: f64| -> f64 {
+        if let Some(c) = curve {
+            return c.time(u);
+        }
+        let mut prev = match points.first() {
+            Some(&p) if u > p.0 => p,
+            Some(&p) => return p.1,
+            None => return full,
+        };
+        for &p in points.iter().skip(1).chain([(1.0, full)].iter()) {
+            if u <= p.0 {
+                return prev.1 + (p.1 - prev.1) * (u - prev.0) / (p.0 - prev.0).max(1e-12);
+            }
+            prev = p;
+        }
+        full
+    };
+    (0..n).map(|i| at((i as f64 + 0.5) / n as f64)).sum::<f64>() / n as f64
 }

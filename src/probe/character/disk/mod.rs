@@ -47,6 +47,9 @@ pub struct Disk {
     pub random_read: f64,
     pub avg_seek: f64,
     pub full_stroke: f64,
+    /// Mean seek from one end of the stroke to a uniformly random place (an SMR disk's
+    /// cleaning goes between its cache at the edge and a band anywhere).
+    pub edge_seek: f64,
     /// Mean access time of a scattered write's destage (seek, rotation, overhead).
     pub access: f64,
     /// The emulator's own path, which the twin's overhead and interface rate are net of.
