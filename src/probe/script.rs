@@ -137,6 +137,12 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// The in-process model's own figures ([`DeviceModel::stats`]); `None` on a device.
+    #[cfg(test)]
+    pub fn model_stats(&self) -> Option<serde_json::Value> {
+        self.model.as_ref().map(|(m, _)| m.stats())
+    }
+
     /// Runs `steps` at queue depth 1; one [`Timed`] per I/O step, in order.
     pub fn run(&mut self, steps: &[Step]) -> Result<Vec<Timed>, ScriptError> {
         self.run_at(steps, 1)

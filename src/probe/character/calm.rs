@@ -85,6 +85,35 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
+    /// Drives that wait from 300 ms to 1.25 s before they clean, their caches nearly full:
+    /// none is taken for calm before its cache is empty, whatever the drive's idle time is
+    /// against the check's own idle (the model's own figure, not the reads, says so).
+    #[test]
+    fn no_drive_passes_for_calm_while_it_cleans_whatever_its_idle_time() {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let cap = 16u64 << 30;
+        for (i, idle) in (300..=1250).step_by(50).enumerate() {
+            let model = crate::emu::ModelSpec::parse(&format!(
+                "smr,size=16GiB,cache=334MiB,band=38MiB,idle={idle}ms"
+            ))
+            .and_then(|s| s.build())
+            .unwrap();
+            let mut run = Runner::on_model(model, &NEVER);
+            let mut d = Draw::new(100 + i as u64);
+            let w: Vec<Step> = (0..5000)
+                .map(|_| Step::write(d.aligned(0, cap - (1 << 20), K4), 64 << 10))
+                .collect();
+            run.run(&w).unwrap();
+            let s = settle(&mut run, cap, 1).unwrap();
+            let left = run.model_stats().unwrap()["cache_occupancy_bytes"]
+                .as_u64()
+                .unwrap();
+            assert!(s.calm, "idle {idle} ms");
+            assert!(s.busy_s > 60.0, "idle {idle} ms: calm after {} s", s.busy_s);
+            assert_eq!(left, 0, "idle {idle} ms: calm after {} s", s.busy_s);
+        }
+    }
+
     /// An SMR disk with its cache full of scattered writes is not calm until it has cleaned
     /// them: once the wait ends, no idle sets it back to work (each read after an idle is
     /// answered as fast as the reads after it).
