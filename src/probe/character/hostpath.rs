@@ -20,7 +20,7 @@
 //! this is the first estimate: [`super::matched`] then times the twin's buffer hits and the
 //! device's in turn and moves the twin's overhead and interface rate by what is left.
 
-use super::stats::{median, Draw};
+use super::stats::{linear_at, median, Draw};
 use super::{CharError, Progress};
 use crate::probe::script::{Runner, Step, Timed};
 use crate::probe::{probe_built, released_after};
@@ -146,20 +146,7 @@ impl DiskPath {
 fn interpolate(points: &[WaitPath], wait: f64, xy: impl Fn(&WaitPath) -> (f64, f64)) -> f64 {
     let mut pts: Vec<(f64, f64)> = points.iter().map(xy).collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (first, last) = (pts[0], pts[pts.len() - 1]);
-    if wait <= first.0 {
-        return first.1;
-    }
-    if wait >= last.0 {
-        return last.1;
-    }
-    // first.0 < wait < last.0: a point at or past the wait, and one before it.
-    let i = pts
-        .iter()
-        .position(|p| p.0 >= wait)
-        .unwrap_or(pts.len() - 1);
-    let (a, b) = (pts[i - 1], pts[i]);
-    a.1 + (wait - a.0) / (b.0 - a.0) * (b.1 - a.1)
+    linear_at(&pts, wait)
 }
 
 const K4: u64 = 4096;

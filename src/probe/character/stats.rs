@@ -159,6 +159,22 @@ fn refine_period(pts: &[(f64, f64)], r: f64) -> f64 {
     }
 }
 
+/// The value at `x` of the points `pts` (sorted by x, at least one) joined by straight lines:
+/// the nearest point's beyond the first and the last.
+pub fn linear_at(pts: &[(f64, f64)], x: f64) -> f64 {
+    let (first, last) = (pts[0], pts[pts.len() - 1]);
+    if x <= first.0 {
+        return first.1;
+    }
+    if x >= last.0 {
+        return last.1;
+    }
+    // first.0 < x < last.0: a point at or past x, and one before it.
+    let i = pts.iter().position(|p| p.0 >= x).unwrap_or(pts.len() - 1);
+    let (a, b) = (pts[i - 1], pts[i]);
+    a.1 + (x - a.0) / (b.0 - a.0) * (b.1 - a.1)
+}
+
 /// Seeded offsets.
 pub struct Draw(SplitMix64);
 

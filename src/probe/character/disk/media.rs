@@ -3,7 +3,9 @@
 
 use super::{Disk, K4, MIB};
 use crate::emu::hdd::SeekCurve;
-use crate::probe::character::stats::{kth, mean, median, robust_slope, sawtooth_period, Draw};
+use crate::probe::character::stats::{
+    kth, linear_at, mean, median, robust_slope, sawtooth_period, Draw,
+};
 use crate::probe::character::twin::{mbs_text, ms_text, size_text, Twin};
 use crate::probe::character::{CharError, Progress};
 use crate::probe::script::{Runner, Step};
@@ -364,22 +366,8 @@ pub fn seeks(
 /// joined by straight lines (flat below the first, on to `full` at the whole stroke).
 pub(crate) fn edge_seek(points: &[(f64, f64)], curve: Option<SeekCurve>, full: f64) -> f64 {
     let n = 10_000;
-    let at = |u: f64| -> f64 {
-        if let Some(c) = curve {
-            return c.time(u);
-        }
-        let mut prev = match points.first() {
-            Some(&p) if u > p.0 => p,
-            Some(&p) => return p.1,
-            None => return full,
-        };
-        for &p in points.iter().skip(1).chain([(1.0, full)].iter()) {
-            if u <= p.0 {
-                return prev.1 + (p.1 - prev.1) * (u - prev.0) / (p.0 - prev.0).max(1e-12);
-            }
-            prev = p;
-        }
-        full
-    };
+    let mut pts = points.to_vec();
+    pts.push((1.0, full));
+    let at = |u: f64| curve.map_or_else(|| linear_at(&pts, u), |c| c.time(u));
     (0..n).map(|i| at((i as f64 + 0.5) / n as f64)).sum::<f64>() / n as f64
 }
