@@ -65,6 +65,8 @@ const CHECKS: &[(&str, &[(&str, &str)])] = &[
             ("write_rate", "number"),
             ("access", "duration"),
             ("in_order", "text"),
+            ("copy_rate", "number"),
+            ("erase", "duration"),
         ],
     ),
 ];

@@ -186,6 +186,10 @@ fn a_flash_card_drawn_at_random_is_recovered() {
         ("open_units", "number", 0.0),
         ("read_rate", "number", 0.05),
         ("write_rate", "number", 0.05),
+        // A twin's filesystem figures hang on these too: a unit merged with `w` bytes written
+        // costs (au - w) / copy_rate + erase.
+        ("copy_rate", "number", 0.02),
+        ("erase", "duration", 0.02),
     ];
     known_answers(&draw_flash(43434343), &checks, "flash", &[]);
 }

@@ -53,13 +53,15 @@ pub fn draw_flash(seed: u64) -> String {
     let mut r = SplitMix64::new(seed);
     let in_order = r.below(2) == 1;
     format!(
-        "flash,size=8GiB,au={}MiB,open_units={},read_rate={:.1},write_rate={:.1},access={:.3}ms,in_order={in_order},reorder={}KiB",
+        "flash,size=8GiB,au={}MiB,open_units={},read_rate={:.1},write_rate={:.1},access={:.3}ms,in_order={in_order},reorder={}KiB,copy_rate={:.1},erase={:.2}ms",
         1u64 << r.below(4),
         1 + r.below(16),
         pick(&mut r, 20.0, 80.0),
         pick(&mut r, 10.0, 40.0),
         pick(&mut r, 0.2, 0.6),
         [128u64, 256, 512][r.below(3) as usize],
+        pick(&mut r, 30.0, 150.0),
+        pick(&mut r, 1.0, 20.0),
     )
 }
 

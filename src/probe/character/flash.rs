@@ -5,10 +5,11 @@
 //! - the open units: round-robin writes over `P` units stay cheap while `P` are open;
 //! - in-order units and their reorder window: a write behind an open unit's furthest;
 //! - the write rate from sequential writes of growing size inside open units;
-//! - the copy rate and the erase from the cost of closing a unit written little or half.
+//! - the copy rate and the erase from the cost of closing units written to a quarter apart:
+//!   the Theil-Sen line through the closings.
 
 use super::hostpath::HostPath;
-use super::stats::{line, median, Draw};
+use super::stats::{line, median, medians_in_turn, robust_slope, Draw};
 use super::twin::{mbs_text, ms_text, size_text, Twin};
 use super::{CharError, Progress};
 use crate::probe::script::{Runner, Step};
@@ -246,37 +247,90 @@ pub fn writes(
         );
     }
     write_rate(run, &mut fresh, au, cheap, twin)?;
-    // Closing a unit written to its half: the last of `open` fresh units written after it.
-    let mut steps = vec![];
-    let y = fresh();
-    let half = au / 2;
-    let io = half.clamp(K4, MIB);
-    steps.extend((0..half / io).map(|i| Step::write(y + i * io, io)));
-    let zs: Vec<u64> = (0..open).map(|_| fresh()).collect();
-    steps.extend(zs.iter().map(|&z| Step::write(z, K4)));
+    closings(run, &mut fresh, au, open, cheap, twin)
+}
+
+/// Fills at which a unit is closed: a quarter of the unit apart, from 4 KiB.
+const CLOSE_FILLS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
+/// The writes that fill a unit before it is closed. A larger one the kernel may split: a
+/// 1 MiB O_DIRECT write whose pages are not contiguous goes as two 512 KiB requests (a loop
+/// device takes 128 segments), in flight together, and a served in-order card taking the
+/// second half first merges the unit (bench/README.md).
+const FILL_IO: u64 = 256 << 10;
+
+/// Closings timed at each fill (a single closing is one request, and the host delays one now
+/// and then).
+const CLOSE_REPEATS: usize = 4;
+
+/// The copy rate and the erase: units written to a quarter apart, each closed by `open` fresh
+/// units opened after it, four times over, the fills in turn. A closing costs
+/// `(au - w) / copy + erase` beyond a cheap write, so the Theil-Sen line through the closings
+/// falls by `1 / copy` per byte written and meets the erase at `w = au`.
+fn closings(
+    run: &mut Runner,
+    fresh: &mut dyn FnMut() -> u64,
+    au: u64,
+    open: u64,
+    cheap: f64,
+    twin: &mut Twin,
+) -> Result<(), CharError> {
+    let fills: Vec<u64> = CLOSE_FILLS
+        .iter()
+        .map(|f| ((au as f64 * f) as u64 / K4 * K4).max(K4))
+        .collect();
+    let (mut steps, mut last) = (Vec::new(), Vec::new());
+    for _ in 0..CLOSE_REPEATS {
+        for &w in &fills {
+            let y = fresh();
+            let mut o = 0;
+            while o < w {
+                let n = (w - o).min(FILL_IO);
+                steps.push(Step::write(y + o, n));
+                o += n;
+            }
+            steps.extend((0..open).map(|_| Step::write(fresh(), K4)));
+            last.push(steps.len() - 1);
+        }
+    }
     let t = run.run(&steps)?;
-    let close_half = t[t.len() - 1].latency - cheap;
-    let close_small = close_small - cheap;
-    // close(w) = (au - w) / copy + erase, for w = 4 KiB (the units closed above) and au / 2.
-    let copy = (half - K4) as f64 / (close_small - close_half);
-    if copy.is_finite() && copy > 0.0 {
-        let erase = (close_half - half as f64 / copy).max(0.0);
+    let costs: Vec<f64> = last.iter().map(|&j| t[j].latency - cheap).collect();
+    let xs: Vec<f64> = fills.iter().map(|&w| w as f64).collect();
+    // Every closing a point: through the kernel a few cost tens of ms more than their fill's
+    // others, which the Theil-Sen line leaves out where a line through the fills' medians
+    // followed one fill's.
+    let all: Vec<(f64, f64)> = costs
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| (xs[k % xs.len()], c))
+        .collect();
+    let slope = robust_slope(&all);
+    let at0 = median(&all.iter().map(|(x, y)| y - slope * x).collect::<Vec<_>>());
+    let pts = medians_in_turn(&xs, &costs);
+    let costs = pts
+        .iter()
+        .map(|(w, c)| format!("{} {:.2} ms", size_text(*w), c * 1e3))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if slope < 0.0 {
+        let copy = -1.0 / slope;
+        let erase = (at0 + slope * au as f64).max(0.0);
         twin.set(
             "copy_rate",
             mbs_text(copy),
             format!(
-                "closing a unit written to 4 KiB cost {:.2} ms, to its half {:.2} ms",
-                close_small * 1e3,
-                close_half * 1e3
+                "closing a unit costs less the more of it was written (the median of {CLOSE_REPEATS} closings each, written to {costs}): one over the Theil-Sen slope of all of them"
             ),
         );
         twin.set(
             "erase",
             ms_text(erase),
-            "the same two closings: what is left beyond the copy",
+            "the same line at a unit written whole: what a closing costs beyond the copy",
         );
     } else {
-        twin.unknown("copy_rate", "closing a unit written to its half cost no less than one written to 4 KiB: needs more closings");
+        twin.unknown(
+            "copy_rate",
+            format!("closing a unit cost no less the more of it was written ({costs}): needs more closings"),
+        );
         twin.unknown("erase", "as copy_rate");
     }
     Ok(())

@@ -8,6 +8,19 @@ pub fn median(xs: &[f64]) -> f64 {
     quantile(xs, 0.5)
 }
 
+/// Each of `xs` with the median of its measures in `ys`, taken in turn: `ys[i]`,
+/// `ys[i + k]`, ... are `xs[i]`'s, for `k` the count of `xs`.
+pub fn medians_in_turn(xs: &[f64], ys: &[f64]) -> Vec<(f64, f64)> {
+    let k = xs.len();
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let own: Vec<f64> = ys.iter().skip(i).step_by(k).copied().collect();
+            (x, median(&own))
+        })
+        .collect()
+}
+
 /// The `q` quantile of `xs` (linear between order statistics; NaN for none).
 pub fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
@@ -206,6 +219,12 @@ mod tests {
         let mut pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 3.0 * i as f64)).collect();
         pts[4].1 += 100.0;
         assert!((robust_slope(&pts) - 3.0).abs() < 1e-12);
+        // Three sizes timed in turn, three rounds; one round's second size delayed.
+        let ys = [1.0, 2.0, 3.0, 1.1, 9.0, 3.1, 0.9, 2.1, 2.9];
+        assert_eq!(
+            medians_in_turn(&[10.0, 20.0, 30.0], &ys),
+            vec![(10.0, 1.0), (20.0, 2.1), (30.0, 3.0)]
+        );
         let mut d = Draw::new(1);
         for _ in 0..100 {
             let x = d.aligned(4096, 1 << 20, 4096);

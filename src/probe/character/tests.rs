@@ -157,13 +157,15 @@ fn an_smr_disks_cache_is_found_to_a_mib_behind_any_write_buffer() {
 #[test]
 fn a_flash_card_is_recovered_on_its_own_timeline() {
     recovers(
-        "flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15",
+        "flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15,copy_rate=45,erase=7ms",
         &[
             ("au", 0.0),
             ("open_units", 0.0),
             ("read_rate", 0.05),
             ("write_rate", 0.05),
             ("in_order", 0.0),
+            ("copy_rate", 0.01),
+            ("erase", 0.01),
         ],
     );
     recovers(
