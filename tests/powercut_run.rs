@@ -242,9 +242,11 @@ fn a_cut_before_the_files_reach_the_disk_loses_them_and_the_trial_still_ends() {
 
 /// Starts a cut trial in the background (its results in `out`): the cut after `after`
 /// writes, on an ext4 whose regions take a while to scan; returns once its stream files exist.
+/// Starts a cut trial (its standard error in `log`) and waits until it lays out its files.
 fn start_cut_trial(
     work: &Path,
     out: &Path,
+    log: &Path,
     after: &str,
 ) -> (std::process::Child, Vec<(String, String)>) {
     let mut args = vec![
@@ -260,15 +262,20 @@ fn start_cut_trial(
         after,
     ];
     args.extend(RECORD);
-    let mut child = spawn_iotrial(work, &args);
+    let mut child = spawn_iotrial_logged(work, &args, log);
     wait_until("the trial lays out its files", 60, || {
         if let Ok(Some(s)) = child.try_wait() {
-            panic!("the trial ended early: {s}");
+            panic!("the trial ended early: {s}\n{}", stderr_of(log));
         }
         !stream_files_under(work).is_empty()
     });
     let loops = loop_backings_under(work);
     (child, loops)
+}
+
+/// What a trial started by [`start_cut_trial`] wrote to its standard error.
+fn stderr_of(log: &Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_else(|e| format!("(its stderr unreadable: {e})"))
 }
 
 /// The checker's output of the powercut phase exists: the stack is in its recovery.
@@ -292,7 +299,9 @@ fn sigint_during_the_recovery_releases_everything() {
     for attempt in 1..=3 {
         let work = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir().unwrap();
-        let (mut child, loops) = start_cut_trial(work.path(), out.path(), "powercut=after:40");
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let (mut child, loops) =
+            start_cut_trial(work.path(), out.path(), log.path(), "powercut=after:40");
         let mut ended = None;
         wait_until("the recovery checks the filesystem", 120, || {
             ended = child.try_wait().unwrap();
@@ -301,7 +310,8 @@ fn sigint_during_the_recovery_releases_everything() {
         if let Some(status) = ended {
             assert!(
                 status.success(),
-                "attempt {attempt}: the trial failed: {status}"
+                "attempt {attempt}: the trial failed: {status}\n{}",
+                stderr_of(log.path())
             );
             assert_nothing_left(work.path(), &loops);
             eprintln!("attempt {attempt}: the trial ended before its recovery was seen");
@@ -309,7 +319,12 @@ fn sigint_during_the_recovery_releases_everything() {
         }
         signal(&child, rustix::process::Signal::INT);
         let status = reaped(&mut child, 60);
-        assert_eq!(status.code(), Some(130), "interrupted in its recovery");
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "interrupted in its recovery\n{}",
+            stderr_of(log.path())
+        );
         assert_nothing_left(work.path(), &loops);
         return;
     }
@@ -331,7 +346,8 @@ fn sigkill_during_a_cut_trial_leaves_nothing() {
     ] {
         let work = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir().unwrap();
-        let (mut child, loops) = start_cut_trial(work.path(), out.path(), after);
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let (mut child, loops) = start_cut_trial(work.path(), out.path(), log.path(), after);
         if wait_recovery {
             wait_until("the recovery checks the filesystem", 120, || {
                 recovering(work.path()) || matches!(child.try_wait(), Ok(Some(_)))

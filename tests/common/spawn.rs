@@ -25,12 +25,28 @@ pub fn iotrial(work: &Path) -> assert_cmd::Command {
 /// Starts the real binary with `args` in the background, its ledger and temporary files under
 /// `work`, its output discarded.
 pub fn spawn_iotrial(work: &Path, args: &[&str]) -> std::process::Child {
+    spawn_with_stderr(work, args, std::process::Stdio::null())
+}
+
+/// As [`spawn_iotrial`], with its standard error written to `log` (for a test to show when the
+/// run ends otherwise than it expects).
+#[allow(dead_code)]
+pub fn spawn_iotrial_logged(work: &Path, args: &[&str], log: &Path) -> std::process::Child {
+    let file = std::fs::File::create(log).unwrap();
+    spawn_with_stderr(work, args, file.into())
+}
+
+fn spawn_with_stderr(
+    work: &Path,
+    args: &[&str],
+    stderr: std::process::Stdio,
+) -> std::process::Child {
     Command::new(assert_cmd::cargo::cargo_bin("iotrial"))
         .env("IOTRIAL_LEDGER_DIR", work.join("ledger"))
         .env("TMPDIR", work)
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap()
 }
