@@ -40,6 +40,10 @@ pub struct Counters {
     late_by: [[AtomicU64; 3]; 2],
     /// How long writing a reply to the kernel took: sum ns, max ns.
     send_ns: [AtomicU64; 2],
+    /// Requests that waited for one the kernel queued before them, and those that gave up
+    /// waiting (see `order`).
+    order_waited: AtomicU64,
+    order_gave_up: AtomicU64,
     /// The same lateness second by second, while the request log runs.
     pub series: LateSeries,
 }
@@ -68,6 +72,16 @@ impl Counters {
         }
         let now = self.in_flight.fetch_add(1, Relaxed) + 1;
         self.in_flight_max.fetch_max(now, Relaxed);
+    }
+
+    /// A request waited for its turn (`waited`), and gave up waiting (`gave_up`).
+    pub fn came(&self, waited: bool, gave_up: bool) {
+        if waited {
+            self.order_waited.fetch_add(1, Relaxed);
+        }
+        if gave_up {
+            self.order_gave_up.fetch_add(1, Relaxed);
+        }
     }
 
     /// A write of `len` bytes of zeros was kept as a hole of the image.
@@ -127,7 +141,9 @@ impl Counters {
     /// long after its due time a reply went out, split by who sent it (`late_inline_*`: the
     /// request thread, already late when the request had been handled; `late_timer_*`: the
     /// timer thread); `send_us_*` how long writing a reply to the kernel took;
-    /// `late_series_beyond` the replies due after the last second the per-second series keeps.
+    /// `late_series_beyond` the replies due after the last second the per-second series keeps;
+    /// `order_waited` the requests that waited for one the kernel had queued before them, and
+    /// `order_gave_up` those that stopped waiting for one that never came.
     pub fn to_json(&self) -> Json {
         let g = |a: &AtomicU64| a.load(Relaxed);
         let replies = g(&self.replies);
@@ -174,6 +190,8 @@ impl Counters {
             "send_us_max": g(&self.send_ns[1]) as f64 / 1e3,
             "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
             "late_series_beyond": self.series.beyond(),
+            "order_waited": g(&self.order_waited),
+            "order_gave_up": g(&self.order_gave_up),
         })
     }
 }

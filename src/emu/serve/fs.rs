@@ -11,15 +11,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request as FuseRequest, WriteFlags,
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, InitFlags, KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request as FuseRequest,
+    WriteFlags,
 };
 use rustix::fs::FallocateFlags;
 
 use super::backing::Backing;
 use super::journal::CutState;
 use super::model::{ReqKind, Unsettled};
+use super::order::{Came, SubmitOrder, Turn};
 use super::replies::{Begun, ModelState, Out, Pending};
 
 /// Name of the device file in the mount.
@@ -38,6 +40,8 @@ pub struct EmuFs {
     cut: Arc<CutState>,
     capacity: u64,
     out: Out,
+    /// The order the kernel queued the requests in, which the model takes them in.
+    order: SubmitOrder,
     uid: u32,
     gid: u32,
     started: SystemTime,
@@ -56,27 +60,50 @@ impl EmuFs {
             cut,
             capacity,
             out,
+            order: SubmitOrder::default(),
             uid: rustix::process::getuid().as_raw(),
             gid: rustix::process::getgid().as_raw(),
             started: SystemTime::now(),
         }
     }
 
-    /// Hands a request to the model at the current time: its errno and due time, or deferred.
-    fn begin(&self, kind: ReqKind, offset: u64, len: u64) -> Begun {
-        self.out.sender.counters.arrive(kind, len);
-        let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+    /// The turn of the kernel's request `req`, arrived now: once those the kernel queued
+    /// before it have reached the model.
+    pub(super) fn turn(&self, req: &FuseRequest) -> Turn<'_> {
         let arrive = self.out.sender.clock.now_ns();
-        m.begin(&self.out, kind, offset, len, arrive)
+        let turn = self.order.turn(req.unique().0, arrive);
+        self.out
+            .sender
+            .counters
+            .came(turn.came != Came::InOrder, turn.came == Came::GaveUp);
+        turn
+    }
+
+    /// A kernel request that never reaches the model, counted in the order.
+    fn seen(&self, req: &FuseRequest) {
+        self.order.seen(req.unique().0);
+    }
+
+    /// Hands a request to the model in its turn: its errno and due time, or deferred.
+    fn begin(&self, turn: Turn<'_>, kind: ReqKind, offset: u64, len: u64) -> Begun {
+        self.begin_noted(turn, kind, offset, len).0
     }
 
     /// [`Self::begin`], with its arrival on the server clock and on the model's timeline.
-    pub(super) fn begin_noted(&self, kind: ReqKind, offset: u64, len: u64) -> (Begun, u64, u64) {
+    pub(super) fn begin_noted(
+        &self,
+        turn: Turn<'_>,
+        kind: ReqKind,
+        offset: u64,
+        len: u64,
+    ) -> (Begun, u64, u64) {
         self.out.sender.counters.arrive(kind, len);
         let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
-        let arrive = self.out.sender.clock.now_ns();
-        let begun = m.begin(&self.out, kind, offset, len, arrive);
-        (begun, arrive, m.last_ns)
+        let (begun, arrive) = m.begin(&self.out, kind, offset, len, turn.arrive_ns);
+        let noted = (begun, arrive, m.last_ns);
+        drop(m);
+        turn.done();
+        noted
     }
 
     /// What the model names unsettled at `now_model_ns`, and the completions it decided since
@@ -171,7 +198,8 @@ pub(super) fn errno_of(e: &std::io::Error) -> i32 {
 }
 
 impl Filesystem for EmuFs {
-    fn init(&mut self, _req: &FuseRequest, config: &mut KernelConfig) -> std::io::Result<()> {
+    fn init(&mut self, req: &FuseRequest, config: &mut KernelConfig) -> std::io::Result<()> {
+        self.seen(req);
         let _ = config.set_max_write(MAX_IO);
         let _ = config.set_max_readahead(MAX_IO);
         let _ = config.set_max_background(MAX_BACKGROUND);
@@ -182,14 +210,16 @@ impl Filesystem for EmuFs {
         Ok(())
     }
 
-    fn lookup(&self, _req: &FuseRequest, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&self, req: &FuseRequest, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        self.seen(req);
         match (parent, self.attr(DISK)) {
             (INodeNo::ROOT, Some(a)) if name == DISK_NAME => reply.entry(&TTL, &a, Generation(0)),
             _ => reply.error(Errno::ENOENT),
         }
     }
 
-    fn getattr(&self, _req: &FuseRequest, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+    fn getattr(&self, req: &FuseRequest, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        self.seen(req);
         match self.attr(ino) {
             Some(a) => reply.attr(&TTL, &a),
             None => reply.error(Errno::ENOENT),
@@ -199,7 +229,7 @@ impl Filesystem for EmuFs {
     #[allow(clippy::too_many_arguments)]
     fn setattr(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         ino: INodeNo,
         _mode: Option<u32>,
         _uid: Option<u32>,
@@ -215,6 +245,7 @@ impl Filesystem for EmuFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        self.seen(req);
         // The device has a fixed size; everything else is accepted and ignored.
         match (self.attr(ino), size) {
             (Some(_), Some(s)) if ino == DISK && s != self.capacity => reply.error(Errno::EPERM),
@@ -223,7 +254,8 @@ impl Filesystem for EmuFs {
         }
     }
 
-    fn open(&self, _req: &FuseRequest, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &FuseRequest, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        self.seen(req);
         if ino != DISK {
             return reply.error(Errno::EISDIR);
         }
@@ -236,7 +268,7 @@ impl Filesystem for EmuFs {
     #[allow(clippy::too_many_arguments)]
     fn read(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -245,6 +277,7 @@ impl Filesystem for EmuFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        let turn = self.turn(req);
         if ino != DISK {
             return reply.error(Errno::EISDIR);
         }
@@ -252,7 +285,7 @@ impl Filesystem for EmuFs {
         if len == 0 {
             return reply.data(&[]);
         }
-        let begun = self.begin(ReqKind::Read, offset, len as u64);
+        let begun = self.begin(turn, ReqKind::Read, offset, len as u64);
         let mut buf = self.out.sender.pool.take(len);
         let errno = Self::errno(begun, || {
             self.backing
@@ -265,7 +298,7 @@ impl Filesystem for EmuFs {
     #[allow(clippy::too_many_arguments)]
     fn write(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -275,6 +308,7 @@ impl Filesystem for EmuFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
+        let turn = self.turn(req);
         if ino != DISK {
             return reply.error(Errno::EISDIR);
         }
@@ -282,10 +316,10 @@ impl Filesystem for EmuFs {
         if len < data.len() {
             return reply.error(Errno::ENOSPC);
         }
-        let (begun, errno) = match self.journaled_write(offset, Some(data), len as u64) {
-            Some(r) => r,
-            None => {
-                let begun = self.begin(ReqKind::Write, offset, len as u64);
+        let (begun, errno) = match self.journaled_write(turn, offset, Some(data), len as u64) {
+            Ok(r) => r,
+            Err(turn) => {
+                let begun = self.begin(turn, ReqKind::Write, offset, len as u64);
                 (begun, Self::errno(begun, || self.store(data, offset)))
             }
         };
@@ -294,19 +328,79 @@ impl Filesystem for EmuFs {
 
     fn flush(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         _ino: INodeNo,
         _fh: FileHandle,
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
         // close(): not a cache flush of the device.
+        self.seen(req);
         reply.ok();
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn release(
+        &self,
+        req: &FuseRequest,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.seen(req);
+        reply.ok();
+    }
+
+    fn forget(&self, req: &FuseRequest, _ino: INodeNo, _nlookup: u64) {
+        self.seen(req);
+    }
+
+    fn opendir(&self, req: &FuseRequest, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        self.seen(req);
+        reply.opened(FileHandle(0), FopenFlags::empty());
+    }
+
+    fn releasedir(
+        &self,
+        req: &FuseRequest,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.seen(req);
+        reply.ok();
+    }
+
+    fn statfs(&self, req: &FuseRequest, _ino: INodeNo, reply: ReplyStatfs) {
+        self.seen(req);
+        reply.statfs(0, 0, 0, 0, 0, 512, 255, 0);
+    }
+
+    fn getxattr(
+        &self,
+        req: &FuseRequest,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        // The kernel asks once whether a write must drop privileges (security.capability).
+        self.seen(req);
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn access(&self, req: &FuseRequest, _ino: INodeNo, _mask: AccessFlags, reply: ReplyEmpty) {
+        self.seen(req);
+        reply.error(Errno::ENOSYS);
     }
 
     fn fsync(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         _ino: INodeNo,
         _fh: FileHandle,
         _datasync: bool,
@@ -314,16 +408,17 @@ impl Filesystem for EmuFs {
     ) {
         // The loop driver's REQ_OP_FLUSH. The backing image is scratch space, so it is not
         // synced; only the model pays the flush.
+        let turn = self.turn(req);
         let begun = self
-            .journaled_flush()
-            .unwrap_or_else(|| self.begin(ReqKind::Flush, 0, 0));
+            .journaled_flush(turn)
+            .unwrap_or_else(|turn| self.begin(turn, ReqKind::Flush, 0, 0));
         let errno = Self::errno(begun, || Ok(()));
         self.finish(begun, Pending::Empty(reply), errno);
     }
 
     fn fallocate(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -331,6 +426,7 @@ impl Filesystem for EmuFs {
         mode: i32,
         reply: ReplyEmpty,
     ) {
+        let turn = self.turn(req);
         if ino != DISK {
             return reply.error(Errno::EISDIR);
         }
@@ -340,9 +436,10 @@ impl Filesystem for EmuFs {
             // A used hard disk has no TRIM: the kernel writes zeros itself where it must.
             return reply.error(Errno::EOPNOTSUPP);
         }
-        if let Some((begun, errno)) = self.journaled_fallocate(mode, offset, len) {
-            return self.finish(begun, Pending::Empty(reply), errno);
-        }
+        let turn = match self.journaled_fallocate(turn, mode, offset, len) {
+            Ok((begun, errno)) => return self.finish(begun, Pending::Empty(reply), errno),
+            Err(turn) => turn,
+        };
         let kind = if mode.contains(FallocateFlags::PUNCH_HOLE) {
             // Discard (or write-zeroes that may unmap).
             ReqKind::Discard
@@ -355,19 +452,20 @@ impl Filesystem for EmuFs {
         } else {
             return reply.error(Errno::EOPNOTSUPP);
         };
-        let begun = self.begin(kind, offset, len);
+        let begun = self.begin(turn, kind, offset, len);
         let errno = Self::errno(begun, || self.backing.punch_hole(offset, len));
         self.finish(begun, Pending::Empty(reply), errno);
     }
 
     fn readdir(
         &self,
-        _req: &FuseRequest,
+        req: &FuseRequest,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
+        self.seen(req);
         if ino != INodeNo::ROOT {
             return reply.error(Errno::ENOTDIR);
         }

@@ -7,6 +7,7 @@
 use super::fs::{errno_of, EmuFs};
 use super::journal::Entry;
 use super::model::ReqKind;
+use super::order::Turn;
 use super::replies::Begun;
 use rustix::fs::FallocateFlags;
 
@@ -38,20 +39,23 @@ impl EmuFs {
         Ok(())
     }
 
-    /// A write (or write-zeroes: `zero`) while a cut is planned: how its reply is timed and
-    /// its errno; `None` when no cut is planned.
-    pub(super) fn journaled_write(
-        &self,
+    /// A write (or write-zeroes: `data` none) in its turn while a cut is planned: how its
+    /// reply is timed and its errno; the turn back when no cut is planned.
+    pub(super) fn journaled_write<'a>(
+        &'a self,
+        turn: Turn<'a>,
         offset: u64,
         data: Option<&[u8]>,
         len: u64,
-    ) -> Option<(Begun, i32)> {
+    ) -> Result<(Begun, i32), Turn<'a>> {
         let mut guard = self.cut_state().lock();
-        let journal = guard.as_mut()?;
-        let (begun, arrive_ns, arrive_model) = self.begin_noted(ReqKind::Write, offset, len);
+        let Some(journal) = guard.as_mut() else {
+            return Err(turn);
+        };
+        let (begun, arrive_ns, arrive_model) = self.begin_noted(turn, ReqKind::Write, offset, len);
         if let Begun::Due { errno, .. } = begun {
             if errno != 0 {
-                return Some((begun, errno));
+                return Ok((begun, errno));
             }
         }
         let mut old = vec![0u8; len as usize];
@@ -63,52 +67,58 @@ impl EmuFs {
                 None => self.image().punch_hole(offset, len),
             });
         if let Err(e) = changed {
-            return Some((begun, errno_of(&e)));
+            return Ok((begun, errno_of(&e)));
         }
         let (id, due, done) = times(begun);
         let e = Entry::new(id, offset, old, arrive_ns, due, arrive_model, done);
         journal.write(e, arrive_model, || self.ask_model(arrive_model));
-        Some((begun, 0))
+        Ok((begun, 0))
     }
 
-    /// A cache flush while a cut is planned.
-    pub(super) fn journaled_flush(&self) -> Option<Begun> {
+    /// A cache flush in its turn while a cut is planned; the turn back when none is.
+    pub(super) fn journaled_flush<'a>(&'a self, turn: Turn<'a>) -> Result<Begun, Turn<'a>> {
         let mut guard = self.cut_state().lock();
-        let journal = guard.as_mut()?;
-        let (begun, _, arrive_model) = self.begin_noted(ReqKind::Flush, 0, 0);
+        let Some(journal) = guard.as_mut() else {
+            return Err(turn);
+        };
+        let (begun, _, arrive_model) = self.begin_noted(turn, ReqKind::Flush, 0, 0);
         let (id, _, done) = times(begun);
         if !matches!(begun, Begun::Due { errno, .. } if errno != 0) {
             journal.flush(id, arrive_model, done);
         }
-        Some(begun)
+        Ok(begun)
     }
 
-    /// A discard or write-zeroes while a cut is planned: a discard is durable at once; a
-    /// write-zeroes is a write like any other, its old contents kept.
-    pub(super) fn journaled_fallocate(
-        &self,
+    /// A discard or write-zeroes in its turn while a cut is planned: a discard is durable at
+    /// once; a write-zeroes is a write like any other, its old contents kept. The turn back
+    /// when no cut is planned (or the mode is neither).
+    pub(super) fn journaled_fallocate<'a>(
+        &'a self,
+        turn: Turn<'a>,
         mode: FallocateFlags,
         offset: u64,
         len: u64,
-    ) -> Option<(Begun, i32)> {
+    ) -> Result<(Begun, i32), Turn<'a>> {
         if mode.contains(FallocateFlags::ZERO_RANGE) {
-            return self.journaled_write(offset, None, len);
+            return self.journaled_write(turn, offset, None, len);
         }
         if !mode.contains(FallocateFlags::PUNCH_HOLE) {
-            return None;
+            return Err(turn);
         }
         let mut guard = self.cut_state().lock();
-        let journal = guard.as_mut()?;
-        let (begun, _, _) = self.begin_noted(ReqKind::Discard, offset, len);
+        let Some(journal) = guard.as_mut() else {
+            return Err(turn);
+        };
+        let (begun, _, _) = self.begin_noted(turn, ReqKind::Discard, offset, len);
         if let Begun::Due { errno, .. } = begun {
             if errno != 0 {
-                return Some((begun, errno));
+                return Ok((begun, errno));
             }
         }
         if let Err(e) = self.image().punch_hole(offset, len) {
-            return Some((begun, errno_of(&e)));
+            return Ok((begun, errno_of(&e)));
         }
         journal.overwritten(offset, len);
-        Some((begun, 0))
+        Ok((begun, 0))
     }
 }

@@ -6,6 +6,7 @@ pub(crate) mod counters;
 pub(crate) mod fs;
 mod fs_journal;
 pub(crate) mod lateseries;
+pub(crate) mod order;
 pub(crate) mod replies;
 pub(crate) mod reqlog;
 pub(crate) mod rt;

@@ -180,6 +180,9 @@ pub struct ModelState {
     pub model: Box<dyn DeviceModel>,
     /// Last time given to the model (its timeline never goes backwards).
     pub last_ns: u64,
+    /// Last arrival given to the model, on the server clock (arrivals are taken in the
+    /// kernel's order, each no earlier than the one before).
+    last_arrive_ns: u64,
     /// Model time added to the scaled real time: what fast-forwards over idle background work
     /// skipped ([`crate::emu::EmuServer::background`]).
     pub offset_ns: u64,
@@ -209,6 +212,7 @@ impl ModelState {
         ModelState {
             model,
             last_ns: 0,
+            last_arrive_ns: 0,
             offset_ns: 0,
             log: None,
             outstanding: Outstanding::default(),
@@ -317,7 +321,8 @@ impl ModelState {
         out.sender.counters.serviced(kind, arrive_ns + delay, delay);
     }
 
-    /// Hands the model a request arriving now (`arrive_ns` on the server clock).
+    /// Hands the model a request that arrived at `arrive_ns` on the server clock (moved up
+    /// to the last arrival when it came before it): how its reply is timed, and its arrival.
     pub fn begin(
         &mut self,
         out: &Out,
@@ -325,7 +330,13 @@ impl ModelState {
         offset: u64,
         len: u64,
         arrive_ns: u64,
-    ) -> Begun {
+    ) -> (Begun, u64) {
+        let arrive_ns = arrive_ns.max(self.last_arrive_ns);
+        self.last_arrive_ns = arrive_ns;
+        (self.enter(out, kind, offset, len, arrive_ns), arrive_ns)
+    }
+
+    fn enter(&mut self, out: &Out, kind: ReqKind, offset: u64, len: u64, arrive_ns: u64) -> Begun {
         let id = self.next_id;
         self.next_id += 1;
         if self.off_for(arrive_ns, kind == ReqKind::Write) {
