@@ -254,8 +254,8 @@ pub fn writes(
 const CLOSE_FILLS: [f64; 4] = [0.0, 0.25, 0.5, 0.75];
 /// The writes that fill a unit before it is closed. A larger one the kernel may split: a
 /// 1 MiB O_DIRECT write whose pages are not contiguous goes as two 512 KiB requests (a loop
-/// device takes 128 segments), in flight together, and a served in-order card taking the
-/// second half first merges the unit (bench/README.md).
+/// device takes 128 segments), in flight together, and a card whose driver reorders them
+/// merges the unit (bench/README.md).
 const FILL_IO: u64 = 256 << 10;
 
 /// Closings timed at each fill (a single closing is one request, and the host delays one now
