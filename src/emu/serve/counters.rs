@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 
 use super::lateseries::{LateSeries, LATE_NOTED_NS};
 use super::model::ReqKind;
+use super::order::Came;
 
 /// Lock-free counters updated once per request.
 #[derive(Debug, Default)]
@@ -74,12 +75,12 @@ impl Counters {
         self.in_flight_max.fetch_max(now, Relaxed);
     }
 
-    /// A request waited for its turn (`waited`), and gave up waiting (`gave_up`).
-    pub fn came(&self, waited: bool, gave_up: bool) {
-        if waited {
+    /// How a request's turn came: a wait is counted, and a wait given up.
+    pub fn came(&self, came: Came) {
+        if came != Came::InOrder {
             self.order_waited.fetch_add(1, Relaxed);
         }
-        if gave_up {
+        if came == Came::GaveUp {
             self.order_gave_up.fetch_add(1, Relaxed);
         }
     }

@@ -21,7 +21,7 @@ use rustix::fs::FallocateFlags;
 use super::backing::Backing;
 use super::journal::CutState;
 use super::model::{ReqKind, Unsettled};
-use super::order::{Came, SubmitOrder, Turn};
+use super::order::{SubmitOrder, Turn};
 use super::replies::{Begun, ModelState, Out, Pending};
 
 /// Name of the device file in the mount.
@@ -69,13 +69,10 @@ impl EmuFs {
 
     /// The turn of the kernel's request `req`, arrived now: once those the kernel queued
     /// before it have reached the model.
-    pub(super) fn turn(&self, req: &FuseRequest) -> Turn<'_> {
+    fn turn(&self, req: &FuseRequest) -> Turn<'_> {
         let arrive = self.out.sender.clock.now_ns();
         let turn = self.order.turn(req.unique().0, arrive);
-        self.out
-            .sender
-            .counters
-            .came(turn.came != Came::InOrder, turn.came == Came::GaveUp);
+        self.out.sender.counters.came(turn.came);
         turn
     }
 

@@ -31,6 +31,14 @@ struct State {
 }
 
 impl State {
+    /// The first id seen starts the order just before it.
+    fn start(&mut self, id: u64) {
+        if !self.started {
+            self.started = true;
+            self.last = id.saturating_sub(ID_STEP);
+        }
+    }
+
     /// Id `id` reached the model (`gave_up`: after giving up on those before it).
     fn mark(&mut self, id: u64, gave_up: bool) {
         if gave_up {
@@ -102,6 +110,7 @@ impl SubmitOrder {
 
     fn mark(&self, id: u64, gave_up: bool) {
         let mut s = self.lock();
+        s.start(id);
         s.mark(id, gave_up);
         let wake = s.waiting > 0;
         drop(s);
@@ -115,10 +124,7 @@ impl SubmitOrder {
     /// model has taken it.
     pub fn turn(&self, id: u64, arrive_ns: u64) -> Turn<'_> {
         let mut s = self.lock();
-        if !s.started {
-            s.started = true;
-            s.last = id.saturating_sub(ID_STEP);
-        }
+        s.start(id);
         let mut came = Came::InOrder;
         if id > s.last + ID_STEP {
             let deadline = Instant::now() + Duration::from_nanos(WAIT_NS);
@@ -148,12 +154,6 @@ impl SubmitOrder {
 
     /// Request `id` needs no turn (it does not reach the model) but counts as come.
     pub fn seen(&self, id: u64) {
-        let mut s = self.lock();
-        if !s.started {
-            s.started = true;
-            s.last = id.saturating_sub(ID_STEP);
-        }
-        drop(s);
         self.mark(id, false);
     }
 }
