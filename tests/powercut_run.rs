@@ -280,7 +280,7 @@ fn stderr_of(log: &Path) -> String {
 
 /// The checker's output of the powercut phase exists: the stack is in its recovery.
 fn recovering(work: &Path) -> bool {
-    walk(work)
+    walk_this_fs(work)
         .iter()
         .any(|p| p.ends_with("powercut.checker.txt"))
 }

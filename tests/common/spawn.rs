@@ -79,6 +79,30 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Every file under `dir` on `dir`'s own filesystem: it does not descend into what is mounted
+/// below `dir`, so a test polling a trial's directory never holds the trial's mount busy while
+/// the trial unmounts it.
+pub fn walk_this_fs(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    fn go(dir: &Path, dev: u64, v: &mut Vec<PathBuf>) {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                let p = e.path();
+                match std::fs::symlink_metadata(&p) {
+                    Ok(m) if m.is_dir() && m.dev() == dev => go(&p, dev, v),
+                    _ => {}
+                }
+                v.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    if let Ok(m) = std::fs::metadata(dir) {
+        go(dir, m.dev(), &mut v);
+    }
+    v
+}
+
 /// The stream files (`NN-<stream>.dat`) a trial made under `dir`: they exist from the
 /// trial's layout until the trial ends, so a test that sees them knows the trial is running.
 pub fn stream_files_under(dir: &Path) -> Vec<PathBuf> {

@@ -235,11 +235,19 @@ fn own_filesystem(built: &Built, action: Action) -> Result<&crate::stack::fs::Mo
     })
 }
 
-/// Unmounts the stack's filesystem; refuses (rather than detaching lazily) when it is busy.
+/// Unmounts the stack's filesystem, waiting a moment for another program's brief use of it to
+/// end; refuses (rather than detaching lazily) when it stays busy.
 fn unmount(built: &Built) -> Result<(), StackError> {
     let m = own_filesystem(built, Action::Unmount)?;
-    rustix::mount::unmount(&m.mountpoint, rustix::mount::UnmountFlags::empty())
-        .map_err(|e| StackError::Command(format!("unmount {}: {e}", m.mountpoint.display())))
+    let mut busy = || {
+        eprintln!(
+            "iotrial: {} is busy; waiting up to {} s for it to be released",
+            m.mountpoint.display(),
+            sys::UNMOUNT_PATIENCE.as_secs()
+        )
+    };
+    sys::unmount_when_free(&m.mountpoint, sys::UNMOUNT_PATIENCE, &mut busy)
+        .map_err(StackError::Command)
 }
 
 /// Mounts the stack's filesystem again, as it was built.
