@@ -89,6 +89,9 @@ pub fn run(
         "{} I/Os, {:.1} s of the device's time",
         c.ios, c.device_seconds
     );
+    for l in c.host.iter().filter(|l| l.disturbed()) {
+        println!("warning: {}", l.warning());
+    }
     println!("{}", c.spec);
     Ok(())
 }

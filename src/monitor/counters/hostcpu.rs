@@ -91,7 +91,8 @@ pub struct HostCpu {
     steal_warn_intervals: u64,
 }
 
-fn read() -> std::io::Result<(Ticks, u32)> {
+/// The host's ticks now and its number of CPUs, from /proc/stat.
+pub fn read() -> std::io::Result<(Ticks, u32)> {
     let text = std::fs::read_to_string("/proc/stat")?;
     parse(&text).ok_or_else(|| std::io::Error::other("/proc/stat has no cpu line"))
 }

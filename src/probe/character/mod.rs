@@ -9,6 +9,7 @@
 pub mod calm;
 pub mod disk;
 pub mod flash;
+pub mod host;
 pub mod hostpath;
 pub mod matched;
 pub mod smr;
@@ -23,6 +24,7 @@ use crate::stack::ledger::Ledger;
 use crate::stack::provision::BuildOptions;
 use crate::stack::{DeviceSpec, StackError};
 use crate::units::Size;
+use host::{HostLoad, HostWatch};
 use hostpath::{HostPath, HostPaths};
 use serde::Serialize;
 use stats::{median, Draw};
@@ -76,6 +78,8 @@ pub struct Characterized {
     /// I/Os timed, and the device's seconds they took.
     pub ios: u64,
     pub device_seconds: f64,
+    /// The host over each probe: its steal and iowait ([`host`]).
+    pub host: Vec<HostLoad>,
 }
 
 /// Characterize could not finish.
@@ -151,11 +155,24 @@ pub fn characterize(
             };
             guard::check(path, &wipe)?;
             let cap = capacity(path)?;
+            let mut watch = HostWatch::start();
             let (host, servable) = host_path(ledger, stop, opts.scale, say)?;
-            let mut c = on_device(&device.to_string(), path, cap, opts, host, stop, say)?;
+            watch.end("the emulator's own path", say);
+            let mut c = on_device(
+                &device.to_string(),
+                path,
+                cap,
+                opts,
+                host,
+                &mut watch,
+                stop,
+                say,
+            )?;
             if servable {
                 hits_matched(&mut c, path, opts.scale, ledger, stop, say)?;
+                watch.end("the buffer hits beside the twin", say);
             }
+            c.host = watch.laps;
             Ok(c)
         }
         DeviceSpec::Emu { model, .. } => {
@@ -180,7 +197,9 @@ fn built(
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let name = device.to_string();
+    let mut watch = HostWatch::start();
     let (host, servable) = host_path(ledger, stop, opts.scale, say)?;
+    watch.end("the emulator's own path", say);
     let mut inner: Option<CharError> = None;
     let r = released_after(ledger, |l| {
         let raw = built_raw(device, &BuildOptions::default(), l, stop)?;
@@ -188,11 +207,22 @@ fn built(
             inner = Some(e);
             ProbeError::Interrupted
         };
-        let mut c =
-            on_device(&name, &raw.path, raw.capacity, opts, host, stop, say).map_err(&mut keep)?;
+        let mut c = on_device(
+            &name,
+            &raw.path,
+            raw.capacity,
+            opts,
+            host,
+            &mut watch,
+            stop,
+            say,
+        )
+        .map_err(&mut keep)?;
         if servable {
             hits_matched(&mut c, &raw.path, opts.scale, l, stop, say).map_err(&mut keep)?;
+            watch.end("the buffer hits beside the twin", say);
         }
+        c.host = std::mem::take(&mut watch.laps);
         Ok(c)
     });
     match (r, inner) {
@@ -257,13 +287,15 @@ pub fn capacity(path: &Path) -> Result<u64, CharError> {
     f.seek(std::io::SeekFrom::End(0)).map_err(err)
 }
 
-/// Runs the probes on the block device `dev` of `cap` bytes.
+/// Runs the probes on the block device `dev` of `cap` bytes, the host watched probe by probe.
+#[allow(clippy::too_many_arguments)]
 fn on_device(
     name: &str,
     dev: &Path,
     cap: u64,
     opts: &CharOptions,
     host: HostPaths,
+    watch: &mut HostWatch,
     stop: &AtomicBool,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
@@ -274,7 +306,7 @@ fn on_device(
         });
     }
     let mut run = Runner::new(dev, opts.scale, !opts.read_only, stop);
-    probes(name, &mut run, cap, opts, host, say)
+    probes(name, &mut run, cap, opts, host, watch, say)
 }
 
 /// Characterizes `model` itself, in this process, on its own timeline (no device, no host
@@ -289,16 +321,20 @@ pub fn characterize_model(
     let name = format!("model {}", model.name());
     let mut run = Runner::on_model(model, &NEVER);
     run.writable = !opts.read_only;
-    probes(&name, &mut run, cap, opts, HostPaths::NONE, say)
+    let mut watch = HostWatch::start();
+    let mut c = probes(&name, &mut run, cap, opts, HostPaths::NONE, &mut watch, say)?;
+    c.host = watch.laps;
+    Ok(c)
 }
 
-/// Runs every probe through `run` on a device of `cap` bytes.
+/// Runs every probe through `run` on a device of `cap` bytes, each ended on `watch`.
 fn probes(
     name: &str,
     run: &mut Runner,
     cap: u64,
     opts: &CharOptions,
     host: HostPaths,
+    watch: &mut HostWatch,
     say: &mut Progress,
 ) -> Result<Characterized, CharError> {
     let cap = cap / (1 << 20) * (1 << 20);
@@ -330,6 +366,7 @@ fn probes(
             first * 1e3
         ));
         flash::reads(run, cap, &mut draw, host.flash, &mut t, say)?;
+        watch.end("the flash reads", say);
         if opts.read_only {
             read_only_unknowns(
                 &mut t,
@@ -345,6 +382,7 @@ fn probes(
             );
         } else {
             flash::writes(run, cap, &mut t, say)?;
+            watch.end("the flash writes", say);
         }
         t
     } else {
@@ -354,9 +392,11 @@ fn probes(
         ));
         let mut t = Twin::new("hdd", "");
         let mut d = disk::reads(run, cap, host.disk.clone(), &mut draw, &mut t, say)?;
+        watch.end("the disk's reads", say);
         if opts.read_only {
             t.model_why = format!("random 4 KiB reads take {:.3} ms: a seek and a rotation; whether it is shingled needs write probes (skipped: read-only)", d.random_read * 1e3);
             disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
+            watch.end("the queue", say);
             read_only_unknowns(
                 &mut t,
                 &[
@@ -369,6 +409,7 @@ fn probes(
             );
         } else {
             let (shingled, cached) = smr::decide(run, &d, &mut draw)?;
+            watch.end("the shingle test", say);
             match shingled {
                 Some(why) => {
                     say("model: smr (drive-managed shingled)");
@@ -380,6 +421,7 @@ fn probes(
                         "writes are acknowledged before a random access could hold them",
                     );
                     smr::shingles(run, &d, &mut draw, cached, &mut t, say)?;
+                    watch.end("the persistent cache and bands", say);
                     for p in ["write_buffer", "write_slots"] {
                         t.unknown(p, "the persistent cache takes scattered writes at the host's pace, so no burst fills the write buffer: needs bursts of writes that go in place (band-aligned)");
                     }
@@ -392,8 +434,10 @@ fn probes(
                     t.model_why = format!("random 4 KiB reads take {:.3} ms (a seek and a rotation) and scattered writes made durable take as long: a conventional disk", d.random_read * 1e3);
                     say("model: hdd");
                     disk::writes::writes(run, &mut d, &mut draw, &mut t, say)?;
+                    watch.end("the writes", say);
                     disk::queue::depth(run, &d, &mut draw, &mut t, say)?;
                     disk::queue::queue(run, &d, &mut draw, &mut t, say)?;
+                    watch.end("the queue", say);
                 }
             }
         }
@@ -413,6 +457,7 @@ fn probes(
         twin,
         ios: run.ios,
         device_seconds: run.seconds,
+        host: Vec::new(),
     })
 }
 

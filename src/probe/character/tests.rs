@@ -64,6 +64,20 @@ fn a_fifo_hdd_is_recovered_on_its_own_timeline() {
     // Only what does not apply to an arrival-order drive is left unidentified.
     let unknown: Vec<&str> = c.twin.unknown.iter().map(|u| u.name).collect();
     assert_eq!(unknown, ["age_limit"], "{:?}", c.twin.unknown);
+    assert_eq!(
+        laps(&c),
+        [
+            "the disk's reads",
+            "the shingle test",
+            "the writes",
+            "the queue"
+        ]
+    );
+}
+
+/// The probes the host was watched over, in order.
+fn laps(c: &Characterized) -> Vec<&str> {
+    c.host.iter().map(|l| l.probe.as_str()).collect()
 }
 
 #[test]
@@ -93,6 +107,14 @@ fn an_smr_disk_is_recovered_on_its_own_timeline() {
         ],
     );
     assert_eq!(c.twin.model, "smr");
+    assert_eq!(
+        laps(&c),
+        [
+            "the disk's reads",
+            "the shingle test",
+            "the persistent cache and bands"
+        ]
+    );
 }
 
 #[test]
@@ -156,7 +178,7 @@ fn an_smr_disks_cache_is_found_to_a_mib_behind_any_write_buffer() {
 
 #[test]
 fn a_flash_card_is_recovered_on_its_own_timeline() {
-    recovers(
+    let c = recovers(
         "flash,size=8GiB,au=2MiB,open_units=5,read_rate=30,write_rate=15,copy_rate=45,erase=7ms",
         &[
             ("au", 0.0),
@@ -168,6 +190,7 @@ fn a_flash_card_is_recovered_on_its_own_timeline() {
             ("erase", 0.01),
         ],
     );
+    assert_eq!(laps(&c), ["the flash reads", "the flash writes"]);
     recovers(
         "flash,card=lexar",
         &[
