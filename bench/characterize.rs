@@ -129,7 +129,7 @@ fn main() {
                 "characterized as {} in {:.0} s of wall time ({} I/Os, {:.0} s of the drive's time, scale {scale})",
                 v["twin"]["model"], wall, v["ios"], v["device_seconds"]
             );
-            println!("the host per probe (steal, iowait ms/s): {}", host_laps(&v));
+            println!("the host's steal per probe, ms/s: {}", host_laps(&v));
             println!("| parameter | drawn | found | error |\n|---|---|---|---|");
             let checks = CHECKS.iter().find(|c| c.0 == model).unwrap().1;
             let mut names: Vec<(&str, &str)> = checks.to_vec();
@@ -314,17 +314,16 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
     }
 }
 
-/// The host's steal and iowait over each probe of a characterize run, from its `host` list.
+/// The host's steal over each probe of a characterize run, from its `host` list.
 fn host_laps(v: &Value) -> String {
     let laps = v["host"].as_array().cloned().unwrap_or_default();
     let text: Vec<String> = laps
         .iter()
         .map(|l| {
             format!(
-                "{} {:.0}, {:.0}",
+                "{} {:.0}",
                 l["probe"].as_str().unwrap_or("?"),
-                l["steal_ms_per_s"].as_f64().unwrap_or(f64::NAN),
-                l["iowait_ms_per_s"].as_f64().unwrap_or(f64::NAN)
+                l["steal_ms_per_s"].as_f64().unwrap_or(f64::NAN)
             )
         })
         .collect();

@@ -1,9 +1,10 @@
 //! What the host did while characterize timed a device, probe by probe, from /proc/stat: the
-//! time the hypervisor gave this machine's CPUs to others (steal) and the time they waited for
-//! the host's own disks (iowait). A probe timed while the hypervisor held the CPUs measures
-//! the host as much as the device: a reply late by the stall reads as a slower device. So
-//! characterize keeps each probe's figures (`host` in `--json`) and says which probes were
-//! disturbed, so that a twin found on a busy host is not taken for the drive's.
+//! time the hypervisor gave this machine's CPUs to others (steal). A probe timed while the
+//! hypervisor held the CPUs measures the host as much as the device: a reply late by the stall
+//! reads as a slower device. So characterize keeps each probe's steal (`host` in `--json`)
+//! and says which probes were disturbed, so that a twin found on a busy host is not taken for
+//! the drive's. (iowait is no such sign: a CPU idle while the probe itself waits for the
+//! device counts as iowait.)
 
 use crate::monitor::counters::hostcpu::{self, Ticks};
 use serde::Serialize;
@@ -22,9 +23,8 @@ pub struct HostLoad {
     pub probe: String,
     /// The probe's wall time, seconds.
     pub wall_s: f64,
-    /// Steal and iowait over it, ms per second of wall time summed over the CPUs.
+    /// Steal over it, ms per second of wall time summed over the CPUs.
     pub steal_ms_per_s: f64,
-    pub iowait_ms_per_s: f64,
 }
 
 impl HostLoad {
@@ -57,7 +57,6 @@ pub fn load(probe: &str, before: &Ticks, now: &Ticks, dt: f64) -> HostLoad {
         probe: probe.to_string(),
         wall_s: dt,
         steal_ms_per_s: per_s(before.steal, now.steal),
-        iowait_ms_per_s: per_s(before.iowait, now.iowait),
     }
 }
 
@@ -112,11 +111,18 @@ mod tests {
     }
 
     #[test]
+    fn only_steal_counts_not_the_probes_own_waits() {
+        // A probe waiting on the device leaves the CPUs in iowait: no sign of the host.
+        let l = load("the reads", &ticks(0, 0), &ticks(1, 180), 1.0);
+        assert_eq!(l.steal_ms_per_s, 10.0);
+        assert!(!l.disturbed());
+    }
+
+    #[test]
     fn steal_over_the_limit_marks_the_probe_disturbed() {
         // 30 ticks of steal (300 ms) over 2 s: 150 ms/s.
         let l = load("the seek curve", &ticks(100, 0), &ticks(130, 50), 2.0);
         assert_eq!(l.steal_ms_per_s, 150.0);
-        assert_eq!(l.iowait_ms_per_s, 250.0);
         assert!(l.disturbed());
         assert!(l.warning().contains("150 ms/s"), "{}", l.warning());
         assert!(l.warning().contains("the seek curve"), "{}", l.warning());
