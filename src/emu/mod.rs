@@ -18,7 +18,8 @@ pub use models::{closed_loop, model, null, twinfile, twins};
 use serve::{conn, fs, lateseries, reqlog, rt, server, timer};
 
 pub use conn::{
-    abort_connection, abort_minor, fuse_mounts_at, resolve_mountpoint, unmount_patiently, FuseMount,
+    abort_connection, abort_minor, fuse_mounts_at, resolve_mountpoint, unmount_patiently,
+    unmount_waiting, FuseMount,
 };
 pub use error::EmuError;
 pub use fs::{DISK_NAME, MAX_BACKGROUND, MAX_IO};

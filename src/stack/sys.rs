@@ -186,40 +186,30 @@ pub fn unmount(target: &Path) -> Result<Unmounted, String> {
 /// completion) ends well within it; a shell whose working directory is in the mount does not.
 pub const UNMOUNT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Unmounts the filesystem at `target`, never lazily: while it is busy, retries every 20 ms for
-/// up to `patience`, calling `on_busy` once at the first refusal. A filesystem still busy then
-/// is an error that says so (a lazy detach would leave its device in use, and a checker must
-/// not run on it).
+/// Unmounts the filesystem at `target`, never lazily: while it is busy, retries for up to
+/// `patience` ([`crate::emu::unmount_waiting`]), calling `on_busy` once at the first refusal.
+/// A filesystem still busy then is an error that says so (a lazy detach would leave its
+/// device in use, and a checker must not run on it), as is nothing mounted there.
 pub fn unmount_when_free(
     target: &Path,
     patience: std::time::Duration,
     on_busy: &mut dyn FnMut(),
 ) -> Result<(), String> {
-    use rustix::io::Errno;
-    use rustix::mount::{unmount as um, UnmountFlags};
-    let deadline = std::time::Instant::now() + patience;
-    let mut waited = false;
-    loop {
-        match um(target, UnmountFlags::empty()) {
-            Ok(()) => return Ok(()),
-            Err(Errno::BUSY) if std::time::Instant::now() < deadline => {
-                if !waited {
-                    waited = true;
-                    on_busy();
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(Errno::BUSY) => {
-                return Err(format!(
-                    "unmount {}: still busy after {:.1} s: a process has a file or its working \
-                     directory in it",
-                    target.display(),
-                    patience.as_secs_f64()
-                ))
-            }
-            Err(e) => return Err(format!("unmount {}: {e}", target.display())),
-        }
+    if crate::mountinfo::mount_at(target).is_none() {
+        return Err(format!(
+            "unmount {}: nothing is mounted there",
+            target.display()
+        ));
     }
+    crate::emu::unmount_waiting(target, patience, on_busy).map_err(|e| match e {
+        rustix::io::Errno::BUSY => format!(
+            "unmount {}: still busy after {:.1} s: a process has a file or its working \
+             directory in it",
+            target.display(),
+            patience.as_secs_f64()
+        ),
+        e => format!("unmount {}: {e}", target.display()),
+    })
 }
 
 /// Reads a sysfs attribute, trimmed.

@@ -73,11 +73,24 @@ pub fn unmount_patiently(
     target: &Path,
     patience: std::time::Duration,
 ) -> Result<(), rustix::io::Errno> {
+    unmount_waiting(target, patience, &mut || {})
+}
+
+/// [`unmount_patiently`], calling `on_busy` once at the first refusal (retries every 20 ms).
+pub fn unmount_waiting(
+    target: &Path,
+    patience: std::time::Duration,
+    on_busy: &mut dyn FnMut(),
+) -> Result<(), rustix::io::Errno> {
     let deadline = std::time::Instant::now() + patience;
+    let mut noted = false;
     loop {
         match rustix::mount::unmount(target, UnmountFlags::empty()) {
             Ok(()) | Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
             Err(rustix::io::Errno::BUSY) if std::time::Instant::now() < deadline => {
+                if !std::mem::replace(&mut noted, true) {
+                    on_busy();
+                }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             Err(e) => return Err(e),

@@ -67,7 +67,7 @@ pub fn parse(text: &str) -> Option<(Ticks, u32)> {
 }
 
 /// ms per second of `now - before` over `dt` seconds, each figure in [`Ticks`]' order.
-fn rates(before: &Ticks, now: &Ticks, dt: f64) -> [f64; 5] {
+pub fn rates(before: &Ticks, now: &Ticks, dt: f64) -> [f64; 5] {
     let per_s = |a: u64, b: u64| b.saturating_sub(a) as f64 * TICK_MS / dt;
     [
         per_s(before.user, now.user),

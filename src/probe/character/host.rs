@@ -14,9 +14,6 @@ use std::time::Instant;
 /// limit over which `device validate` runs a pair of trials again), marks the probe disturbed.
 pub const STEAL_LIMIT_MS_PER_S: f64 = 100.0;
 
-/// Milliseconds per clock tick of /proc/stat (USER_HZ).
-const TICK_MS: f64 = 10.0;
-
 /// The host over one probe.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostLoad {
@@ -46,17 +43,15 @@ impl HostLoad {
 
 /// The host's figures between two readings of /proc/stat `dt` seconds apart.
 pub fn load(probe: &str, before: &Ticks, now: &Ticks, dt: f64) -> HostLoad {
-    let per_s = |a: u64, b: u64| {
-        if dt > 0.0 {
-            b.saturating_sub(a) as f64 * TICK_MS / dt
-        } else {
-            0.0
-        }
+    let steal = if dt > 0.0 {
+        hostcpu::rates(before, now, dt)[4]
+    } else {
+        0.0
     };
     HostLoad {
         probe: probe.to_string(),
         wall_s: dt,
-        steal_ms_per_s: per_s(before.steal, now.steal),
+        steal_ms_per_s: steal,
     }
 }
 
