@@ -267,11 +267,14 @@ fn read_only_writes_nothing() {
     assert!(file.lines().any(|l| l == last), "{file}");
     assert!(file.contains("# Not identified"), "{file}");
     // The twin was served beside the drive, their buffer hits in turn, and released after; or,
-    // when this loaded host's figures made a spec the model refuses, characterize says so.
+    // when this loaded host's figures made a spec the model refuses, or hits the twin cannot be
+    // moved to (an overhead found at 0 on a host whose own path took 3.2 ms), characterize
+    // says so.
     assert!(
         file.lines()
             .any(|l| l.starts_with("#   overhead = ") && l.contains("served beside the device"))
-            || err.contains("the twin could not be served beside the device"),
+            || err.contains("the twin could not be served beside the device")
+            || err.contains("the twin's hits could not be matched"),
         "{file}\n{err}"
     );
     let spec = iotrial::stack::DeviceSpec::parse(out.to_str().unwrap()).unwrap();
