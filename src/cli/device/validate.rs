@@ -326,6 +326,8 @@ fn filesystems(
 ) -> Result<FsFigures> {
     let exe = std::env::current_exe().context("find this program")?;
     let out_dir = tempfile::tempdir().context("a directory for the filesystem trials")?;
+    // Both sides are made for the device's size, so with the same journal.
+    let size = iotrial::stack::build::raw::device_size(path);
     let cases: Vec<Case> = filesystems
         .iter()
         .flat_map(|fs| {
@@ -367,7 +369,7 @@ fn filesystems(
                 for side in order {
                     let target = [spec, twin][side];
                     let mut cmd = Command::new(&exe);
-                    cmd.args(trial_args(kind, fs, target, sets, round_seed(round)))
+                    cmd.args(trial_args(kind, fs, target, size, sets, round_seed(round)))
                         .arg("--out")
                         .arg(out_dir.path());
                     if side == 0 {
@@ -522,6 +524,31 @@ fn rounds_text(figures: &[FsFigure]) -> String {
 /// speed and the host's timing, which is not what the device and its twin are compared on.
 const EXT_MKFS: &str = "-E lazy_itable_init=0,lazy_journal_init=0";
 
+/// The journal the ext filesystems with one (ext3, ext4) get at least, in MiB: mke2fs's own
+/// size from 16 GiB up ([`EXT_JOURNAL_FROM`]). The tree's creation puts about 66-88 MB through
+/// a 64 MiB journal (8 GiB), which then has to be checkpointed while the creation runs; whether
+/// the creation's last transaction waits for that, and writes 21 MB more to the journal and 20
+/// MB more home, is the host's timing (two values on the device and its twin alike). Through
+/// 128 MiB it writes about 44 MB and never waits for space.
+const EXT_JOURNAL_MIB: u64 = 128;
+
+/// The smallest filesystem mke2fs gives a journal of [`EXT_JOURNAL_MIB`] by itself (e2fsprogs
+/// 1.47: 4 Mi blocks of 4 KiB; 64 MiB below, 256 MiB from 32 GiB).
+const EXT_JOURNAL_FROM: u64 = 16 << 30;
+
+/// mkfs's arguments for `fs` on a device of `size` bytes (`None`: not known), or `None` for a
+/// filesystem validate makes as mkfs makes it.
+fn mkfs_args(fs: &str, size: Option<u64>) -> Option<String> {
+    match fs {
+        "ext2" => Some(EXT_MKFS.to_string()),
+        "ext3" | "ext4" if size.is_some_and(|s| s < EXT_JOURNAL_FROM) => {
+            Some(format!("{EXT_MKFS} -J size={EXT_JOURNAL_MIB}"))
+        }
+        "ext3" | "ext4" => Some(EXT_MKFS.to_string()),
+        _ => None,
+    }
+}
+
 /// The mount options of ext2/3/4 (the ext4 driver mounts all three): no prefetch of the
 /// block bitmaps. With it (the default), ext4 reads every group's bitmap in the background
 /// from the mount on, and its first allocations pass over the groups not read yet: on a disk
@@ -537,13 +564,23 @@ fn round_seed(round: usize) -> u64 {
     round as u64 + 1
 }
 
-/// The arguments of one filesystem trial (`iotrial run`), but for `--out` and `--wipe`.
-fn trial_args(kind: &str, fs: &str, target: &str, sets: &[&str], seed: u64) -> Vec<String> {
+/// The arguments of one filesystem trial (`iotrial run`) on a device of `size` bytes, but for
+/// `--out` and `--wipe`.
+fn trial_args(
+    kind: &str,
+    fs: &str,
+    target: &str,
+    size: Option<u64>,
+    sets: &[&str],
+    seed: u64,
+) -> Vec<String> {
     let mut args: Vec<String> = ["run", kind, "--target", target, "--fs", fs, "--json"]
         .map(String::from)
         .to_vec();
+    if let Some(mkfs) = mkfs_args(fs, size) {
+        args.extend(["--mkfs".to_string(), mkfs]);
+    }
     if matches!(fs, "ext2" | "ext3" | "ext4") {
-        args.extend(["--mkfs".to_string(), EXT_MKFS.to_string()]);
         args.extend(["--mount".to_string(), EXT_MOUNT.to_string()]);
     }
     for s in sets {
@@ -597,7 +634,8 @@ mod tests {
 
     #[test]
     fn ext_filesystems_are_made_with_their_tables_zeroed_and_others_as_mkfs_makes_them() {
-        let ext4 = trial_args("tree", "ext4", "emu:hdd", &["dirs=10"], 3);
+        let gib = |n: u64| Some(n << 30);
+        let ext4 = trial_args("tree", "ext4", "emu:hdd", gib(32), &["dirs=10"], 3);
         assert_eq!(
             ext4,
             [
@@ -608,7 +646,7 @@ mod tests {
         assert!(
             EXT_MKFS.contains("lazy_itable_init=0") && EXT_MKFS.contains("lazy_journal_init=0")
         );
-        let xfs = trial_args("dvr", "xfs", "block:/dev/x", &[], 1);
+        let xfs = trial_args("dvr", "xfs", "block:/dev/x", gib(8), &[], 1);
         assert_eq!(
             xfs,
             [
@@ -623,6 +661,29 @@ mod tests {
                 "seed=1"
             ]
         );
+    }
+
+    /// Below 16 GiB mke2fs's journal is 64 MiB or less, which the tree's creation overruns:
+    /// ext3 and ext4 get 128 MiB there, mke2fs's own from 16 GiB up; ext2 has no journal.
+    #[test]
+    fn a_journal_of_at_least_128_mib_where_mkfs_would_make_a_smaller_one() {
+        let gib = |n: u64| Some(n << 30);
+        let with = format!("{EXT_MKFS} -J size=128");
+        for fs in ["ext3", "ext4"] {
+            assert_eq!(mkfs_args(fs, gib(8)), Some(with.clone()));
+            assert_eq!(mkfs_args(fs, Some((16 << 30) - 4096)), Some(with.clone()));
+            assert_eq!(mkfs_args(fs, gib(16)), Some(EXT_MKFS.to_string()));
+            assert_eq!(mkfs_args(fs, gib(32)), Some(EXT_MKFS.to_string()));
+            // A size not known is left to mke2fs.
+            assert_eq!(mkfs_args(fs, None), Some(EXT_MKFS.to_string()));
+        }
+        assert_eq!(mkfs_args("ext2", gib(8)), Some(EXT_MKFS.to_string()));
+        for fs in ["xfs", "btrfs"] {
+            assert_eq!(mkfs_args(fs, gib(8)), None);
+        }
+        let small = trial_args("tree", "ext4", "emu:flash", gib(8), &[], 2);
+        let at = small.iter().position(|a| a == "--mkfs").unwrap();
+        assert_eq!(small[at + 1], with);
     }
 
     /// A side whose idle phase read the disk has an entry more in a per-phase list: entries
