@@ -36,15 +36,21 @@ pub fn reads(
         pts.push((s as f64, median(&run.reads(&offs, s)?)));
     }
     let (access, per_byte) = line(&pts);
+    let medians = pts
+        .iter()
+        .map(|&(s, l)| format!("{} {:.3} ms", size_text(s), l * 1e3))
+        .collect::<Vec<_>>()
+        .join(", ");
     // The line holds the host's path to the device; a twin served by the emulator has the
     // emulator's own path on top of its modeled access and transfer: that much less is
     // modeled.
     let rate = 1.0 / (per_byte - host.per_byte).max(1e-12);
     let access = access - host.fixed;
     say(&format!(
-        "reads: {:.3} ms access, {:.2} MB/s",
+        "reads: {:.3} ms access, {:.2} MB/s (medians: {medians}; path {:.1} us)",
         access * 1e3,
-        rate / 1e6
+        rate / 1e6,
+        host.fixed * 1e6
     ));
     twin.set(
         "read_rate",
