@@ -49,6 +49,16 @@ fn released(work: &Path) {
     });
 }
 
+/// The phase named `name` of a result.
+fn phase<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name}: {}", doc["phases"]))
+}
+
 /// The kinds of a result's phases, in order.
 fn kinds(doc: &Value) -> Vec<&str> {
     let phases = doc["phases"].as_array().unwrap();
@@ -76,6 +86,7 @@ fn tree_on_emulated_smr_and_cmr_disks() {
         kinds(&smr),
         [
             "prepare",
+            "idle",
             "stream",
             "sync",
             "drop_caches",
@@ -84,6 +95,13 @@ fn tree_on_emulated_smr_and_cmr_disks() {
             "sync",
             "idle"
         ]
+    );
+    // The creation began on a disk done with what mkfs left it: the model said when.
+    assert_eq!(phase(&smr, "idle_mkfs")["idle"]["how"], "device");
+    assert!(
+        smr["verdict"]["cleaning_after_mkfs_s"].as_f64().is_some(),
+        "{}",
+        smr["verdict"]
     );
     let v = &smr["verdict"];
     assert!(v["create_s"].as_f64().unwrap() > 0.0, "{v}");
@@ -104,12 +122,12 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     assert!(journal > 0, "{v}");
     assert_eq!(v["io_classes_from"], "device log");
     assert!(v["smr"]["cache_write_bytes"].as_u64().unwrap() > 0, "{v}");
-    assert_eq!(smr["phases"][4]["idle"]["how"], "device");
+    assert_eq!(phase(&smr, "idle_create")["idle"]["how"], "device");
     // Nothing is in service during the idle phase, so the device's clock is moved over the
     // cleaning rather than the phase waiting it out: the skip ends when the device went idle.
     // (Only a host that took over 6 s for the sync and the cache drop would find the drive
     // already cleaning, and then idle before the phase: nothing to skip.)
-    let idle = &smr["phases"][4]["idle"];
+    let idle = &phase(&smr, "idle_create")["idle"];
     let device_idle = idle["device_idle_s"].as_f64().unwrap();
     match idle["fast_forward_s"].as_f64() {
         Some(skipped) => assert!((skipped - device_idle).abs() < 0.05, "{idle}"),
@@ -154,7 +172,9 @@ fn an_idle_phase_reads_a_named_disk_until_it_is_calm() {
         &["--wipe", &dev, "--set", "idle_quiet=1s"],
     );
     let stats = served.stop();
-    let idle = &doc["phases"][4]["idle"];
+    // mkfs's writes are what the disk is still cleaning when diskstats go quiet: the wait
+    // before the creation finds it busy.
+    let idle = &phase(&doc, "idle_mkfs")["idle"];
     assert_eq!(idle["how"], "diskstats, then reads", "{idle}");
     assert!(idle["busy_s"].as_f64().unwrap() > 0.0, "{idle} {stats}");
     assert!(
@@ -162,7 +182,14 @@ fn an_idle_phase_reads_a_named_disk_until_it_is_calm() {
         "{idle}"
     );
     assert!(idle["cleaning_s"].is_null(), "{idle}");
-    assert_eq!(doc["phases"][7]["idle"]["how"], "diskstats, then reads");
+    assert_eq!(
+        phase(&doc, "idle_remove")["idle"]["how"],
+        "diskstats, then reads"
+    );
+    assert_eq!(
+        phase(&doc, "idle_create")["idle"]["how"],
+        "diskstats, then reads"
+    );
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("idle_create: a disk hides"), "{warnings}");
 
@@ -173,7 +200,7 @@ fn an_idle_phase_reads_a_named_disk_until_it_is_calm() {
         &format!("image:{},size=1GiB", img.display()),
         &["--set", "idle_quiet=1s"],
     );
-    let idle = &doc["phases"][4]["idle"];
+    let idle = &phase(&doc, "idle_create")["idle"];
     assert_eq!(idle["how"], "diskstats", "{idle}");
     assert!(idle["busy_s"].is_null(), "{idle}");
 }
@@ -255,7 +282,7 @@ fn tree_on_a_directory_without_root_says_why_there_is_no_cleaning_time() {
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("no cleaning time"), "{warnings}");
     assert!(warnings.contains("drop_caches"), "{warnings}");
-    let mut with_fileserver = vec!["prepare"];
+    let mut with_fileserver = vec!["prepare", "idle"];
     with_fileserver.extend(["stream", "sync", "idle"].repeat(3));
     assert_eq!(kinds(&doc), with_fileserver);
     // filebench's fileserver loop ran, none of its operations failing.

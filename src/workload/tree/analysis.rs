@@ -5,7 +5,7 @@
 
 use super::figures::{PhaseIo, SmrFigures, Verdict};
 use super::shape::Shape;
-use super::{CREATE, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_REMOVE, REMOVE};
+use super::{CREATE, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_MKFS, IDLE_REMOVE, REMOVE};
 use crate::engine::{Op, PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, num_opt, Rows};
@@ -219,6 +219,7 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
         dirs_created,
         remove_s,
         remove_dirs_per_s: rate(dirs_created, remove_s),
+        cleaning_after_mkfs_s: cleaning(set, IDLE_MKFS, &mut warnings),
         cleaning_after_create_s: cleaning(set, IDLE_CREATE, &mut warnings),
         cleaning_after_remove_s: cleaning(set, IDLE_REMOVE, &mut warnings),
         cleaning_after_fileserver_s: cleaning(set, IDLE_FILESERVER, &mut warnings),
@@ -293,6 +294,12 @@ impl Outcome for TreeOutcome {
                 "; file server {} ops/s, cleaning after it {}",
                 num(ops),
                 cleaning(v.cleaning_after_fileserver_s)
+            ));
+        }
+        if let Some(s) = v.cleaning_after_mkfs_s {
+            line.push_str(&format!(
+                "; the disk cleaned for {} s after mkfs, before the creation",
+                num(s)
             ));
         }
         line

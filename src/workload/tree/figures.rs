@@ -50,7 +50,10 @@ pub struct Verdict {
     pub remove_s: Option<f64>,
     pub remove_dirs_per_s: Option<f64>,
     /// Seconds the device needed to finish its background work after each phase; null when
-    /// the device cannot tell (a real disk, a directory target).
+    /// the device cannot tell (a real disk, a directory target). After mkfs: what the disk
+    /// still had to do when the filesystem was mounted (null too with `settle` false).
+    #[serde(default)]
+    pub cleaning_after_mkfs_s: Option<f64>,
     pub cleaning_after_create_s: Option<f64>,
     pub cleaning_after_remove_s: Option<f64>,
     #[serde(default)]

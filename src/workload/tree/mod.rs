@@ -1,5 +1,6 @@
 //! The `tree` workload of seed 002: T threads create D directories in a tree of depth L (each
-//! thread its share, as a tree of its own), the tree is synced, the caches dropped and the
+//! thread its share, as a tree of its own, once the device has finished what mkfs left it
+//! doing), the tree is synced, the caches dropped and the
 //! device left to finish its background work (SMR cleaning, timed); then the tree is removed
 //! as `rm -rf` does (list each directory, remove what it holds, then the directory), synced,
 //! and the device's cleaning timed again; optionally a file-server mix runs for a time, with
@@ -36,7 +37,7 @@ use shape::Shape;
 pub struct Tree;
 
 pub use phases::{
-    CREATE, DROP_CACHES, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_REMOVE, REMOVE,
+    CREATE, DROP_CACHES, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_MKFS, IDLE_REMOVE, REMOVE,
     SYNC_CREATE, SYNC_FILESERVER, SYNC_REMOVE,
 };
 
@@ -170,18 +171,24 @@ fn run(name: &str, streams: std::ops::Range<usize>, stop: Stop) -> Phase {
     }
 }
 
-/// The phases: create, sync, drop caches (with root), idle; remove, sync, idle; optionally
-/// the file server, sync, idle.
+/// The phases: idle (unless `settle` is false), create, sync, drop caches (with root), idle;
+/// remove, sync, idle; optionally the file server, sync, idle.
 fn phases(p: &Params) -> Vec<Phase> {
     let (t, r) = (p.u64("threads") as usize, p.u64("remove_threads") as usize);
     let idle = Action::Idle(IdleLimits {
         max_ms: (p.f64("idle_max") * 1000.0).round() as u64,
         quiet_ms: (p.f64("idle_quiet") * 1000.0).round().max(1.0) as u64,
     });
-    let mut out = vec![
+    let mut out = Vec::new();
+    // A drive-managed SMR disk is still cleaning what mkfs wrote when the filesystem is
+    // mounted; a creation started then has its reads wait behind that cleaning.
+    if p.bool("settle") {
+        out.push(action(IDLE_MKFS, idle));
+    }
+    out.extend([
         run(CREATE, 0..t, Stop::OpsEnd),
         action(SYNC_CREATE, Action::Sync),
-    ];
+    ]);
     // Dropping the caches needs root; without it the run still measures (and says so).
     if rustix::process::geteuid().is_root() {
         out.push(action(DROP_CACHES, Action::DropCaches));

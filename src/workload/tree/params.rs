@@ -12,6 +12,7 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("file_size", Kind::Size, "0", "bytes written to each of those files"),
     ParamSpec::new("fileserver_duration", Kind::Duration, "0s", "how long the file-server phase runs (filebench's fileserver mix, one loop per creating thread); 0: no file-server phase"),
     ParamSpec::new("fileserver_files", Kind::Count, "1000", "the file-server phase's working set, files in all (each thread keeps its share)"),
+    ParamSpec::new("settle", Kind::Bool, "true", "wait, before the creation, for the device to finish what mkfs left it doing (an SMR disk cleaning the inode tables mkfs wrote into its persistent cache), as on a disk formatted long before (seed 002's); false: create at once, racing that work"),
     ParamSpec::new("idle_max", Kind::Duration, "30min", "the most an idle phase waits for the device's background work (SMR cleaning), in the device model's time"),
     ParamSpec::new("idle_quiet", Kind::Duration, "5s", "devices that cannot report their background work: the idle phase ends after this long without I/O in diskstats"),
     ParamSpec::new("seed", Kind::Count, "1", "seed of the file-server phase's choices and of written data"),

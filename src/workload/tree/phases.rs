@@ -1,6 +1,7 @@
 //! tree's phases: their names in the plan, in samples.csv and in result.json.
 
 /// Phase names, in plan order.
+pub const IDLE_MKFS: &str = "idle_mkfs";
 pub const CREATE: &str = "create";
 pub const SYNC_CREATE: &str = "sync_create";
 pub const DROP_CACHES: &str = "drop_caches";

@@ -98,6 +98,12 @@ fn intro(v: &Verdict) -> String {
         cleaning(v.cleaning_after_create_s),
         cleaning(v.cleaning_after_remove_s),
     );
+    if let Some(c) = v.cleaning_after_mkfs_s {
+        s.push_str(&format!(
+            " Before the creation the device finished what mkfs left it doing, {} s of cleaning.",
+            num(c)
+        ));
+    }
     if let Some(m) = &v.smr {
         s.push_str(&format!(
             " The SMR model wrote {} MB into its persistent cache, cleaned {} bands and rewrote {} MB doing so.",

@@ -23,6 +23,7 @@ fn phases_come_in_seed_002_s_order() {
     assert_eq!(p.check(), Ok(()));
     let mut want = vec![
         "prepare",
+        "idle",
         "stream",
         "sync",
         "drop_caches",
@@ -32,9 +33,16 @@ fn phases_come_in_seed_002_s_order() {
         "idle",
     ];
     if !rustix::process::geteuid().is_root() {
-        want.remove(3);
+        want.remove(4);
     }
     assert_eq!(kinds(&p), want);
+    assert_eq!(p.phases[1].name, IDLE_MKFS);
+    // `settle=false`: the creation starts at once.
+    let at_once = Tree
+        .plan(&params(&[("dirs", "20000"), ("settle", "false")]))
+        .unwrap();
+    want.remove(1);
+    assert_eq!(kinds(&at_once), want);
     assert_eq!(p.streams.len(), 8 + 1);
     assert!(p.streams.iter().all(|s| s.source.is_some()));
     let f = Tree
@@ -109,6 +117,7 @@ fn idle(cleaning_s: Option<f64>) -> Option<IdleRecord> {
 fn the_verdict_has_times_rates_cleaning_and_classes() {
     let p = params(&[("dirs", "4"), ("threads", "1"), ("depth", "2")]);
     let mut phases = vec![
+        record(IDLE_MKFS, "idle", 0.0, 0.0),
         record(CREATE, "stream", 0.0, 2.0),
         record(SYNC_CREATE, "sync", 2.0, 3.0),
         record(IDLE_CREATE, "idle", 3.0, 10.0),
@@ -116,21 +125,23 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
         record(SYNC_REMOVE, "sync", 18.0, 19.0),
         record(IDLE_REMOVE, "idle", 19.0, 20.0),
     ];
-    phases[2].idle = idle(Some(7.0));
-    phases[5].idle = idle(Some(0.5));
+    // The disk cleaned for 4 s after mkfs, before the creation began.
+    phases[0].idle = idle(Some(4.0));
+    phases[3].idle = idle(Some(7.0));
+    phases[6].idle = idle(Some(0.5));
     // The devices' background work so far at the end of each action phase: 2 s before the
     // create's sync ended (cleaning during the create), 9 s by the end of its idle phase.
-    for (i, s) in [(1, 2.0), (2, 9.0), (4, 9.0), (5, 9.5)] {
+    for (i, s) in [(2, 2.0), (3, 9.0), (5, 9.0), (6, 9.5)] {
         phases[i].background_s = Some(s);
     }
     let create = StreamSamples {
         name: "create0".into(),
         role: "create".into(),
         op: Op::Mkdir,
-        samples: (0..4).map(|i| sample(Op::Mkdir, 0, i)).collect(),
+        samples: (0..4).map(|i| sample(Op::Mkdir, 1, i)).collect(),
     };
-    let mut removed: Vec<Sample> = (0..5).map(|i| sample(Op::Readdir, 3, 10 + i)).collect();
-    removed.extend((0..4).map(|i| sample(Op::Rmdir, 3, 20 + i)));
+    let mut removed: Vec<Sample> = (0..5).map(|i| sample(Op::Readdir, 4, 10 + i)).collect();
+    removed.extend((0..4).map(|i| sample(Op::Rmdir, 4, 20 + i)));
     let remove = StreamSamples {
         name: "remove0".into(),
         role: "remove".into(),
@@ -165,6 +176,7 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     assert_eq!(v.dirs_created, 4);
     assert_eq!(v.remove_s, Some(8.0));
     assert_eq!(v.remove_dirs_per_s, Some(0.5));
+    assert_eq!(v.cleaning_after_mkfs_s, Some(4.0));
     assert_eq!(v.cleaning_after_create_s, Some(7.0));
     assert_eq!(v.cleaning_after_remove_s, Some(0.5));
     assert_eq!(v.written(CREATE, "journal"), Some(8192));
