@@ -142,23 +142,22 @@ fn guard_refuses_signatures_and_mounts_unless_wiped() {
 /// mq-deadline. What these tests check is a scheduler set for a run and restored after it,
 /// whichever it is.
 fn other_scheduler() -> (&'static str, &'static str) {
-    let offered: Vec<String> = std::fs::read_dir("/sys/block")
+    let attrs: Vec<String> = std::fs::read_dir("/sys/block")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|d| std::fs::read_to_string(d.path().join("queue/scheduler")).ok())
-        .flat_map(|s| {
-            s.split_whitespace()
-                .map(|w| w.trim_matches(['[', ']']).to_string())
-                .collect::<Vec<_>>()
-        })
+        .collect();
+    let offered: Vec<&str> = attrs
+        .iter()
+        .flat_map(|a| iotrial::stack::scheduler::offered(a))
         .collect();
     for (name, tunable) in [
         ("bfq", "slice_idle=0"),
         ("kyber", "read_lat_nsec=4000000"),
         ("mq-deadline", "read_expire=250"),
     ] {
-        if offered.iter().any(|w| w == name) {
+        if offered.contains(&name) {
             if name != "bfq" {
                 eprintln!("note: this kernel offers no bfq; the scheduler is {name} here");
             }

@@ -50,6 +50,13 @@ pub fn active(attr: &str) -> Option<String> {
     Some(attr[s + 1..e].to_string())
 }
 
+/// The schedulers a `scheduler` attribute offers (`none [mq-deadline] kyber`: all three).
+pub fn offered(attr: &str) -> Vec<&str> {
+    attr.split_whitespace()
+        .map(|s| s.trim_matches(|c| c == '[' || c == ']'))
+        .collect()
+}
+
 /// Sets `name` and `tunables` on `disk`, recording previous values in the ledger first.
 /// Returns notices (renames) for the user.
 pub fn apply(
@@ -93,10 +100,7 @@ fn active_if_available(disk: &str, name: &str, kname: &str) -> Result<String, St
             attr_path.display()
         ))
     })?;
-    let available: Vec<&str> = attr
-        .split_whitespace()
-        .map(|s| s.trim_matches(|c| c == '[' || c == ']'))
-        .collect();
+    let available = offered(&attr);
     if !available.contains(&kname) {
         return Err(StackError::Unavailable(format!(
             "scheduler '{name}' is not available for {disk} on this kernel; available: {}",
