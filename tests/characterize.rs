@@ -211,6 +211,20 @@ fn checksum(dev: &str) -> u64 {
     h.finish()
 }
 
+/// `device characterize --read-only` of `dev` with `args`, the twin written to `out`: its
+/// stdout and stderr, once it exited 0 and the device reads back as before.
+fn read_only(work: &Path, dev: &str, out: &Path, args: &[&str]) -> (String, String) {
+    let before = checksum(dev);
+    let target = format!("block:{dev}");
+    let mut all = vec!["device", "characterize", &target, "--read-only"];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap()]);
+    let (code, stdout, err) = run(work, &all);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(before, checksum(dev), "the device changed");
+    (stdout, err)
+}
+
 #[test]
 fn read_only_writes_nothing() {
     if !ready_to_emulate("read_only_writes_nothing", &["losetup"]) {
@@ -231,26 +245,10 @@ fn read_only_writes_nothing() {
         ])
         .output()
         .unwrap();
-    let before = checksum(&dev);
     let keep = tempfile::tempdir().unwrap();
     let out = keep.path().join("ro.twin");
-    let (code, stdout, err) = run(
-        work.path(),
-        &[
-            "device",
-            "characterize",
-            &format!("block:{dev}"),
-            "--read-only",
-            "--time-scale",
-            "20",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
-    let after = checksum(&dev);
+    let (stdout, err) = read_only(work.path(), &dev, &out, &["--time-scale", "20"]);
     served.stop();
-    assert_eq!(before, after, "the device changed");
     // What the write probes would have found is listed as not identified, and why.
     for p in ["write_buffer", "flush", "write_slots"] {
         assert!(
@@ -279,6 +277,41 @@ fn read_only_writes_nothing() {
     );
     let spec = iotrial::stack::DeviceSpec::parse(out.to_str().unwrap()).unwrap();
     assert_eq!(spec.to_string(), last.to_string());
+    assert!(leftovers(work.path(), &[]).is_empty());
+}
+
+/// A card's twin is served beside the card and its reads timed in turn with the card's, which
+/// set its access and read rate; the card is left as it was, and the twin released after.
+#[test]
+fn a_cards_twin_is_matched_to_its_reads_beside_it() {
+    if !ready_to_emulate(
+        "a_cards_twin_is_matched_to_its_reads_beside_it",
+        &["losetup"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let served = Served::start(&bin(), "emu:flash,size=2GiB,access=0.4ms,read_rate=40");
+    let dev = served.device();
+    let keep = tempfile::tempdir().unwrap();
+    let out = keep.path().join("card.twin");
+    let (stdout, err) = read_only(work.path(), &dev, &out, &[]);
+    served.stop();
+    let last = stdout.lines().last().unwrap();
+    assert!(last.starts_with("emu:flash,"), "{last}");
+    assert!(err.contains("their reads in turn"), "{err}");
+    // Both moved by the reads beside the card, or characterize says why they were not.
+    let file = std::fs::read_to_string(&out).unwrap();
+    for p in ["access", "read_rate"] {
+        assert!(
+            file.lines()
+                .any(|l| l.starts_with(&format!("#   {p} = ")) && l.contains("beside the card"))
+                || err.contains("the twin could not be served beside the card")
+                || err.contains("the twin's reads could not be matched"),
+            "{p}:\n{file}\n{err}"
+        );
+    }
     assert!(leftovers(work.path(), &[]).is_empty());
 }
 

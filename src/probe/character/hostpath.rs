@@ -16,9 +16,10 @@
 //!   reference disks whose reads take from 6 to 21 ms, and a drive's hits are taken net of
 //!   the path at the drive's own wait.
 //!
-//! Served by the emulator, the twin then answers as the device did on this host. For a disk
-//! this is the first estimate: [`super::matched`] then times the twin's buffer hits and the
-//! device's in turn and moves the twin's overhead and interface rate by what is left.
+//! Served by the emulator, the twin then answers as the device did on this host. This is the
+//! first estimate: [`super::matched`] then times a disk twin's buffer hits and the device's in
+//! turn and moves the twin's overhead and interface rate by what is left, and
+//! [`super::matched_card`] a card twin's reads and the card's, its access and read rate.
 
 use super::stats::{linear_at, median, Draw};
 use super::{CharError, Progress};

@@ -41,13 +41,14 @@ pub struct HitParams {
 impl HitParams {
     /// The twin's, from its spec's text (`0.1234ms`, `312.5`); none when either is missing.
     pub fn of(twin: &Twin) -> Option<HitParams> {
-        let overhead = twin
-            .get("overhead")?
-            .strip_suffix("ms")?
-            .parse::<f64>()
-            .ok()?
-            / 1e3;
-        let iface = twin.get("iface_rate")?.parse::<f64>().ok()? * 1e6;
+        HitParams::named(twin, "overhead", "iface_rate")
+    }
+
+    /// The twin's fixed cost named `fixed` (in ms) and rate named `rate` (in MB/s): a card's
+    /// access and read rate move as a disk's overhead and interface rate do.
+    pub fn named(twin: &Twin, fixed: &str, rate: &str) -> Option<HitParams> {
+        let overhead = twin.get(fixed)?.strip_suffix("ms")?.parse::<f64>().ok()? / 1e3;
+        let iface = twin.get(rate)?.parse::<f64>().ok()? * 1e6;
         (iface > 0.0).then_some(HitParams { overhead, iface })
     }
 
@@ -88,10 +89,10 @@ impl Gap {
     }
 }
 
-/// The groups of one pass: a 4 KiB read and its re-read, a 256 KiB read and its re-read, each
-/// group at a random place on a device of `cap` bytes.
-pub fn groups(cap: u64, draw: &mut Draw) -> Vec<Vec<Step>> {
-    (0..GROUPS)
+/// The `n` groups of one pass: a 4 KiB read and its re-read, a 256 KiB read and its re-read,
+/// each group at a random place on a device of `cap` bytes.
+pub fn groups(cap: u64, n: usize, draw: &mut Draw) -> Vec<Vec<Step>> {
+    (0..n)
         .map(|_| {
             let x = draw.aligned(0, cap - 2 * MIB, MIB);
             vec![
@@ -137,13 +138,12 @@ pub fn gap_at(dev: &[(f64, f64)], twin: &[(f64, f64)]) -> f64 {
 pub const BLOCK: usize = 8;
 
 /// Runs the groups on the device and on the twin in turns of [`BLOCK`] groups (the device
-/// first in even turns, the twin in odd ones); the device's re-reads less the twin's, after
-/// the same wait ([`gap_at`]).
-pub fn in_turn(
+/// first in even turns, the twin in odd ones); each side's timings, group after group.
+pub fn timed_in_turn(
     dev: &mut Runner,
     twin: &mut Runner,
     groups: &[Vec<Step>],
-) -> Result<Gap, CharError> {
+) -> Result<(Vec<Timed>, Vec<Timed>), CharError> {
     let (mut on_dev, mut on_twin) = (Vec::new(), Vec::new());
     for (i, turn) in groups.chunks(BLOCK).enumerate() {
         let steps: Vec<Step> = turn.concat();
@@ -155,84 +155,196 @@ pub fn in_turn(
             on_dev.extend(dev.run(&steps)?);
         }
     }
+    Ok((on_dev, on_twin))
+}
+
+/// [`timed_in_turn`]; the device's re-reads less the twin's, after the same wait
+/// ([`gap_at`]).
+pub fn in_turn(
+    dev: &mut Runner,
+    twin: &mut Runner,
+    groups: &[Vec<Step>],
+) -> Result<Gap, CharError> {
+    let (on_dev, on_twin) = timed_in_turn(dev, twin, groups)?;
     Ok(Gap {
         small: gap_at(&hits(&on_dev, 1), &hits(&on_twin, 1)),
         large: gap_at(&hits(&on_dev, 3), &hits(&on_twin, 3)),
     })
 }
 
+/// Serves `twin`'s spec at `scale` beside a device of `dev_cap` bytes and runs `f` on it,
+/// with the smaller of the two sizes. An error of `f` is passed on as it is.
+pub fn beside<T>(
+    twin: &Twin,
+    scale: f64,
+    dev_cap: u64,
+    ledger: &mut Ledger,
+    stop: &AtomicBool,
+    f: impl FnOnce(&mut Runner, u64) -> Result<T, CharError>,
+) -> Result<T, CharError> {
+    let spec = if scale == 1.0 {
+        twin.spec()
+    } else {
+        format!("{},scale={scale}", twin.spec())
+    };
+    let spec = DeviceSpec::parse(&spec).map_err(crate::stack::StackError::from)?;
+    let mut inner = None;
+    let r = released_after(ledger, |l| {
+        let raw = built_raw(&spec, &BuildOptions::default(), l, stop)?;
+        let cap = dev_cap.min(raw.capacity);
+        let mut on_twin = Runner::new(&raw.path, scale, false, stop);
+        f(&mut on_twin, cap).map_err(|e| {
+            inner = Some(e);
+            ProbeError::Interrupted
+        })
+    });
+    match (r, inner) {
+        (_, Some(e)) => Err(e),
+        (Ok(g), None) => Ok(g),
+        (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// Where a twin is served beside its device: the device, its scale, the ledger of what is
+/// made for the twin, and the stop flag.
+pub struct Beside<'a> {
+    pub dev: &'a Path,
+    pub scale: f64,
+    pub ledger: &'a mut Ledger,
+    pub stop: &'a AtomicBool,
+}
+
 /// Serves `twin`'s spec (at `scale`) beside the device `dev` and sets its overhead and
 /// interface rate so that its buffer hits match the device's ([module docs](self)). A twin
 /// without both (flash, or hits not identified) is left as it is.
-pub fn match_hits(
-    dev: &Path,
-    scale: f64,
-    twin: &mut Twin,
-    ledger: &mut Ledger,
-    stop: &AtomicBool,
-    say: &mut Progress,
-) -> Result<(), CharError> {
-    let Some(first) = HitParams::of(twin) else {
-        return Ok(());
-    };
-    say("the twin served beside the device: their buffer hits in turn");
-    let mut draw = Draw::new(0x4d41_5443);
-    let dev_cap = super::capacity(dev)?;
-    let mut on_dev = Runner::new(dev, scale, false, stop);
-    let mut pass = |p: HitParams, draw: &mut Draw| -> Result<Gap, CharError> {
+pub fn match_hits(at: Beside, twin: &mut Twin, say: &mut Progress) -> Result<(), CharError> {
+    match_beside(at, twin, say, &HITS, |on_dev, on_twin, cap, draw, say| {
         // A drive still at its own background work (an SMR disk cleaning) answers slower for it.
-        let s = settle(&mut on_dev, dev_cap, 0x5e77)?;
+        let s = settle(on_dev, cap, 0x5e77)?;
         if !s.calm {
             say(&format!(
                 "the device was still busy after {:.0} s; its hits timed anyway",
                 s.busy_s
             ));
         }
-        let mut t = twin.clone();
-        t.set("overhead", ms_text(p.overhead), "");
-        t.set("iface_rate", mbs_text(p.iface), "");
-        let spec = if scale == 1.0 {
-            t.spec()
-        } else {
-            format!("{},scale={scale}", t.spec())
-        };
-        let spec = DeviceSpec::parse(&spec).map_err(crate::stack::StackError::from)?;
-        let mut inner = None;
-        let r = released_after(ledger, |l| {
-            let raw = built_raw(&spec, &BuildOptions::default(), l, stop)?;
-            let cap = dev_cap.min(raw.capacity);
-            let mut on_twin = Runner::new(&raw.path, scale, false, stop);
-            in_turn(&mut on_dev, &mut on_twin, &groups(cap, draw)).map_err(|e| {
-                inner = Some(e);
-                ProbeError::Interrupted
-            })
-        });
-        match (r, inner) {
-            (_, Some(e)) => Err(e),
-            (Ok(g), None) => Ok(g),
-            (Err(e), None) => Err(e.into()),
-        }
+        in_turn(on_dev, on_twin, &groups(cap, GROUPS, draw))
+    })
+}
+
+/// Serves `twin` (at `scale`) beside the device `dev`, twice, each time `pass` timing both;
+/// its two parameters `w` names moved by what the passes found ([`matched_twice`]). A twin
+/// without both is left as it is.
+pub fn match_beside(
+    at: Beside,
+    twin: &mut Twin,
+    say: &mut Progress,
+    w: &Words,
+    mut time: impl FnMut(
+        &mut Runner,
+        &mut Runner,
+        u64,
+        &mut Draw,
+        &mut Progress,
+    ) -> Result<Gap, CharError>,
+) -> Result<(), CharError> {
+    let Some(first) = HitParams::named(twin, w.names.0, w.names.1) else {
+        return Ok(());
     };
+    say(&format!(
+        "the twin served beside the {}: their {} in turn",
+        w.side, w.label
+    ));
+    let Beside {
+        dev,
+        scale,
+        ledger,
+        stop,
+    } = at;
+    let mut draw = Draw::new(w.seed);
+    let dev_cap = super::capacity(dev)?;
+    let mut on_dev = Runner::new(dev, scale, false, stop);
+    let base = twin.clone();
+    let mut pass = |p: HitParams, say: &mut Progress| -> Result<Gap, CharError> {
+        let mut t = base.clone();
+        t.set(w.names.0, ms_text(p.overhead), "");
+        t.set(w.names.1, mbs_text(p.iface), "");
+        beside(&t, scale, dev_cap, ledger, stop, |on_twin, cap| {
+            time(&mut on_dev, on_twin, cap, &mut draw, say)
+        })
+    };
+    matched_twice(twin, first, &mut pass, stop, say, w)
+}
+
+/// A disk's buffer hits.
+const HITS: Words = Words {
+    side: "device",
+    reads: "re-reads",
+    label: "buffer hits",
+    from: "the reference disks",
+    names: ("overhead", "iface_rate"),
+    groups: GROUPS,
+    wait: ", after the same wait",
+    seed: 0x4d41_5443,
+};
+
+/// What a match is of, for what it says and writes in the twin's comments.
+pub struct Words {
+    /// The device: `device`, `card`.
+    pub side: &'static str,
+    /// What of its reads are timed: `re-reads`, `reads`.
+    pub reads: &'static str,
+    /// The same, on the progress line: `buffer hits`.
+    pub label: &'static str,
+    /// Where the first estimate came from: `the reference disks`.
+    pub from: &'static str,
+    /// The twin's fixed cost and rate: `overhead` and `iface_rate`.
+    pub names: (&'static str, &'static str),
+    /// Groups of each in a pass.
+    pub groups: usize,
+    /// How the two sides are compared, beyond their medians: `, after the same wait`, or none.
+    pub wait: &'static str,
+    /// The seed of the places drawn.
+    pub seed: u64,
+}
+
+/// The two passes of a match, `pass` timing the twin served with the parameters it is given
+/// beside the device, their gap: the first with `first`, the second moved by the first's gap,
+/// and the twin's parameters set to the second moved by half of what the second pass found
+/// left (the mean of two estimates). A twin that cannot be served, or moved, keeps `first`,
+/// and why is said.
+pub fn matched_twice(
+    twin: &mut Twin,
+    first: HitParams,
+    mut pass: impl FnMut(HitParams, &mut Progress) -> Result<Gap, CharError>,
+    stop: &AtomicBool,
+    say: &mut Progress,
+    w: &Words,
+) -> Result<(), CharError> {
+    let (fixed, rate) = w.names;
+    let side = w.side;
     // A twin the emulator cannot build (a spec a loaded host's figures made that the model
-    // refuses) keeps what the reference disks gave; an interruption stops characterize.
-    let gap1 = match served(pass(first, &mut draw), stop)? {
+    // refuses) keeps what the first estimate gave; an interruption stops characterize.
+    let gap1 = match served(pass(first, say), stop)? {
         Ok(g) => g,
         Err(e) => {
             say(&format!(
-                "the twin could not be served beside the device ({e}): its overhead and interface rate are kept from the reference disks"
+                "the twin could not be served beside the {side} ({e}): its {fixed} and {rate} are kept from {}",
+                w.from
             ));
             return Ok(());
         }
     };
     let Some(second) = first.moved(gap1) else {
         say(&format!(
-            "the twin's hits could not be matched (the device's 256 KiB hit {:.1} µs from the twin's, its 4 KiB {:.1} µs): overhead and interface rate kept",
+            "the twin's {} could not be matched (the {side}'s 256 KiB {} {:.1} µs from the twin's, its 4 KiB {:.1} µs): {fixed} and {rate} kept",
+            w.reads,
+            w.reads,
             gap1.large * 1e6,
             gap1.small * 1e6
         ));
         return Ok(());
     };
-    let gap2 = match served(pass(second, &mut draw), stop)? {
+    let gap2 = match served(pass(second, say), stop)? {
         Ok(g) => g,
         Err(e) => {
             say(&format!(
@@ -244,29 +356,32 @@ pub fn match_hits(
     let last = second.moved(gap2.scaled(0.5)).unwrap_or(second);
     let us = |s: f64| s * 1e6;
     say(&format!(
-        "buffer hits, device less twin: {:+.1} µs (4 KiB) and {:+.1} µs (256 KiB) with the twin from the reference disks, {:+.1} and {:+.1} µs after the first correction",
+        "{}, {side} less twin: {:+.1} µs (4 KiB) and {:+.1} µs (256 KiB) with the twin from {}, {:+.1} and {:+.1} µs after the first correction",
+        w.label,
         us(gap1.small),
         us(gap1.large),
+        w.from,
         us(gap2.small),
         us(gap2.large)
     ));
+    let (reads, groups, wait) = (w.reads, w.groups, w.wait);
     twin.set(
-        "iface_rate",
+        rate,
         mbs_text(last.iface),
         format!(
-            "{}; then set so that the twin, served beside the device, answers 256 KiB re-reads as much after 4 KiB ones as the device does, {GROUPS} groups of each in turn, twice, after the same wait (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
-            twin.how("iface_rate").unwrap_or_default(),
+            "{}; then set so that the twin, served beside the {side}, answers 256 KiB {reads} as much after 4 KiB ones as the {side} does, {groups} groups of each in turn, twice{wait} (the {side}'s less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {} MB/s)",
+            twin.how(rate).unwrap_or_default(),
             us(gap1.large - gap1.small),
             us(gap2.large - gap2.small),
             mbs_text(first.iface)
         ),
     );
     twin.set(
-        "overhead",
+        fixed,
         ms_text(last.overhead),
         format!(
-            "{}; then set so that the twin, served beside the device, answers 4 KiB re-reads as fast, {GROUPS} groups of each in turn, twice, after the same wait (the device's less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
-            twin.how("overhead").unwrap_or_default(),
+            "{}; then set so that the twin, served beside the {side}, answers 4 KiB {reads} as fast, {groups} groups of each in turn, twice{wait} (the {side}'s less the twin's: {:+.1} µs, then {:+.1} µs, of which half taken; was {})",
+            twin.how(fixed).unwrap_or_default(),
             us(gap1.small),
             us(gap2.small),
             ms_text(first.overhead)
@@ -287,6 +402,21 @@ fn served(
         Err(_) if stop.load(std::sync::atomic::Ordering::Relaxed) => Err(CharError::Interrupted),
         Err(e) => Ok(Err(e)),
     }
+}
+
+/// The models `device` and `twin` (specs without `emu:`), each on its own timeline.
+#[cfg(test)]
+pub fn on_models(device: &str, twin: &str) -> (Runner<'static>, Runner<'static>) {
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    let model = |s: &str| {
+        crate::emu::ModelSpec::parse(s)
+            .and_then(|s| s.build())
+            .unwrap()
+    };
+    (
+        Runner::on_model(model(device), &NEVER),
+        Runner::on_model(model(twin), &NEVER),
+    )
 }
 
 #[cfg(test)]
@@ -381,16 +511,12 @@ mod tests {
     /// device's is brought to the device's by one pass of groups in turn.
     #[test]
     fn groups_in_turn_find_what_the_twin_lacks() {
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        let model = |o: &str, i: &str| {
-            crate::emu::ModelSpec::parse(&format!("hdd,size=8GiB,overhead={o},iface_rate={i}"))
-                .and_then(|s| s.build())
-                .unwrap()
-        };
-        let mut dev = Runner::on_model(model("0.13ms", "400"), &NEVER);
-        let mut twin = Runner::on_model(model("0.1ms", "550"), &NEVER);
+        let (mut dev, mut twin) = on_models(
+            "hdd,size=8GiB,overhead=0.13ms,iface_rate=400",
+            "hdd,size=8GiB,overhead=0.1ms,iface_rate=550",
+        );
         let mut draw = Draw::new(7);
-        let gap = in_turn(&mut dev, &mut twin, &groups(8 << 30, &mut draw)).unwrap();
+        let gap = in_turn(&mut dev, &mut twin, &groups(8 << 30, GROUPS, &mut draw)).unwrap();
         let m = HitParams {
             overhead: 0.1e-3,
             iface: 550e6,

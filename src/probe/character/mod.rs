@@ -12,6 +12,7 @@ pub mod flash;
 pub mod host;
 pub mod hostpath;
 pub mod matched;
+pub mod matched_card;
 pub mod smr;
 pub mod stats;
 pub mod twin;
@@ -169,8 +170,8 @@ pub fn characterize(
                 say,
             )?;
             if servable {
-                hits_matched(&mut c, path, opts.scale, ledger, stop, say)?;
-                watch.end("the buffer hits beside the twin", say);
+                let what = twin_matched(&mut c, path, opts.scale, ledger, stop, say)?;
+                watch.end(what, say);
             }
             c.host = watch.laps;
             Ok(c)
@@ -219,8 +220,9 @@ fn built(
         )
         .map_err(&mut keep)?;
         if servable {
-            hits_matched(&mut c, &raw.path, opts.scale, l, stop, say).map_err(&mut keep)?;
-            watch.end("the buffer hits beside the twin", say);
+            let what =
+                twin_matched(&mut c, &raw.path, opts.scale, l, stop, say).map_err(&mut keep)?;
+            watch.end(what, say);
         }
         c.host = std::mem::take(&mut watch.laps);
         Ok(c)
@@ -232,20 +234,33 @@ fn built(
     }
 }
 
-/// The twin of `c` served beside its device `dev`, their buffer hits matched
-/// ([`matched`]); its spec made again from what that moved.
-fn hits_matched(
+/// The twin of `c` served beside its device `dev`: a card's reads matched to the card's
+/// ([`matched_card`]), a disk's buffer hits to the disk's ([`matched`]); its spec made again
+/// from what that moved. What was timed, for the host's watch.
+fn twin_matched(
     c: &mut Characterized,
     dev: &Path,
     scale: f64,
     ledger: &mut Ledger,
     stop: &AtomicBool,
     say: &mut Progress,
-) -> Result<(), CharError> {
-    matched::match_hits(dev, scale, &mut c.twin, ledger, stop, say)?;
+) -> Result<&'static str, CharError> {
+    let at = matched::Beside {
+        dev,
+        scale,
+        ledger,
+        stop,
+    };
+    let what = if c.twin.model == "flash" {
+        matched_card::match_reads(at, &mut c.twin, say)?;
+        "the reads beside the twin"
+    } else {
+        matched::match_hits(at, &mut c.twin, say)?;
+        "the buffer hits beside the twin"
+    };
     accepted(&mut c.twin);
     c.spec = c.twin.spec();
-    Ok(())
+    Ok(what)
 }
 
 /// The emulator's own paths on this host ([`hostpath`]); when no device can be emulated here
