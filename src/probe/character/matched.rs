@@ -231,7 +231,7 @@ pub fn match_hits(at: Beside, twin: &mut Twin, say: &mut Progress) -> Result<(),
     })
 }
 
-/// Serves `twin` (at `scale`) beside the device `dev`, twice, each time `pass` timing both;
+/// Serves `twin` (at `scale`) beside the device `dev`, twice, each time `time` timing both;
 /// its two parameters `w` names moved by what the passes found ([`matched_twice`]). A twin
 /// without both is left as it is.
 pub fn match_beside(
