@@ -188,7 +188,7 @@ fn run_built(
     }
     let started = SystemTime::now();
     let t = Instant::now();
-    let mut actions = Actions::new(false);
+    let mut actions = Actions::new(false).stopped_by(stop);
     let built = match provision::build(
         setup.stack,
         setup.devices,

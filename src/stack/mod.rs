@@ -16,6 +16,7 @@
 pub mod actions;
 pub mod blockdevs;
 pub mod build;
+pub mod child;
 pub mod device;
 pub mod fs;
 pub mod hash_seed;

@@ -28,6 +28,16 @@ pub fn run(program: &str, args: &[String]) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("{}: {e}", display_command(program, args)))?;
+    finished(program, args, out)
+}
+
+/// What `program args...` gave: its stdout when it succeeded, or an error with the command
+/// and its stderr.
+pub fn finished(
+    program: &str,
+    args: &[String],
+    out: std::process::Output,
+) -> Result<String, String> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(format!(

@@ -4,7 +4,7 @@
 //! (`iotrial run`, this same program), in the same alternated rounds, their verdict figures
 //! side by side with the ratio of their means, its interval, and whether it is within 10%.
 
-use super::super::errors::{failed, usage};
+use super::super::errors::{failed, usage, Interrupted};
 use anyhow::{Context, Result};
 use iotrial::analysis::compare::Estimate;
 use iotrial::analysis::ratio;
@@ -14,8 +14,10 @@ use iotrial::probe::character::calm::settle;
 use iotrial::probe::validate::validate;
 use iotrial::report::terminal;
 use iotrial::stack::build::guard;
+use iotrial::stack::child::{output_or_stop, Ended};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::DeviceSpec;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -369,6 +371,9 @@ fn filesystems(
                 for side in order {
                     let target = [spec, twin][side];
                     let mut cmd = Command::new(&exe);
+                    // In a group of its own: a terminal's Ctrl-C reaches this process only,
+                    // which passes the trial one SIGTERM (two would end it at once).
+                    cmd.process_group(0);
                     cmd.args(trial_args(kind, fs, target, size, sets, round_seed(round)))
                         .arg("--out")
                         .arg(out_dir.path());
@@ -381,7 +386,13 @@ fn filesystems(
                             ));
                         }
                     }
-                    let o = cmd.output().context("run a filesystem trial")?;
+                    // A stop (SIGTERM to this process alone) ends the trial too, which
+                    // releases what it made.
+                    let o =
+                        match output_or_stop(&mut cmd, stop).context("run a filesystem trial")? {
+                            Ended::Ran(o) => o,
+                            Ended::Stopped => return Err(Interrupted.into()),
+                        };
                     if !o.status.success() {
                         anyhow::bail!(
                             "{kind} on {fs} on {target}: {}",

@@ -109,7 +109,7 @@ pub fn run(
         .spawn()
         .map_err(|e| StackError::Command(format!("{command}: {e}")))?;
     let pid = child.id() as i32;
-    wait_or_stop(pid, stop);
+    crate::stack::child::wait_or_stop(pid, stop);
     let (status, usage) =
         reap(pid).map_err(|e| StackError::Command(format!("{command}: wait: {e}")))?;
     // `child` is reaped by hand above; dropping it does not wait again.
@@ -130,30 +130,6 @@ pub fn run(
         peak_rss_bytes: usage.ru_maxrss.max(0) as u64 * 1024,
         output: output.to_path_buf(),
     })
-}
-
-/// Waits until process `pid` exits; if `stop` is set meanwhile, ends it with SIGTERM.
-fn wait_or_stop(pid: i32, stop: &AtomicBool) {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let Some(p) = rustix::process::Pid::from_raw(pid) else {
-        return;
-    };
-    let Ok(fd) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
-        return;
-    };
-    let tick = Timespec {
-        tv_sec: 0,
-        tv_nsec: 100_000_000,
-    };
-    loop {
-        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-        if poll(&mut fds, Some(&tick)).unwrap_or(0) > 0 {
-            return;
-        }
-        if stop.load(Ordering::Relaxed) {
-            let _ = rustix::process::kill_process(p, rustix::process::Signal::TERM);
-        }
-    }
 }
 
 /// Reaps `pid`: its wait status and its resource usage.
