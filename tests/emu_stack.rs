@@ -2,7 +2,8 @@
 //! made and mounted on `emu:hdd`, a dvr trial on each whose result.json carries the model's
 //! state and times in model time; a device failing requests (the trial reports the errors and
 //! finishes); and a SIGKILLed run on an emulated device, which its device server process
-//! cleans up by itself: the run is reaped and nothing is left, without `iotrial cleanup`.
+//! cleans up by itself: the run is reaped and nothing is left, without `iotrial cleanup`; and a
+//! SIGTERM to a run alone while its mkfs runs, which ends the mkfs and leaves nothing.
 
 mod common;
 
@@ -243,4 +244,96 @@ fn sigkill_on_an_emulated_device_leaves_nothing_without_cleanup() {
     let a = iotrial(work.path()).arg("cleanup").assert().success();
     let said = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(said.starts_with("nothing to clean up"), "{said}");
+}
+
+/// The first child of process `parent` whose command line holds every one of `words`.
+fn child_running(parent: u32, words: &[&str]) -> Option<u32> {
+    let kids = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
+    kids.split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                words.iter().all(|w| c.contains(w))
+            })
+        })
+}
+
+/// Kills the processes it holds when dropped: a failing test leaves no mkfs or run behind
+/// (their device server then releases the rest by itself).
+struct KillOnDrop(Vec<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for &p in &self.0 {
+            if let Some(pid) = rustix::process::Pid::from_raw(p as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn sigterm_to_the_run_alone_ends_the_mkfs_it_waits_for() {
+    if !ready_to_emulate(
+        "sigterm_to_the_run_alone_ends_the_mkfs_it_waits_for",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out").display().to_string();
+    // A disk 200 times slower than the drive it models: zeroing the inode tables and journal
+    // of 64 GiB takes mkfs far longer than this test waits.
+    let mut child = spawn_iotrial(
+        work.path(),
+        &[
+            "run",
+            "tree",
+            "--out",
+            &out,
+            "--target",
+            "emu:hdd,size=64GiB,scale=0.005",
+            "--fs",
+            "ext4",
+            "--mkfs",
+            "-E lazy_itable_init=0,lazy_journal_init=0",
+            "--set",
+            "dirs=100",
+        ],
+    );
+    let mut held = KillOnDrop(vec![child.id()]);
+    let mut mkfs = None;
+    // mkfs making the filesystem on the loop device (not `mkfs.ext4 -V`, which the run asks
+    // for its version).
+    wait_until("the run's mkfs starts", 120, || {
+        mkfs = child_running(
+            child.id(),
+            &["mkfs.ext4", "lazy_itable_init=0", "/dev/loop"],
+        );
+        mkfs.is_some()
+    });
+    let mkfs = mkfs.unwrap();
+    held.0.push(mkfs);
+    let loops = loop_backings_under(work.path());
+    assert!(!loops.is_empty(), "the run attached a loop device");
+    // SIGTERM to the run alone, not to its process group, as a container runtime or a
+    // batch scheduler sends it: the run ends its mkfs, releases what it made and says so.
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = reaped(&mut child, 60);
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{mkfs}")).exists(),
+        "mkfs ({mkfs}) was ended with the run"
+    );
+    assert!(
+        leftovers(work.path(), &loops).is_empty(),
+        "{:?}",
+        leftovers(work.path(), &loops)
+    );
+    assert!(
+        !work.path().join("out").exists(),
+        "no partial result written"
+    );
 }
