@@ -58,27 +58,8 @@ pub fn output_or_stop(cmd: &mut Command, stop: &AtomicBool) -> std::io::Result<E
         .stderr(Stdio::piped())
         .spawn()?;
     // Each pipe is drained by its own thread, so a tool that fills one never blocks.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
     wait_or_stop(child.id() as i32, stop);
     let status = child.wait()?;
     let stdout = out.join().unwrap_or_default();
@@ -91,6 +72,17 @@ pub fn output_or_stop(cmd: &mut Command, stop: &AtomicBool) -> std::io::Result<E
         stdout,
         stderr,
     }))
+}
+
+/// Reads `pipe` to its end in a thread of its own; the bytes read.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
 }
 
 #[cfg(test)]
