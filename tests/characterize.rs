@@ -546,3 +546,78 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
     assert!(!figures.iter().any(|f| f["figure"] == "dirs_created"));
     assert!(leftovers(work.path(), &[]).is_empty());
 }
+
+/// `device validate --read-only` runs the reads only, on a device that carries a filesystem
+/// (a signature stops only a set that writes), and leaves it reading back as before; it says
+/// the burst was not run, and refuses `--fs` with exit 2.
+#[test]
+fn validate_read_only_writes_nothing_and_leaves_out_the_burst() {
+    if !ready_to_emulate(
+        "validate_read_only_writes_nothing_and_leaves_out_the_burst",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let spec = "emu:ssd,size=2GiB,scale=10";
+    let served = Served::start(&bin(), spec);
+    let dev = served.device();
+    run_tool("mkfs.ext4", &["-q", &dev]);
+    let target = format!("block:{dev}");
+    let validate = |more: &[&str]| {
+        let mut args = vec!["device", "validate", &target, "--twin", spec];
+        args.extend(["--time-scale", "10", "--rounds", "3"]);
+        args.extend(more);
+        run(work.path(), &args)
+    };
+    let (code, _, err) = validate(&["--read-only", "--fs=ext4", "--wipe", &dev]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--fs") && err.contains("--read-only"), "{err}");
+    // Without --read-only the set writes, and the filesystem's signature stops it.
+    let (code, _, err) = validate(&[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ext4") && err.contains("--wipe"), "{err}");
+    let before = (checksum(&dev), writes_seen(&dev));
+    let (code, out, err) = validate(&["--read-only"]);
+    assert_eq!(code, 0, "{err}");
+    let after = (checksum(&dev), writes_seen(&dev));
+    let text = validate(&["--read-only", "--json"]);
+    served.stop();
+    assert_eq!(before, after, "the device changed");
+    assert!(
+        out.contains("--read-only: not run, as it writes: write burst"),
+        "{out}"
+    );
+    // The burst is named once, as not run: no row of the table.
+    assert_eq!(out.matches("write burst").count(), 1, "{out}");
+    assert_eq!(text.0, 0, "{}", text.2);
+    let v: Value = serde_json::from_str(&text.1).unwrap();
+    let names: Vec<&str> = v["validation"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "QD1 random 4 KiB reads",
+            "QD32 random 4 KiB reads",
+            "sequential pass (1 MiB reads)"
+        ]
+    );
+    assert_eq!(v["validation"]["set"], "read-only");
+    assert!(leftovers(work.path(), &[]).is_empty());
+}
+
+/// Writes and flushes the block layer has completed on `dev` (its `stat` in sysfs).
+fn writes_seen(dev: &str) -> (u64, u64) {
+    let name = Path::new(dev).file_name().unwrap().to_string_lossy();
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (f[4], f.get(14).copied().unwrap_or(0))
+}

@@ -11,7 +11,8 @@
 //! (what a twin, knowing the drive's mechanics but not its layout, cannot follow); and a
 //! verdict on each demerit against 5% of the mean beside that spread ([`Verdict`]). Before
 //! each round, each drive is let finish its background work (an SMR disk cleaning its
-//! persistent cache), so that both start every round from the same state.
+//! persistent cache), so that both start every round from the same state. A read-only set
+//! ([`Set::ReadOnly`]) leaves the burst out and opens the device read-only.
 
 use super::character::stats::{mean, median, quantile, Draw};
 use super::character::{capacity, CharError};
@@ -27,9 +28,38 @@ const MIB: u64 = 1 << 20;
 pub const WORKLOADS: [&str; 4] = [
     "QD1 random 4 KiB reads",
     "QD32 random 4 KiB reads",
-    "write burst (64 KiB sequential, after idle)",
+    BURST,
     "sequential pass (1 MiB reads)",
 ];
+
+/// The one workload of the set that writes.
+const BURST: &str = "write burst (64 KiB sequential, after idle)";
+
+/// Which of the set's workloads run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Set {
+    /// All four: the burst writes to the device.
+    Full,
+    /// The reads only (`--read-only`): the device is opened read-only and the burst is not
+    /// run, on either side.
+    ReadOnly,
+}
+
+impl Set {
+    /// Whether the set writes.
+    pub fn writes(self) -> bool {
+        self == Set::Full
+    }
+
+    /// The workloads this set leaves out.
+    pub fn not_run(self) -> Vec<&'static str> {
+        match self {
+            Set::Full => Vec::new(),
+            Set::ReadOnly => vec![BURST],
+        }
+    }
+}
 
 /// The Ruemmler-Wilkes demerit of two samples of response times: the root mean square of
 /// the horizontal distance between their distribution functions (the difference of their
@@ -137,6 +167,10 @@ pub struct Validation {
     pub twin: String,
     pub rounds: usize,
     pub figures: Vec<Figures>,
+    /// Which workloads ran: all, or the reads only.
+    pub set: Set,
+    /// The workloads of the set not run (the burst, read-only).
+    pub not_run: Vec<&'static str>,
     /// The longest time the device and the twin were busy with background work before a
     /// round: seconds of device time over the calm checks that found it busy, their idle
     /// included.
@@ -149,12 +183,21 @@ pub struct Validation {
 use super::character::calm::settle;
 pub use super::character::calm::{CALM_IDLE, SETTLE_LIMIT};
 
-/// The validation set's scripts over `cap` bytes, each with its queue depth and the steps
-/// whose response times count: the same offsets for device and twin and in every round (each
-/// round reads more places than a drive's buffer holds, so a round finds nothing of the last
-/// one there). The burst's flush and the pass's first read (a positioning) are left out of
-/// their workloads' distributions.
-fn scripts(cap: u64, seed: u64) -> Vec<(Vec<Step>, u32, Vec<bool>)> {
+/// One workload of the set: its name, its steps, its queue depth, and which of its I/Os'
+/// response times count.
+struct Script {
+    name: &'static str,
+    steps: Vec<Step>,
+    depth: u32,
+    counted: Vec<bool>,
+}
+
+/// The validation set's scripts over `cap` bytes (those of `set`), each with its queue depth
+/// and the steps whose response times count: the same offsets for device and twin and in
+/// every round (each round reads more places than a drive's buffer holds, so a round finds
+/// nothing of the last one there). The burst's flush and the pass's first read (a
+/// positioning) are left out of their workloads' distributions.
+fn scripts(cap: u64, seed: u64, set: Set) -> Vec<Script> {
     let mut d = Draw::new(seed);
     let mut rand = |n: usize| -> Vec<Step> {
         (0..n)
@@ -186,26 +229,35 @@ fn scripts(cap: u64, seed: u64) -> Vec<(Vec<Step>, u32, Vec<bool>)> {
         .collect();
     let mut streaming = all(&seq);
     streaming[0] = false;
-    vec![
-        (qd1.clone(), 1, all(&qd1)),
-        (qd32.clone(), 32, all(&qd32)),
-        (burst, 1, writes),
-        (seq, 1, streaming),
-    ]
+    let [q1, q32, b, pass] = WORKLOADS;
+    let script = |name, steps, depth, counted| Script {
+        name,
+        steps,
+        depth,
+        counted,
+    };
+    let mut out = vec![
+        script(q1, qd1.clone(), 1, all(&qd1)),
+        script(q32, qd32.clone(), 32, all(&qd32)),
+        script(b, burst, 1, writes),
+        script(pass, seq, 1, streaming),
+    ];
+    out.retain(|s| !set.not_run().contains(&s.name));
+    out
 }
 
 fn is_io(s: &Step) -> bool {
     matches!(s, Step::Io { .. })
 }
 
-/// Response times of one round of the set, per workload and I/O (seconds of device time).
-fn round(run: &mut Runner, cap: u64, seed: u64) -> Result<Vec<Vec<f64>>, CharError> {
+/// Response times of one round of `set`, per workload and I/O (seconds of device time).
+fn round(run: &mut Runner, cap: u64, seed: u64, set: Set) -> Result<Vec<Vec<f64>>, CharError> {
     let mut out = Vec::new();
-    for (steps, depth, counted) in scripts(cap, seed) {
-        let t = run.run_at(&steps, depth)?;
+    for s in scripts(cap, seed, set) {
+        let t = run.run_at(&s.steps, s.depth)?;
         out.push(
             t.iter()
-                .zip(&counted)
+                .zip(&s.counted)
                 .filter(|(_, &c)| c)
                 .map(|(t, _)| t.latency)
                 .collect(),
@@ -222,8 +274,9 @@ fn per_io_medians(rounds: &[Vec<f64>]) -> Vec<f64> {
         .collect()
 }
 
-/// Runs `rounds` rounds on the device `dev` and the twin's device `twin_dev`, alternated
-/// (device first in odd rounds, twin first in even ones), over the smaller of their sizes.
+/// Runs `rounds` rounds of `set` on the device `dev` and the twin's device `twin_dev`,
+/// alternated (device first in odd rounds, twin first in even ones), over the smaller of their
+/// sizes. The device is opened read-only unless the set writes.
 #[allow(clippy::too_many_arguments)]
 pub fn validate(
     device: &str,
@@ -232,7 +285,7 @@ pub fn validate(
     twin: &str,
     twin_dev: &Path,
     twin_scale: f64,
-    rounds: usize,
+    (rounds, set): (usize, Set),
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<Validation, CharError> {
@@ -243,9 +296,10 @@ pub fn validate(
             size: cap,
         });
     }
-    let mut on_dev = Runner::new(dev, dev_scale, true, stop);
-    let mut on_twin = Runner::new(twin_dev, twin_scale, true, stop);
-    let sides = alternated(&mut on_dev, &mut on_twin, cap, rounds, ELSEWHERE, say)?;
+    let mut on_dev = Runner::new(dev, dev_scale, set.writes(), stop);
+    let mut on_twin = Runner::new(twin_dev, twin_scale, set.writes(), stop);
+    let plan = (rounds, ELSEWHERE, set);
+    let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, say)?;
     Ok(compared(device, twin, sides))
 }
 
@@ -263,28 +317,22 @@ pub fn validate_models(
     let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
     let mut on_dev = Runner::on_model(device, &NEVER);
     let mut on_twin = Runner::on_model(twin, &NEVER);
-    let sides = alternated(
-        &mut on_dev,
-        &mut on_twin,
-        cap,
-        rounds,
-        elsewhere,
-        &mut |_| {},
-    )?;
+    let plan = (rounds, elsewhere, Set::Full);
+    let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {})?;
     Ok(compared(&d_name, &t_name, sides))
 }
 
 /// Per round, workload and I/O.
 type Rounds = Vec<Vec<Vec<f64>>>;
 
-/// `rounds` rounds of the set on `on_dev` and `on_twin`, alternated (device first in odd
-/// rounds, twin first in even ones), then `elsewhere` rounds on the device at other offsets.
+/// `rounds` rounds of `set` on `on_dev` and `on_twin`, alternated (device first in odd
+/// rounds, twin first in even ones), then `elsewhere_rounds` rounds on the device at other
+/// offsets.
 fn alternated(
     on_dev: &mut Runner,
     on_twin: &mut Runner,
     cap: u64,
-    rounds: usize,
-    elsewhere_rounds: usize,
+    (rounds, elsewhere_rounds, set): (usize, usize, Set),
     say: &mut dyn FnMut(&str),
 ) -> Result<Sides, CharError> {
     let mut dev_rounds = Vec::new();
@@ -299,7 +347,7 @@ fn alternated(
             let s = settle(run, cap, seed + 1 + out.len() as u64)?;
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
-            out.push(round(run, cap, at)?);
+            out.push(round(run, cap, at, set)?);
             Ok(())
         };
     for r in 0..rounds {
@@ -337,6 +385,7 @@ fn alternated(
         twin: twin_rounds,
         elsewhere,
         busy,
+        set,
     })
 }
 
@@ -347,6 +396,7 @@ struct Sides {
     twin: Rounds,
     elsewhere: Rounds,
     busy: Busy,
+    set: Set,
 }
 
 /// Background work waited for before the rounds.
@@ -358,8 +408,10 @@ struct Busy {
 /// Each workload's figures from the device's and the twin's rounds.
 fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
     let (dev_rounds, twin_rounds, busy) = (&sides.device, &sides.twin, sides.busy);
-    let figures = WORKLOADS
+    let names = WORKLOADS
         .iter()
+        .filter(|w| !sides.set.not_run().contains(w));
+    let figures = names
         .enumerate()
         .map(|(w, name)| {
             let of = |rs: &[Vec<Vec<f64>>]| -> Vec<Vec<f64>> {
@@ -407,6 +459,8 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
         twin: twin.to_string(),
         rounds: dev_rounds.len(),
         figures,
+        set: sides.set,
+        not_run: sides.set.not_run(),
         busy_s: busy.s,
         settled: busy.settled,
     }
@@ -442,11 +496,61 @@ mod tests {
 
     #[test]
     fn the_burst_counts_its_writes_and_the_pass_its_streaming_reads() {
-        let s = scripts(1 << 30, 1);
-        assert_eq!(s[2].2.iter().filter(|&&c| c).count(), 64);
-        assert_eq!(s[2].2.len(), 66);
-        assert_eq!(s[3].2.iter().filter(|&&c| c).count(), 63);
-        assert_eq!((s[0].1, s[1].1), (1, 32));
+        let s = scripts(1 << 30, 1, Set::Full);
+        assert_eq!(s[2].counted.iter().filter(|&&c| c).count(), 64);
+        assert_eq!(s[2].counted.len(), 66);
+        assert_eq!(s[3].counted.iter().filter(|&&c| c).count(), 63);
+        assert_eq!((s[0].depth, s[1].depth), (1, 32));
+    }
+
+    /// The read-only set is the full one less the burst, the same I/Os at the same places,
+    /// and none of them a write or a flush.
+    #[test]
+    fn the_read_only_set_leaves_out_the_burst_and_only_reads() {
+        let full = scripts(1 << 30, 1, Set::Full);
+        let ro = scripts(1 << 30, 1, Set::ReadOnly);
+        let names = |s: &[Script]| s.iter().map(|s| s.name).collect::<Vec<_>>();
+        assert_eq!(names(&ro), [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
+        assert_eq!(names(&full), WORKLOADS);
+        for s in &ro {
+            let same = full.iter().find(|f| f.name == s.name).unwrap();
+            assert_eq!(s.steps, same.steps);
+            assert!(s.steps.iter().all(|st| match st {
+                Step::Io { op, .. } => *op == crate::engine::Op::Read,
+                Step::Idle(_) | Step::Pause(_) => true,
+            }));
+        }
+        assert_eq!(Set::ReadOnly.not_run(), [BURST]);
+    }
+
+    /// Read-only, the runners refuse any write: the set runs to its end on a model without
+    /// one, and its figures are the three reads'.
+    #[test]
+    fn a_read_only_validation_runs_the_reads_only() {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let build = || {
+            crate::emu::ModelSpec::parse("hdd,size=2GiB")
+                .unwrap()
+                .build()
+                .unwrap()
+        };
+        let mut on_dev = Runner::on_model(build(), &NEVER);
+        let mut on_twin = Runner::on_model(build(), &NEVER);
+        (on_dev.writable, on_twin.writable) = (false, false);
+        let plan = (3, 0, Set::ReadOnly);
+        let sides = alternated(&mut on_dev, &mut on_twin, 2 << 30, plan, &mut |_| {}).unwrap();
+        let v = compared("device", "twin", sides);
+        let names: Vec<_> = v.figures.iter().map(|f| f.workload).collect();
+        assert_eq!(names, [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
+        assert_eq!(v.not_run, [BURST]);
+        for f in &v.figures {
+            assert!(
+                f.demerit_share < 1e-9,
+                "{}: {}",
+                f.workload,
+                f.demerit_share
+            );
+        }
     }
 
     /// An SMR disk whose persistent cache random writes have just filled, against a fresh
@@ -465,7 +569,8 @@ mod tests {
             .collect();
         on_dev.run(&writes).unwrap();
         let cap = 4 << 30;
-        let sides = alternated(&mut on_dev, &mut on_twin, cap, 3, 0, &mut |_| {}).unwrap();
+        let plan = (3, 0, Set::Full);
+        let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {}).unwrap();
         let v = compared("written", "fresh", sides);
         assert!(v.settled);
         assert!(

@@ -90,7 +90,8 @@ enum DeviceCommand {
     },
     /// Run one validation set (QD1 and QD32 random reads, a write burst, a sequential pass) on
     /// a block device and on its twin, alternated, and print the Ruemmler-Wilkes demerit per
-    /// workload beside the device's own round-to-round demerit. Writes to the device.
+    /// workload beside the device's own round-to-round demerit. Writes to the device unless
+    /// --read-only.
     Validate {
         /// The device: block:/dev/X.
         spec: String,
@@ -120,6 +121,10 @@ enum DeviceCommand {
         /// up to this many in all (default: --rounds, no more).
         #[arg(long, value_name = "N")]
         fs_max_rounds: Option<usize>,
+        /// Run only the reads (QD1, QD32, the pass), the device opened read-only: the write
+        /// burst is not run and says so. Not with --fs.
+        #[arg(long, conflicts_with = "fs")]
+        read_only: bool,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -177,6 +182,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             time_scale,
             fs,
             fs_max_rounds,
+            read_only,
             wipe,
             json,
         } => validate::run(
@@ -187,6 +193,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 time_scale,
                 fs: fs.unwrap_or_default(),
                 fs_max_rounds: fs_max_rounds.unwrap_or(rounds),
+                read_only,
                 wipe,
                 json,
             },

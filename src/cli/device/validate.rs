@@ -34,6 +34,8 @@ pub struct Args {
     pub fs: Vec<String>,
     /// Rounds in all, at most, of a filesystem workload with a figure still undecided.
     pub fs_max_rounds: usize,
+    /// The reads only, the device opened read-only.
+    pub read_only: bool,
     pub wipe: Vec<PathBuf>,
     pub json: bool,
 }
@@ -60,7 +62,17 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             a.spec
         )));
     };
-    guard::check(&path, &a.wipe).map_err(failed)?;
+    // Mounted, system, swap and held devices are refused even read-only; a signature only
+    // stops a set that writes.
+    let wipe = match a.read_only {
+        true => vec![path.clone()],
+        false => a.wipe.clone(),
+    };
+    guard::check(&path, &wipe).map_err(failed)?;
+    let set = match a.read_only {
+        true => iotrial::probe::validate::Set::ReadOnly,
+        false => iotrial::probe::validate::Set::Full,
+    };
     for fs in &a.fs {
         iotrial::stack::fs::check_name(fs).map_err(|e| usage(format!("--fs: {e}")))?;
     }
@@ -110,7 +122,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                 &twin_text,
                 twin_dev,
                 twin_scale,
-                a.rounds,
+                (a.rounds, set),
                 stop,
                 &mut say,
             )
@@ -172,6 +184,12 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             .collect(),
     };
     println!("{}", terminal::table(&rows));
+    if !v.not_run.is_empty() {
+        println!(
+            "--read-only: not run, as it writes: {}. The device was opened read-only.",
+            v.not_run.join(", ")
+        );
+    }
     println!(
         "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds or at its farthest other offsets: this set cannot judge that twin), or over.",
         iotrial::probe::validate::ELSEWHERE
