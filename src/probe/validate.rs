@@ -53,10 +53,10 @@ impl Set {
     }
 
     /// The workloads this set leaves out.
-    pub fn not_run(self) -> Vec<&'static str> {
+    pub fn not_run(self) -> &'static [&'static str] {
         match self {
-            Set::Full => Vec::new(),
-            Set::ReadOnly => vec![BURST],
+            Set::Full => &[],
+            Set::ReadOnly => &[BURST],
         }
     }
 }
@@ -170,7 +170,7 @@ pub struct Validation {
     /// Which workloads ran: all, or the reads only.
     pub set: Set,
     /// The workloads of the set not run (the burst, read-only).
-    pub not_run: Vec<&'static str>,
+    pub not_run: &'static [&'static str],
     /// The longest time the device and the twin were busy with background work before a
     /// round: seconds of device time over the calm checks that found it busy, their idle
     /// included.
