@@ -611,6 +611,53 @@ fn validate_read_only_writes_nothing_and_leaves_out_the_burst() {
     assert!(leftovers(work.path(), &[]).is_empty());
 }
 
+/// `device validate --poll-idle` holds the kernel's CPU latency limit at 0 µs from before it
+/// times anything until it ends, says so in its JSON, and leaves the limit as it found it.
+#[test]
+fn validate_poll_idle_keeps_the_cpus_polling_while_it_runs() {
+    use iotrial::probe::idle::latency_limit_us;
+    use std::io::BufRead;
+    if !ready_to_emulate(
+        "validate_poll_idle_keeps_the_cpus_polling_while_it_runs",
+        &["losetup"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let work = tempfile::tempdir().unwrap();
+    let spec = "emu:ssd,size=2GiB,scale=10";
+    let served = Served::start(&bin(), spec);
+    let dev = served.device();
+    let target = format!("block:{dev}");
+    let before = latency_limit_us().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
+        .env("TMPDIR", work.path())
+        .args(["device", "validate", &target, "--twin", spec])
+        .args(["--time-scale", "10", "--rounds", "3", "--read-only"])
+        .args(["--poll-idle", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    // Its first line of progress comes after the limit is held.
+    let first = lines.next().map(|l| l.unwrap()).unwrap_or_default();
+    let during = latency_limit_us().unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let out = child.wait_with_output().unwrap();
+    let after = latency_limit_us().unwrap();
+    served.stop();
+    let err = format!("{first}\n{}", rest.join("\n"));
+    assert!(out.status.success(), "{err}");
+    assert_eq!(during, 0, "the limit while validate ran; {err}");
+    assert_eq!(after, before, "the limit after validate ended");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["poll_idle"], true);
+    assert_eq!(v["validation"]["figures"].as_array().unwrap().len(), 3);
+    assert!(leftovers(work.path(), &[]).is_empty());
+}
+
 /// Writes and flushes the block layer has completed on `dev` (its `stat` in sysfs).
 fn writes_seen(dev: &str) -> (u64, u64) {
     let name = Path::new(dev).file_name().unwrap().to_string_lossy();

@@ -7,6 +7,7 @@
 
 pub mod character;
 mod fine;
+pub mod idle;
 pub mod script;
 pub mod validate;
 

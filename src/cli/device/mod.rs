@@ -125,6 +125,12 @@ enum DeviceCommand {
         /// burst is not run and says so. Not with --fs.
         #[arg(long, conflicts_with = "fs")]
         read_only: bool,
+        /// Keep the host's CPUs out of idle sleep while timing (CPU latency limit held at
+        /// 0 µs through /dev/cpu_dma_latency, as cyclictest does): a CPU woken from idle
+        /// answers late by a varying amount, which widens both sides' response times. Needs
+        /// root; idle CPUs spin until the command ends.
+        #[arg(long)]
+        poll_idle: bool,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -183,6 +189,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             fs,
             fs_max_rounds,
             read_only,
+            poll_idle,
             wipe,
             json,
         } => validate::run(
@@ -194,6 +201,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 fs: fs.unwrap_or_default(),
                 fs_max_rounds: fs_max_rounds.unwrap_or(rounds),
                 read_only,
+                poll_idle,
                 wipe,
                 json,
             },

@@ -36,6 +36,8 @@ pub struct Args {
     pub fs_max_rounds: usize,
     /// The reads only, the device opened read-only.
     pub read_only: bool,
+    /// The host's CPUs kept out of idle sleep while it runs.
+    pub poll_idle: bool,
     pub wipe: Vec<PathBuf>,
     pub json: bool,
 }
@@ -104,6 +106,11 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         )));
     };
     let twin_scale = model.settings.scale;
+    // Held to the end, the filesystem trials included; the kernel drops it with the process.
+    let _poll = match a.poll_idle {
+        true => Some(iotrial::probe::idle::PollIdle::hold().map_err(failed)?),
+        false => None,
+    };
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let started = Instant::now();
     let mut say = |line: &str| {
@@ -138,7 +145,8 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         FsFigures::default()
     };
     if a.json {
-        let out = serde_json::json!({ "validation": v, "filesystems": fs });
+        let out =
+            serde_json::json!({ "validation": v, "filesystems": fs, "poll_idle": a.poll_idle });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -194,6 +202,12 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds or at its farthest other offsets: this set cannot judge that twin), or over.",
         iotrial::probe::validate::ELSEWHERE
     );
+    if a.poll_idle {
+        println!(
+            "--poll-idle: the host's CPUs were kept out of idle sleep ({} held at 0 µs) on both sides.",
+            iotrial::probe::idle::LATENCY_FILE
+        );
+    }
     if v.busy_s.iter().any(|&s| s > 0.0) || !v.settled {
         println!(
             "Each round started once its drive was calm (no background work after {CALM} s of idle): the device was busy up to {:.0} s before a round, the twin {:.0} s.{}",
