@@ -9,7 +9,8 @@
 //!   see its test); a model against itself at most 1%;
 //! - with the real binary, as root, on emulated drives served as plain block devices
 //!   (`device serve`): `--read-only` writes nothing (the device reads back the same); bad input
-//!   (too small, mounted, failing I/O) gets exit 2, the reason, and nothing left behind.
+//!   (too small, mounted, failing I/O) gets exit 2, the reason, and nothing left behind;
+//!   `validate --poll-idle` holds the CPU latency limit at 0 while it runs and releases it.
 //!
 //! Only behaviour and tolerances are asserted, never durations. The same draws served through
 //! the kernel are timed against the wall clock, so their answers depend on how promptly a
