@@ -45,7 +45,7 @@ impl PollIdle {
     }
 
     /// Asks for a CPU latency of 0 µs through the request file at `path`.
-    pub fn hold_at(path: &Path) -> Result<PollIdle, IdleError> {
+    fn hold_at(path: &Path) -> Result<PollIdle, IdleError> {
         let failed = |source| IdleError::Hold {
             path: path.to_path_buf(),
             source,
