@@ -11,6 +11,7 @@
 //! 0.1, is then validated on a fresh copy served at scale 1 against its twin at scale 1.
 //! `CHAR_FS=ext4` (a comma list) on the filesystems named; `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
 //! to the validation of the drive against its own model, the floor of the filesystem figures.
+//! `CHAR_POLL_IDLE=1` passes `--poll-idle` to characterize and to every validate (root).
 //! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
@@ -122,7 +123,11 @@ fn main() {
             let dev = format!("block:{}", served.device());
             let s = scale.to_string();
             let t = Instant::now();
-            let v = iotrial(&["device", "characterize", &dev, "--json", "--time-scale", &s]);
+            let mut args = vec!["device", "characterize", &dev, "--json", "--time-scale", &s];
+            if poll_idle() {
+                args.push("--poll-idle");
+            }
+            let v = iotrial(&args);
             let wall = t.elapsed().as_secs_f64();
             println!("\n{m}: {spec}");
             println!(
@@ -130,6 +135,7 @@ fn main() {
                 v["twin"]["model"], wall, v["ios"], v["device_seconds"]
             );
             println!("the host's steal per probe, ms/s: {}", host_laps(&v));
+            println!("--poll-idle: {}", v["poll_idle"]);
             println!("| parameter | drawn | found | error |\n|---|---|---|---|");
             let checks = CHECKS.iter().find(|c| c.0 == model).unwrap().1;
             let mut names: Vec<(&str, &str)> = checks.to_vec();
@@ -231,6 +237,9 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
             &s,
             "--json",
         ];
+        if poll_idle() {
+            args.push("--poll-idle");
+        }
         // After `--fs` the drive carries a filesystem: every later validate names it
         // in --wipe again.
         let wipe = served.device();
@@ -312,6 +321,11 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
             }
         }
     }
+}
+
+/// `CHAR_POLL_IDLE=1`: characterize and validate keep the host's CPUs out of idle sleep.
+fn poll_idle() -> bool {
+    std::env::var("CHAR_POLL_IDLE").is_ok_and(|v| v == "1")
 }
 
 /// The host's steal over each probe of a characterize run, from its `host` list.

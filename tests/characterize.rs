@@ -10,7 +10,8 @@
 //! - with the real binary, as root, on emulated drives served as plain block devices
 //!   (`device serve`): `--read-only` writes nothing (the device reads back the same); bad input
 //!   (too small, mounted, failing I/O) gets exit 2, the reason, and nothing left behind;
-//!   `validate --poll-idle` holds the CPU latency limit at 0 while it runs and releases it.
+//!   `validate --poll-idle` and `characterize --poll-idle` hold the CPU latency limit at 0
+//!   while they run and release it.
 //!
 //! Only behaviour and tolerances are asserted, never durations. The same draws served through
 //! the kernel are timed against the wall clock, so their answers depend on how promptly a
@@ -612,30 +613,22 @@ fn validate_read_only_writes_nothing_and_leaves_out_the_burst() {
     assert!(leftovers(work.path(), &[]).is_empty());
 }
 
-/// `device validate --poll-idle` holds the kernel's CPU latency limit at 0 µs from before it
-/// times anything until it ends, says so in its JSON, and leaves the limit as it found it.
-#[test]
-fn validate_poll_idle_keeps_the_cpus_polling_while_it_runs() {
+/// Runs `iotrial DEVICE-COMMAND block:DEV args --poll-idle --json` on a served `spec` (`args[0]`
+/// and `args[1]` are the two words of the command), reading the kernel's CPU latency limit
+/// once it printed its first line of progress: its JSON, once it exited 0 with the limit at 0
+/// then and back to what it was after, and nothing left behind.
+fn held_while_running(spec: &str, args: &[&str]) -> Value {
     use iotrial::probe::idle::latency_limit_us;
     use std::io::BufRead;
-    if !ready_to_emulate(
-        "validate_poll_idle_keeps_the_cpus_polling_while_it_runs",
-        &["losetup"],
-    ) {
-        return;
-    }
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let work = tempfile::tempdir().unwrap();
-    let spec = "emu:ssd,size=2GiB,scale=10";
     let served = Served::start(&bin(), spec);
-    let dev = served.device();
-    let target = format!("block:{dev}");
+    let target = format!("block:{}", served.device());
     let before = latency_limit_us().unwrap();
     let mut child = std::process::Command::new(bin())
         .env("IOTRIAL_LEDGER_DIR", work.path().join("ledger"))
         .env("TMPDIR", work.path())
-        .args(["device", "validate", &target, "--twin", spec])
-        .args(["--time-scale", "10", "--rounds", "3", "--read-only"])
+        .args([args[0], args[1], &target])
+        .args(&args[2..])
         .args(["--poll-idle", "--json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -651,12 +644,73 @@ fn validate_poll_idle_keeps_the_cpus_polling_while_it_runs() {
     served.stop();
     let err = format!("{first}\n{}", rest.join("\n"));
     assert!(out.status.success(), "{err}");
-    assert_eq!(during, 0, "the limit while validate ran; {err}");
-    assert_eq!(after, before, "the limit after validate ended");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(during, 0, "the limit while it ran; {err}");
+    assert_eq!(after, before, "the limit after it ended");
+    assert!(leftovers(work.path(), &[]).is_empty());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `device validate --poll-idle` holds the kernel's CPU latency limit at 0 µs from before it
+/// times anything until it ends, says so in its JSON, and leaves the limit as it found it.
+#[test]
+fn validate_poll_idle_keeps_the_cpus_polling_while_it_runs() {
+    if !ready_to_emulate(
+        "validate_poll_idle_keeps_the_cpus_polling_while_it_runs",
+        &["losetup"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = "emu:ssd,size=2GiB,scale=10";
+    let v = held_while_running(
+        spec,
+        &[
+            "device",
+            "validate",
+            "--twin",
+            spec,
+            "--time-scale",
+            "10",
+            "--rounds",
+            "3",
+            "--read-only",
+        ],
+    );
     assert_eq!(v["poll_idle"], true);
     assert_eq!(v["validation"]["figures"].as_array().unwrap().len(), 3);
-    assert!(leftovers(work.path(), &[]).is_empty());
+}
+
+/// `device characterize --poll-idle` holds the limit the same way, says so in its JSON and in
+/// the twin file it writes.
+#[test]
+fn characterize_poll_idle_keeps_the_cpus_polling_while_it_runs() {
+    if !ready_to_emulate(
+        "characterize_poll_idle_keeps_the_cpus_polling_while_it_runs",
+        &["losetup"],
+    ) {
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let keep = tempfile::tempdir().unwrap();
+    let out = keep.path().join("polled.twin");
+    let v = held_while_running(
+        "emu:ssd,size=2GiB,scale=10",
+        &[
+            "device",
+            "characterize",
+            "--read-only",
+            "--time-scale",
+            "10",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["poll_idle"], true);
+    assert_eq!(v["twin"]["model"], "flash");
+    let file = std::fs::read_to_string(&out).unwrap();
+    let said = "# Timed with the host's CPUs held out of idle sleep (--poll-idle).";
+    assert_eq!(file.lines().nth(1), Some(said), "{file}");
+    assert_eq!(file.lines().last(), v["spec"].as_str(), "{file}");
 }
 
 /// Writes and flushes the block layer has completed on `dev` (its `stat` in sysfs).

@@ -2,7 +2,7 @@
 //! found (with how), those not found (with the probe that would find them), and the twin as a
 //! device spec on the last line; `--out` writes the twin as a preset file.
 
-use super::super::errors::{failed, usage};
+use super::super::errors::{failed, refused_flag, usage};
 use anyhow::{Context, Result};
 use iotrial::present::Rows;
 use iotrial::probe::character::{characterize, CharOptions};
@@ -38,6 +38,13 @@ pub fn run(
             )));
         }
     }
+    // Held to the end; the kernel drops it with the process.
+    let _poll = match opts.poll_idle {
+        true => Some(
+            iotrial::probe::idle::PollIdle::hold().map_err(|e| refused_flag("--poll-idle", e))?,
+        ),
+        false => None,
+    };
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let started = Instant::now();
     let mut say = |line: &str| {
@@ -47,7 +54,7 @@ pub fn run(
     let c = characterize(&device, opts, &mut ledger, stop, &mut say).map_err(failed)?;
     if let Some(path) = out {
         let when = iotrial::utc::utc_iso(std::time::SystemTime::now());
-        let text = c.twin.preset_file(&c.device, &when);
+        let text = c.twin_file(&when);
         let tmp = path.with_extension("tmp-twin");
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, path))
@@ -89,6 +96,12 @@ pub fn run(
         "{} I/Os, {:.1} s of the device's time",
         c.ios, c.device_seconds
     );
+    if c.poll_idle {
+        println!(
+            "--poll-idle: the host's CPUs were kept out of idle sleep ({} held at 0 µs).",
+            iotrial::probe::idle::LATENCY_FILE
+        );
+    }
     for l in c.host.iter().filter(|l| l.disturbed()) {
         println!("warning: {}", l.warning());
     }

@@ -81,6 +81,12 @@ enum DeviceCommand {
         /// Seed of the probes' offsets.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Keep the host's CPUs out of idle sleep while timing (CPU latency limit held at
+        /// 0 µs through /dev/cpu_dma_latency), as `device validate --poll-idle` does: the
+        /// host's path characterize nets out is then the one such a validate meets. Needs
+        /// root; idle CPUs spin until the command ends.
+        #[arg(long)]
+        poll_idle: bool,
         /// Allow destroying the signatures on this block device.
         #[arg(long, value_name = "DEVICE")]
         wipe: Vec<PathBuf>,
@@ -170,6 +176,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             read_only,
             time_scale,
             seed,
+            poll_idle,
             wipe,
             json,
         } => {
@@ -178,6 +185,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 scale: time_scale,
                 seed,
                 wipe,
+                poll_idle,
             };
             characterize::run(&spec, out.as_deref(), &opts, json, stop)
         }

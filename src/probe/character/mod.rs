@@ -53,6 +53,9 @@ pub struct CharOptions {
     pub seed: u64,
     /// Block devices whose signatures the write probes may destroy.
     pub wipe: Vec<PathBuf>,
+    /// The caller holds the host's CPUs out of idle sleep for the whole run
+    /// ([`crate::probe::idle::PollIdle`]): recorded in the result and the twin file.
+    pub poll_idle: bool,
 }
 
 impl Default for CharOptions {
@@ -62,6 +65,7 @@ impl Default for CharOptions {
             scale: 1.0,
             seed: 1,
             wipe: Vec::new(),
+            poll_idle: false,
         }
     }
 }
@@ -81,6 +85,22 @@ pub struct Characterized {
     pub device_seconds: f64,
     /// The host over each probe: its steal and iowait ([`host`]).
     pub host: Vec<HostLoad>,
+    /// The host's CPUs were held out of idle sleep while it was timed (`--poll-idle`).
+    pub poll_idle: bool,
+}
+
+impl Characterized {
+    /// The twin file `--out` writes: the twin's preset file, saying how the host was held.
+    pub fn twin_file(&self, when: &str) -> String {
+        let text = self.twin.preset_file(&self.device, when);
+        if !self.poll_idle {
+            return text;
+        }
+        let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        format!(
+            "{first}\n# Timed with the host's CPUs held out of idle sleep (--poll-idle).\n{rest}"
+        )
+    }
 }
 
 /// Characterize could not finish.
@@ -473,6 +493,7 @@ fn probes(
         ios: run.ios,
         device_seconds: run.seconds,
         host: Vec::new(),
+        poll_idle: opts.poll_idle,
     })
 }
 
