@@ -229,6 +229,7 @@ pub fn analyze(
             });
         }
         caveats(p, &verdict, &streams, window, &mut warnings);
+        warnings.extend(super::busy::devices_idle(seen));
     }
     Ok(StreamOutcome {
         interval_s: interval,

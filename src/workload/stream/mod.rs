@@ -4,10 +4,12 @@
 //! per interval (seed 001: "at intervals I would killall -USR1 dd"). Verdict: the aggregate's
 //! settled throughput by a steady-state rule, when it settled, the total including the final
 //! sync, how bursty it was, how fair to the streams, and the fraction of the raw drives'
-//! capability. Its parameters ([`params`]), figures ([`figures`]), analysis ([`analysis`]) and
-//! part of the report ([`report`]) are submodules.
+//! capability. Its parameters ([`params`]), figures ([`figures`]), analysis ([`analysis`]), the
+//! check that the devices set the rate ([`busy`]) and part of the report ([`report`]) are
+//! submodules.
 
 pub mod analysis;
+pub mod busy;
 pub mod capacity;
 pub mod figures;
 pub mod params;

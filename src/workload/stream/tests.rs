@@ -490,3 +490,97 @@ fn kernel_cpu_comes_from_the_monitors_during_the_streaming_phase() {
     let none = analyze(&params(&[("writers", "1")]), &set, &Seen::default(), None).unwrap();
     assert_eq!(none.verdict.kernel_cpu_pct, None);
 }
+
+/// What diskstats saw of data devices busy `utils` % of the streaming phase, and a log device
+/// idle through it; the sync phase kept them all busy.
+fn devices_busy(utils: &[f64]) -> crate::result::monitor::MonitorSummary {
+    use crate::result::monitor::{DevicePhase, DeviceSummary, DiskTotals, IostatFigures};
+    let means = |util_pct: f64| IostatFigures {
+        util_pct,
+        ..Default::default()
+    };
+    let phase = |name: &str, util: f64| DevicePhase {
+        phase: Some(name.into()),
+        outside: None,
+        seconds: 12.0,
+        means: means(util),
+        await_ms: 0.0,
+        await_ms_peak: 0.0,
+        aqu_sz_peak: 0.0,
+        totals: DiskTotals::default(),
+    };
+    let device = |i: usize, role: &str, util: f64| DeviceSummary {
+        device: format!("loop{i}"),
+        role: role.into(),
+        seconds: 13.0,
+        means: means(util),
+        await_ms: 0.0,
+        await_ms_peak: 0.0,
+        aqu_sz_peak: 0.0,
+        util_pct_peak: 100.0,
+        totals: DiskTotals::default(),
+        phases: vec![phase(super::PHASE, util), phase(super::SYNC_PHASE, 100.0)],
+    };
+    let mut devices: Vec<DeviceSummary> = (utils.iter().enumerate())
+        .map(|(i, &u)| device(i, "data", u))
+        .collect();
+    devices.push(device(utils.len(), "log", 0.0));
+    crate::result::monitor::MonitorSummary {
+        interval_s: 1.0,
+        devices,
+        ..Default::default()
+    }
+}
+
+/// The warnings of one writer's 12 s at full speed on devices busy `utils` % of it.
+fn warnings_on(utils: &[f64]) -> Vec<String> {
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        phases(0.0, 12.0, 13.0),
+    );
+    let monitor = devices_busy(utils);
+    let seen = Seen {
+        monitor: Some(&monitor),
+        ..Default::default()
+    };
+    analyze(&params(&[("writers", "1")]), &set, &seen, None)
+        .unwrap()
+        .warnings
+}
+
+#[test]
+fn a_stream_whose_devices_sat_idle_says_they_did_not_set_its_rate() {
+    // Six drives behind eight buffered writers held by their CPU (a study's raw trial).
+    let idle = warnings_on(&[36.8, 38.7, 15.7, 15.3, 15.2, 15.6]);
+    let said: Vec<&String> = (idle.iter())
+        .filter(|w| w.contains("not what set this rate"))
+        .collect();
+    assert_eq!(said.len(), 1, "{idle:?}");
+    assert!(
+        said[0].contains("busy at most 38.7% of the streaming"),
+        "{}",
+        said[0]
+    );
+    assert!(said[0].contains("loop2 15.7%"), "{}", said[0]);
+    assert!(
+        !said[0].contains("loop6"),
+        "the log device is not the data's: {}",
+        said[0]
+    );
+    // A drive a stream keeps busy set the rate, whatever the sync phase and the log did; so
+    // did the busiest of six a btrfs raid10 loaded unevenly.
+    for utils in [&[93.0][..], &[51.2, 65.1, 46.7, 90.5, 25.0, 25.1]] {
+        let busy = warnings_on(utils);
+        assert!(
+            !busy.iter().any(|w| w.contains("not what set this rate")),
+            "{busy:?}"
+        );
+    }
+    // Without diskstats nothing is said either way.
+    let set = SampleSet::in_memory(
+        vec![writer("writer0", 0.0, &[50; 12])],
+        phases(0.0, 12.0, 13.0),
+    );
+    let none = analyze(&params(&[("writers", "1")]), &set, &Seen::default(), None).unwrap();
+    assert!(!none.warnings.iter().any(|w| w.contains("set this rate")));
+}
