@@ -2,7 +2,7 @@
 //! found (with how), those not found (with the probe that would find them), and the twin as a
 //! device spec on the last line; `--out` writes the twin as a preset file.
 
-use super::super::errors::{failed, refused_flag, usage};
+use super::super::errors::{failed, usage};
 use anyhow::{Context, Result};
 use iotrial::present::Rows;
 use iotrial::probe::character::{characterize, CharOptions};
@@ -38,13 +38,8 @@ pub fn run(
             )));
         }
     }
-    // Held to the end; the kernel drops it with the process.
-    let _poll = match opts.poll_idle {
-        true => Some(
-            iotrial::probe::idle::PollIdle::hold().map_err(|e| refused_flag("--poll-idle", e))?,
-        ),
-        false => None,
-    };
+    // Held to the end.
+    let _poll = super::poll_idle(opts.poll_idle)?;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let started = Instant::now();
     let mut say = |line: &str| {

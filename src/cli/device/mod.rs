@@ -5,7 +5,7 @@
 mod characterize;
 mod validate;
 
-use super::errors::{failed, usage};
+use super::errors::{failed, refused_flag, usage};
 use anyhow::{Context, Result};
 use iotrial::present::Rows;
 use iotrial::report::{self, terminal};
@@ -215,6 +215,17 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             },
             stop,
         ),
+    }
+}
+
+/// `--poll-idle`: the CPUs held out of idle sleep until the guard drops (the kernel drops it
+/// with the process); a limit that cannot be held is named by its flag.
+fn poll_idle(on: bool) -> Result<Option<iotrial::probe::idle::PollIdle>> {
+    match on {
+        true => iotrial::probe::idle::PollIdle::hold()
+            .map(Some)
+            .map_err(|e| refused_flag("--poll-idle", e)),
+        false => Ok(None),
     }
 }
 

@@ -4,7 +4,7 @@
 //! (`iotrial run`, this same program), in the same alternated rounds, their verdict figures
 //! side by side with the ratio of their means, its interval, and whether it is within 10%.
 
-use super::super::errors::{failed, refused_flag, usage, Interrupted};
+use super::super::errors::{failed, usage, Interrupted};
 use anyhow::{Context, Result};
 use iotrial::analysis::compare::Estimate;
 use iotrial::analysis::ratio;
@@ -107,12 +107,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
     };
     let twin_scale = model.settings.scale;
     // Held to the end, the filesystem trials included; the kernel drops it with the process.
-    let _poll = match a.poll_idle {
-        true => Some(
-            iotrial::probe::idle::PollIdle::hold().map_err(|e| refused_flag("--poll-idle", e))?,
-        ),
-        false => None,
-    };
+    let _poll = super::poll_idle(a.poll_idle)?;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
     let started = Instant::now();
     let mut say = |line: &str| {
