@@ -90,7 +90,10 @@ pub static OPTIONS: &[Opt] = &[
         &["softrandommap"],
         "iotrial always keeps its random map (unless norandommap), so the fallback it chooses never happens",
     ),
-    ignored(&["hugepage-size"], "iotrial's I/O buffers use no huge pages"),
+    ignored(
+        &["hugepage-size"],
+        "iotrial puts an I/O buffer of 128 KiB or more on the kernel's transparent huge pages of 2 MiB, whatever it says; a smaller one on base pages",
+    ),
     ignored(
         &["read_iolog_chunked"],
         "iotrial reads the whole log before the run",

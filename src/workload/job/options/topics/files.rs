@@ -84,7 +84,7 @@ pub static OPTIONS: &[Opt] = &[
             ));
         }
     })
-    .differs("every type takes iotrial's own page-aligned buffers: no huge pages, no shared memory; cudamalloc is refused"),
+    .differs("every type takes iotrial's own page-aligned buffers (one of 128 KiB or more on transparent huge pages, whatever the type): no hugetlbfs, no shared memory; cudamalloc is refused"),
     opt!(["iomem_align", "mem_align"], |_j, a| {
         let n = a.bytes()?;
         if n > 4096 || (n != 0 && !n.is_power_of_two()) {
