@@ -175,6 +175,24 @@ fn main() {
             {
                 println!("overhead: {}", f["how"].as_str().unwrap_or(""));
             }
+            // How the write buffer and the aging limit were found (a burst run again, the
+            // method the aging limit came from).
+            for name in ["write_buffer", "age_limit"] {
+                if let Some(f) = v["twin"]["found"]
+                    .as_array()
+                    .and_then(|f| f.iter().find(|f| f["name"] == name))
+                {
+                    println!("{name}: {}", f["how"].as_str().unwrap_or(""));
+                }
+            }
+            // What characterize could not identify, and why.
+            for u in v["twin"]["unknown"].as_array().into_iter().flatten() {
+                println!(
+                    "not identified: {}: {}",
+                    u["name"].as_str().unwrap_or("?"),
+                    u["why"].as_str().unwrap_or("")
+                );
+            }
             // `--fs`, or `--fs=LIST` when CHAR_FS names filesystems.
             let fs_arg = std::env::var("CHAR_FS").ok().map(|v| match v.as_str() {
                 "1" | "" => "--fs".to_string(),

@@ -201,6 +201,13 @@ impl Draw {
         let slots = ((hi - lo) / align).max(1);
         lo.div_ceil(align) * align + self.0.below(slots) * align
     }
+
+    /// Puts `xs` in a random order (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, xs: &mut [T]) {
+        for i in (1..xs.len()).rev() {
+            xs.swap(i, self.0.below(i as u64 + 1) as usize);
+        }
+    }
 }
 
 #[cfg(test)]

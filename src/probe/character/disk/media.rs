@@ -8,7 +8,7 @@ use crate::probe::character::stats::{
 };
 use crate::probe::character::twin::{mbs_text, ms_text, size_text, Twin};
 use crate::probe::character::{CharError, Progress};
-use crate::probe::script::{Runner, Step};
+use crate::probe::script::{Runner, Step, Timed};
 
 /// The fastest spindle a probe looks for (15,000 rpm) and the slowest (3,600 rpm).
 const REV_MIN: f64 = 60.0 / 15_000.0;
@@ -245,35 +245,59 @@ pub fn seeks(
         .into_iter()
         .map(|u: f64| u.max(shortest))
         .collect();
-    // The first reads of a group lie in k slots, each wider than what the buffer holds after
+    // The first reads of a group lie in slots, each wider than what the buffer holds after
     // a read, so no read of a group is in the buffer from another.
     let spacing = d.readahead + 2 * track_max + 2 * MIB;
     let room = d.cap - k as u64 * spacing - track_max - 2 * MIB;
-    let mut steps = Vec::new();
-    for &u in &dist {
+    // The short distances, where the curve is steepest and the track-to-track time is read
+    // from, take four times the pairs where the device has the slots: their seeks are a
+    // millisecond or two, so each order statistic's spread (a revolution over the pairs) is
+    // most of what they are.
+    let mut pairs = Vec::new();
+    let mut ks = Vec::new();
+    for (i, &u) in dist.iter().enumerate() {
         let gap = (room as f64 * u) as u64 / K4 * K4;
-        let slot = (d.cap - gap - track_max - MIB) / k as u64;
-        for j in 0..k as u64 {
+        let span = d.cap - gap - track_max - MIB;
+        let ki = if u <= 0.01 {
+            (4 * k).min((span / spacing) as usize).max(k)
+        } else {
+            k
+        };
+        ks.push(ki);
+        let slot = span / ki as u64;
+        for j in 0..ki as u64 {
             let a = draw.aligned(j * slot, (j + 1) * slot - spacing / 2, K4);
             let jitter = draw.aligned(0, track(a).max(K4 + 1), K4);
-            steps.extend([Step::read(a, K4), Step::read(a + gap + jitter, K4)]);
+            pairs.push((i, a, a + gap + jitter));
         }
     }
-    let t = run.run(&steps)?;
-    let curve: Vec<(f64, f64)> = dist
+    // The pairs of every distance in one random order: whatever slows a stretch of the run
+    // (the host, the first reads after another probe) falls on every distance alike, not on
+    // one group's order statistics.
+    draw.shuffle(&mut pairs);
+    let steps: Vec<Step> = pairs
         .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            let group = &t[2 * k * i..2 * k * (i + 1)];
-            let l: Vec<f64> = group.iter().skip(1).step_by(2).map(|t| t.latency).collect();
+        .flat_map(|&(_, a, b)| [Step::read(a, K4), Step::read(b, K4)])
+        .collect();
+    let t = run.run(&steps)?;
+    let curve: Vec<(f64, f64)> = (0..dist.len())
+        .map(|i| {
+            let group: Vec<&[Timed]> = t
+                .chunks_exact(2)
+                .zip(&pairs)
+                .filter(|(_, p)| p.0 == i)
+                .map(|(g, _)| g)
+                .collect();
+            let l: Vec<f64> = group.iter().map(|p| p[1].latency).collect();
             // The distance the head travelled: from the end of the first read to the second,
             // as a share of the stroke (the pairs' own, jitter included).
             let u = mean(
                 &group
-                    .chunks_exact(2)
+                    .iter()
                     .map(|p| p[1].offset.abs_diff(p[0].offset + p[0].len) as f64 / d.cap as f64)
                     .collect::<Vec<_>>(),
             );
+            let k = l.len();
             let j = k / 32;
             (u, (kth(&l, j) + kth(&l, k - 1 - j) - d.rev) / 2.0 - fixed)
         })
@@ -344,11 +368,12 @@ pub fn seeks(
             "track_to_track",
             ms_text(t1),
             format!(
-                "fits the model's seek curve to {} distances ({k} pairs each): {}",
+                "fits the model's seek curve to {} distances: {}",
                 dist.len(),
                 curve
                     .iter()
-                    .map(|(u, s)| format!("{u:.4}: {:.2} ms", s * 1e3))
+                    .zip(&ks)
+                    .map(|((u, s), n)| format!("{u:.4}: {:.2} ms ({n} pairs)", s * 1e3))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),

@@ -1,9 +1,9 @@
-//! The command queue: its order (QD1 against deeper random reads), its aging limit (the worst
-//! wait when it reorders) and its depth (how many commands it takes while reads are
+//! The command queue: its order (QD1 against deeper random reads), its aging limit (how long a
+//! read it always has a nearer one to serve instead waits) and its depth (how many commands it takes while reads are
 //! outstanding).
 
 use super::{majority, Disk, K4};
-use crate::probe::character::stats::Draw;
+use crate::probe::character::stats::{median, Draw};
 use crate::probe::character::twin::{ms_text, Twin};
 use crate::probe::character::{CharError, Progress};
 use crate::probe::script::{Runner, Step};
@@ -60,10 +60,11 @@ pub fn queue(
         ),
     );
     if rpo {
-        // The depth where reordering still pays. Where many reads age, they pile up from the
-        // limit on (a cliff in the latencies); where few do, the worst read waited the limit,
-        // then the service in progress and its own. A cliff far below the worst read is the
-        // body of the distribution, not the limit.
+        // Where reads age in numbers they pile up from the limit on (a cliff in the
+        // latencies). Where few do, a read the drive always has a nearer one to serve instead
+        // waits the limit every time: the starved reads. Only where those never aged either,
+        // the worst read: it waited the limit, then the service in progress and its own (or
+        // less, if it never aged).
         let (depth, iops, worst, latencies) = if q32.1 / iops1 > 1.25 { q32 } else { q8 };
         let by_worst = worst - 1.5 / iops;
         let (age, how) = match age_from_cliff(latencies, 1.0 / iops) {
@@ -75,14 +76,17 @@ pub fn queue(
                     1e3 / iops
                 ),
             ),
-            _ => (
-                by_worst,
-                format!(
-                    "the worst of {} random reads at QD{depth} ({:.1} ms) less one and a half services",
-                    latencies.len(),
-                    worst * 1e3
+            _ => match starved(run, d, draw, say)? {
+                Some(s) => s,
+                None => (
+                    by_worst,
+                    format!(
+                        "the worst of {} random reads at QD{depth} ({:.1} ms) less one and a half services: no cliff where aged reads pile up, and reads at the far end starved behind near ones never aged",
+                        latencies.len(),
+                        worst * 1e3
+                    ),
                 ),
-            ),
+            },
         };
         twin.set("age_limit", ms_text(age), how);
     } else {
@@ -92,6 +96,83 @@ pub fn queue(
         );
     }
     Ok(())
+}
+
+/// Reads at the far end of the stroke, each queued with three random reads in the first few
+/// percent of it (four in flight: two near ones still queued whenever the head is free, and
+/// none waiting long enough to age itself): a drive that serves the nearest command first
+/// leaves the far read until it has aged, then serves it next. Its latency is the aging limit, the rest of the service
+/// in progress (half a near read's on average), the seek across and half a revolution. Eight
+/// far reads, `per` near reads after each (doubled until the far reads age while near ones
+/// are still coming, up to 3,200): the aging limit and how it was found, or None where they
+/// never aged.
+fn starved(
+    run: &mut Runner,
+    d: &Disk,
+    draw: &mut Draw,
+    say: &mut Progress,
+) -> Result<Option<(f64, String)>, CharError> {
+    let depth = 4;
+    let band = (d.cap * 3 / 100).max(64 * K4) / K4 * K4;
+    let far = (d.cap / 100).max(K4) / K4 * K4;
+    let lead = 2 * depth as usize;
+    let tries = 8;
+    let mut per = 400usize;
+    loop {
+        let near = |draw: &mut Draw| Step::read(draw.aligned(0, band, K4), K4);
+        let mut steps: Vec<Step> = (0..lead).map(|_| near(draw)).collect();
+        let mut at = Vec::new();
+        for _ in 0..tries {
+            at.push(steps.len());
+            steps.push(Step::read(draw.aligned(d.cap - far, d.cap - K4, K4), K4));
+            steps.extend((0..per).map(|_| near(draw)));
+        }
+        let t = run.run_at(&steps, depth)?;
+        // A far read counts where near reads were still being issued after it completed: the
+        // queue held `depth` near ones all the while.
+        let aged: Vec<f64> = at
+            .iter()
+            .zip(at.iter().skip(1).chain(std::iter::once(&steps.len())))
+            .filter(|&(&i, &next)| t[i + 1..next].iter().any(|n| n.issue > t[i].done()))
+            .map(|(&i, _)| t[i].latency)
+            .collect();
+        if aged.len() >= tries / 2 {
+            // The near reads' service: the median gap between their completions.
+            let mut done: Vec<f64> = t
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !at.contains(i))
+                .map(|(_, x)| x.done())
+                .collect();
+            done.sort_by(f64::total_cmp);
+            let gaps: Vec<f64> = done.windows(2).map(|w| w[1] - w[0]).collect();
+            let service = median(&gaps);
+            let waited = median(&aged);
+            let age = waited - d.full_stroke - d.rev / 2.0 - service / 2.0 - d.hit4;
+            say(&format!(
+                "aging: {} of {tries} far reads starved until aged, {:.1} ms at the median",
+                aged.len(),
+                waited * 1e3
+            ));
+            return Ok(Some((
+                age,
+                format!(
+                    "{} reads at the far end of the stroke, each queued with three random reads in its first 3% (QD{depth}, a nearer read always there): served once aged, {:.1} ms at the median, less the seek across ({:.3} ms), half a revolution, half a near read's service ({:.3} ms) and a buffer hit's time",
+                    aged.len(),
+                    waited * 1e3,
+                    d.full_stroke * 1e3,
+                    service * 1e3
+                ),
+            )));
+        }
+        if per >= 3200 {
+            say(&format!(
+                "aging: the far reads did not age behind {per} near reads each"
+            ));
+            return Ok(None);
+        }
+        per *= 2;
+    }
 }
 
 /// The most commands a probe puts in flight: the host's own queue for a block device holds

@@ -61,14 +61,51 @@ pub fn writes(
                 format!("{n} scattered 4 KiB writes never waited: more commands, or a drive that destages as fast as they come (needs a longer burst)"),
             ),
         }
-        // Bytes: scattered 1 MiB writes after idle until one waits.
+        // Bytes: scattered 1 MiB writes after idle until one waits. What a 1 MiB write
+        // answered from the buffer takes: a buffer hit and the rest of the MiB at the
+        // interface rate. A burst whose first writes already take three times that and a
+        // millisecond found the buffer not empty after the flush and the idle gap (in two
+        // runs of five on a served drive, the first four as slow as a destage): it is run
+        // again after a longer gap, up to twice.
         let m = 96;
-        let mut steps = vec![Step::flush(), Step::Idle(0.5)];
-        steps.extend((0..m).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
-        steps.push(Step::flush());
-        let t = run.run(&steps)?;
+        let answer = d.hit4 + (MIB - K4) as f64 / d.iface;
+        let mut idle = 0.5;
+        let mut again = Vec::new();
+        let t = loop {
+            let mut steps = vec![Step::flush(), Step::Idle(idle)];
+            steps.extend((0..m).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
+            steps.push(Step::flush());
+            let t = run.run(&steps)?;
+            let first = median(&t[1..5].iter().map(|t| t.latency).collect::<Vec<_>>());
+            if first <= 3.0 * answer + 1e-3 || again.len() == 2 {
+                break t;
+            }
+            again.push(first);
+            say(&format!(
+                "write-back: the first 1 MiB writes after {idle} s idle took {:.3} ms at the median, where the buffer answers in {:.3} ms: again after {} s",
+                first * 1e3,
+                answer * 1e3,
+                idle * 4.0
+            ));
+            idle *= 4.0;
+        };
         let w = &t[1..t.len() - 1];
-        match waited(w, w[0].latency) {
+        let retried = if again.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (run {} times: the first writes of the bursts before took {} ms at the median, the buffer not yet empty)",
+                again.len() + 1,
+                again
+                    .iter()
+                    .map(|f| format!("{:.3}", f * 1e3))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        };
+        // Not the first write's own time as the bar: one the host held up would set it above
+        // what a wait for the platter adds.
+        match waited(w, answer) {
             Some(i) => {
                 // Once full, the buffer takes a write per destage: the destage time is the
                 // interval between the acknowledgements after the wait.
@@ -91,14 +128,22 @@ pub fn writes(
                     twin.set(
                         "write_buffer",
                         size_text(held * MIB as f64),
-                        format!("the {}th scattered 1 MiB write after idle waited; {destaged} were on the platter by then", i + 1),
+                        format!("the {}th scattered 1 MiB write after idle waited; {destaged} were on the platter by then{retried}", i + 1),
                     );
                 }
             }
-            None => twin.unknown(
-                "write_buffer",
-                format!("{m} scattered 1 MiB writes never waited (more than {m} MiB, or destaged as fast as they come): needs a longer burst"),
-            ),
+            None => {
+                let lat: Vec<f64> = w.iter().map(|t| t.latency).collect();
+                twin.unknown(
+                    "write_buffer",
+                    format!(
+                        "{m} scattered 1 MiB writes never waited (more than {m} MiB, or destaged as fast as they come): needs a longer burst (the first four took {:.3} ms at the median, the slowest of all {:.3} ms, the median of all {:.3} ms){retried}",
+                        median(&lat[..4.min(lat.len())]) * 1e3,
+                        lat.iter().copied().fold(0.0, f64::max) * 1e3,
+                        median(&lat) * 1e3
+                    ),
+                );
+            }
         }
         let destage = d.access + MIB as f64 / d.mean_rate();
         // Flush: 4 scattered 1 MiB writes buffered, then a flush.
@@ -128,8 +173,9 @@ pub fn writes(
 }
 
 /// The first write of a burst that waited: its latency, and the next two's, more than three
-/// times the first few (the buffer's own answer time) and a millisecond more. Once the buffer
-/// is full every write waits, so one write the host delayed is not taken for it.
+/// times the median of the first four (the buffer's own answer time, or `base` if that is
+/// more) and a millisecond more. Once the buffer is full every write waits, so one write the
+/// host delayed is not taken for it.
 pub fn waited(w: &[Timed], base: f64) -> Option<usize> {
     let b = median(
         &w[..4.min(w.len())]
