@@ -1,6 +1,6 @@
 //! The command queue: its order (QD1 against deeper random reads), its aging limit (how long a
-//! read it always has a nearer one to serve instead waits) and its depth (how many commands it takes while reads are
-//! outstanding).
+//! read waits that the drive always has a nearer one to serve instead of) and its depth (how
+//! many commands it takes while reads are outstanding).
 
 use super::{majority, Disk, K4};
 use crate::probe::character::stats::{median, Draw};
@@ -101,11 +101,11 @@ pub fn queue(
 /// Reads at the far end of the stroke, each queued with three random reads in the first few
 /// percent of it (four in flight: two near ones still queued whenever the head is free, and
 /// none waiting long enough to age itself): a drive that serves the nearest command first
-/// leaves the far read until it has aged, then serves it next. Its latency is the aging limit, the rest of the service
-/// in progress (half a near read's on average), the seek across and half a revolution. Eight
-/// far reads, `per` near reads after each (doubled until the far reads age while near ones
-/// are still coming, up to 3,200): the aging limit and how it was found, or None where they
-/// never aged.
+/// leaves the far read until it has aged, then serves it next. Its latency is the aging
+/// limit, the rest of the service in progress (half a near read's on average), the seek
+/// across and half a revolution. Eight far reads, `per` near reads after each (doubled until
+/// the far reads age while near ones are still coming, up to 3,200): the aging limit and how
+/// it was found, or None where they never aged.
 fn starved(
     run: &mut Runner,
     d: &Disk,
@@ -128,13 +128,21 @@ fn starved(
             steps.extend((0..per).map(|_| near(draw)));
         }
         let t = run.run_at(&steps, depth)?;
-        // A far read counts where near reads were still being issued after it completed: the
-        // queue held `depth` near ones all the while.
+        // A far read counts where near reads were still being issued after it completed (the
+        // queue held `depth` near ones all the while) and it waited longer than any near read
+        // (it was passed over, not served in its turn, as a drive sweeping its queue would).
+        let slowest = t
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !at.contains(i))
+            .map(|(_, x)| x.latency)
+            .fold(0.0, f64::max);
         let aged: Vec<f64> = at
             .iter()
             .zip(at.iter().skip(1).chain(std::iter::once(&steps.len())))
             .filter(|&(&i, &next)| t[i + 1..next].iter().any(|n| n.issue > t[i].done()))
             .map(|(&i, _)| t[i].latency)
+            .filter(|&l| l > slowest)
             .collect();
         if aged.len() >= tries / 2 {
             // The near reads' service: the median gap between their completions.
