@@ -239,6 +239,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_shuffle_is_a_permutation_in_an_order_the_seed_fixes() {
+        let order = |seed| {
+            let mut xs: Vec<u32> = (0..64).collect();
+            Draw::new(seed).shuffle(&mut xs);
+            xs
+        };
+        let a = order(3);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..64).collect::<Vec<_>>());
+        assert_ne!(a, sorted, "left in order");
+        assert_eq!(a, order(3));
+        assert_ne!(a, order(4));
+        // Every place is reached: the first element lands anywhere over many seeds.
+        let mut seen = [false; 8];
+        for seed in 0..200 {
+            let mut xs: Vec<usize> = (0..8).collect();
+            Draw::new(seed).shuffle(&mut xs);
+            seen[xs.iter().position(|&x| x == 0).unwrap()] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "{seen:?}");
+    }
+
     /// A sawtooth of period `r` over `x` in 0.1 ms steps from 1 ms, with a jitter of up to
     /// `jitter` and every `stray`-th point delayed by 2-20 ms.
     fn sawtooth(r: f64, jitter: f64, stray: usize) -> Vec<(f64, f64)> {
