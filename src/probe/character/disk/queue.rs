@@ -131,12 +131,13 @@ fn starved(
         // A far read counts where near reads were still being issued after it completed (the
         // queue held `depth` near ones all the while) and it waited longer than any near read
         // (it was passed over, not served in its turn, as a drive sweeping its queue would).
-        let slowest = t
+        let near_reads: Vec<_> = t
             .iter()
             .enumerate()
             .filter(|(i, _)| !at.contains(i))
-            .map(|(_, x)| x.latency)
-            .fold(0.0, f64::max);
+            .map(|(_, x)| x)
+            .collect();
+        let slowest = near_reads.iter().map(|x| x.latency).fold(0.0, f64::max);
         let aged: Vec<f64> = at
             .iter()
             .zip(at.iter().skip(1).chain(std::iter::once(&steps.len())))
@@ -146,12 +147,7 @@ fn starved(
             .collect();
         if aged.len() >= tries / 2 {
             // The near reads' service: the median gap between their completions.
-            let mut done: Vec<f64> = t
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !at.contains(i))
-                .map(|(_, x)| x.done())
-                .collect();
+            let mut done: Vec<f64> = near_reads.iter().map(|x| x.done()).collect();
             done.sort_by(f64::total_cmp);
             let gaps: Vec<f64> = done.windows(2).map(|w| w[1] - w[0]).collect();
             let service = median(&gaps);
