@@ -12,6 +12,8 @@
 //! `CHAR_FS=ext4` (a comma list) on the filesystems named; `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
 //! to the validation of the drive against its own model, the floor of the filesystem figures.
 //! `CHAR_POLL_IDLE=1` passes `--poll-idle` to characterize and to every validate (root).
+//! `CHAR_QD32_READS=N` passes `--qd32-reads N` to every validate of an rpo hdd (a drive that
+//! switches between regimes at QD32 needs tens of thousands; the others keep 320).
 //! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
@@ -240,6 +242,10 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
     let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
     // CHAR_FS_SELF: the filesystem figures of the drive against its own model too.
     let fs_self = std::env::var("CHAR_FS_SELF").is_ok_and(|v| v == "1");
+    // CHAR_QD32_READS: more QD32 reads a round for an rpo drive.
+    let qd32 = std::env::var("CHAR_QD32_READS")
+        .ok()
+        .filter(|_| spec.contains("queue_order=rpo"));
     for (label, twin) in [
         ("twin", twin),
         ("itself", format!("emu:{spec},scale={scale}")),
@@ -257,6 +263,9 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
         ];
         if poll_idle() {
             args.push("--poll-idle");
+        }
+        if let Some(n) = &qd32 {
+            args.extend(["--qd32-reads", n.as_str()]);
         }
         // After `--fs` the drive carries a filesystem: every later validate names it
         // in --wipe again.

@@ -1,5 +1,5 @@
-//! `iotrial device validate`: one validation set (300 QD1 and 320 QD32 random 4 KiB reads, a
-//! burst of 64 sequential 64 KiB writes after a second of idle, a sequential pass of 64 MiB)
+//! `iotrial device validate`: one validation set (300 QD1 and 320 QD32 random 4 KiB reads, or
+//! as many QD32 reads as asked ([`Plan::qd32_reads`]), a burst of 64 sequential 64 KiB writes after a second of idle, a sequential pass of 64 MiB)
 //! run on a device and on its twin, alternated round by round, and the Ruemmler-Wilkes
 //! demerit of each workload: the RMS horizontal distance between the two response-time
 //! distributions, in ms and as a share of the device's mean. Every round issues the same I/Os,
@@ -157,6 +157,24 @@ pub struct Figures {
 /// [`validate_models`] is told how many).
 pub const ELSEWHERE: usize = 4;
 
+/// QD32 reads in the set unless more are asked for. A drive whose QD32 reads switch between
+/// two regimes (an RPO drive whose aging limit is about what a read waits behind the 31 others:
+/// either few reads age, or nearly all of them do, each serving in arrival order and making the
+/// next one age) stays in each for thousands of reads, so its distribution over 320 reads
+/// depends on the places drawn more than any twin could follow; tens of thousands settle it
+/// (docs/twins.md).
+pub const QD32_READS: usize = 320;
+
+/// How much of the set to run: rounds alternated on both, rounds on the device at other
+/// offsets, which workloads, and how many QD32 reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub rounds: usize,
+    pub elsewhere: usize,
+    pub set: Set,
+    pub qd32_reads: usize,
+}
+
 /// The workloads whose offsets are drawn over the whole device (the first two).
 const DRAWN: usize = 2;
 
@@ -166,6 +184,8 @@ pub struct Validation {
     pub device: String,
     pub twin: String,
     pub rounds: usize,
+    /// The QD32 reads of each round.
+    pub qd32_reads: usize,
     pub figures: Vec<Figures>,
     /// Which workloads ran: all, or the reads only.
     pub set: Set,
@@ -197,7 +217,7 @@ struct Script {
 /// every round (each round reads more places than a drive's buffer holds, so a round finds
 /// nothing of the last one there). The burst's flush and the pass's first read (a
 /// positioning) are left out of their workloads' distributions.
-fn scripts(cap: u64, seed: u64, set: Set) -> Vec<Script> {
+fn scripts(cap: u64, seed: u64, set: Set, qd32_reads: usize) -> Vec<Script> {
     let mut d = Draw::new(seed);
     let mut rand = |n: usize| -> Vec<Step> {
         (0..n)
@@ -205,7 +225,7 @@ fn scripts(cap: u64, seed: u64, set: Set) -> Vec<Script> {
             .collect()
     };
     let qd1 = rand(300);
-    let qd32 = rand(320);
+    let qd32 = rand(qd32_reads);
     let mut d = Draw::new(seed ^ 0x5eed);
     let mut burst = vec![Step::flush(), Step::Idle(1.0)];
     let at = d.aligned(0, cap - 8 * MIB, MIB);
@@ -251,9 +271,9 @@ fn is_io(s: &Step) -> bool {
 }
 
 /// Response times of one round of `set`, per workload and I/O (seconds of device time).
-fn round(run: &mut Runner, cap: u64, seed: u64, set: Set) -> Result<Vec<Vec<f64>>, CharError> {
+fn round(run: &mut Runner, cap: u64, seed: u64, plan: Plan) -> Result<Vec<Vec<f64>>, CharError> {
     let mut out = Vec::new();
-    for s in scripts(cap, seed, set) {
+    for s in scripts(cap, seed, plan.set, plan.qd32_reads) {
         let t = run.run_at(&s.steps, s.depth)?;
         out.push(
             t.iter()
@@ -274,9 +294,10 @@ fn per_io_medians(rounds: &[Vec<f64>]) -> Vec<f64> {
         .collect()
 }
 
-/// Runs `rounds` rounds of `set` on the device `dev` and the twin's device `twin_dev`,
-/// alternated (device first in odd rounds, twin first in even ones), over the smaller of their
-/// sizes. The device is opened read-only unless the set writes.
+/// Runs `rounds` rounds of `set` (with `qd32_reads` QD32 reads) on the device `dev` and the
+/// twin's device `twin_dev`, alternated (device first in odd rounds, twin first in even ones),
+/// over the smaller of their sizes, then [`ELSEWHERE`] rounds on the device at other offsets.
+/// The device is opened read-only unless the set writes.
 #[allow(clippy::too_many_arguments)]
 pub fn validate(
     device: &str,
@@ -285,7 +306,7 @@ pub fn validate(
     twin: &str,
     twin_dev: &Path,
     twin_scale: f64,
-    (rounds, set): (usize, Set),
+    (rounds, set, qd32_reads): (usize, Set, usize),
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<Validation, CharError> {
@@ -298,26 +319,38 @@ pub fn validate(
     }
     let mut on_dev = Runner::new(dev, dev_scale, set.writes(), stop);
     let mut on_twin = Runner::new(twin_dev, twin_scale, set.writes(), stop);
-    let plan = (rounds, ELSEWHERE, set);
+    let plan = Plan {
+        rounds,
+        elsewhere: ELSEWHERE,
+        set,
+        qd32_reads,
+    };
     let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, say)?;
     Ok(compared(device, twin, sides))
 }
 
 /// [`validate`] of the model `device` against the model `twin`, each in this process on its
 /// own timeline (no device, no host between them but a fixed gap): the round trip as the
-/// models themselves answer it, whatever the host's load; `elsewhere` rounds at other offsets.
+/// models themselves answer it, whatever the host's load; `elsewhere` rounds at other offsets,
+/// `qd32_reads` QD32 reads a round.
 pub fn validate_models(
     device: Box<dyn crate::emu::DeviceModel>,
     twin: Box<dyn crate::emu::DeviceModel>,
     rounds: usize,
     elsewhere: usize,
+    qd32_reads: usize,
 ) -> Result<Validation, CharError> {
     static NEVER: AtomicBool = AtomicBool::new(false);
     let cap = device.capacity().min(twin.capacity()) / MIB * MIB;
     let (d_name, t_name) = (device.name().to_string(), twin.name().to_string());
     let mut on_dev = Runner::on_model(device, &NEVER);
     let mut on_twin = Runner::on_model(twin, &NEVER);
-    let plan = (rounds, elsewhere, Set::Full);
+    let plan = Plan {
+        rounds,
+        elsewhere,
+        set: Set::Full,
+        qd32_reads,
+    };
     let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {})?;
     Ok(compared(&d_name, &t_name, sides))
 }
@@ -325,16 +358,16 @@ pub fn validate_models(
 /// Per round, workload and I/O.
 type Rounds = Vec<Vec<Vec<f64>>>;
 
-/// `rounds` rounds of `set` on `on_dev` and `on_twin`, alternated (device first in odd
-/// rounds, twin first in even ones), then `elsewhere_rounds` rounds on the device at other
-/// offsets.
+/// The plan's rounds on `on_dev` and `on_twin`, alternated (device first in odd rounds, twin
+/// first in even ones), then its rounds on the device at other offsets.
 fn alternated(
     on_dev: &mut Runner,
     on_twin: &mut Runner,
     cap: u64,
-    (rounds, elsewhere_rounds, set): (usize, usize, Set),
+    plan: Plan,
     say: &mut dyn FnMut(&str),
 ) -> Result<Sides, CharError> {
+    let (rounds, elsewhere_rounds) = (plan.rounds, plan.elsewhere);
     let mut dev_rounds = Vec::new();
     let mut twin_rounds = Vec::new();
     let seed = 1000;
@@ -347,7 +380,7 @@ fn alternated(
             let s = settle(run, cap, seed + 1 + out.len() as u64)?;
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
-            out.push(round(run, cap, at, set)?);
+            out.push(round(run, cap, at, plan)?);
             Ok(())
         };
     for r in 0..rounds {
@@ -385,7 +418,7 @@ fn alternated(
         twin: twin_rounds,
         elsewhere,
         busy,
-        set,
+        plan,
     })
 }
 
@@ -396,7 +429,7 @@ struct Sides {
     twin: Rounds,
     elsewhere: Rounds,
     busy: Busy,
-    set: Set,
+    plan: Plan,
 }
 
 /// Background work waited for before the rounds.
@@ -410,7 +443,7 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
     let (dev_rounds, twin_rounds, busy) = (&sides.device, &sides.twin, sides.busy);
     let names = WORKLOADS
         .iter()
-        .filter(|w| !sides.set.not_run().contains(w));
+        .filter(|w| !sides.plan.set.not_run().contains(w));
     let figures = names
         .enumerate()
         .map(|(w, name)| {
@@ -458,9 +491,10 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
         device: device.to_string(),
         twin: twin.to_string(),
         rounds: dev_rounds.len(),
+        qd32_reads: sides.plan.qd32_reads,
         figures,
-        set: sides.set,
-        not_run: sides.set.not_run(),
+        set: sides.plan.set,
+        not_run: sides.plan.set.not_run(),
         busy_s: busy.s,
         settled: busy.settled,
     }
@@ -496,19 +530,34 @@ mod tests {
 
     #[test]
     fn the_burst_counts_its_writes_and_the_pass_its_streaming_reads() {
-        let s = scripts(1 << 30, 1, Set::Full);
+        let s = scripts(1 << 30, 1, Set::Full, QD32_READS);
         assert_eq!(s[2].counted.iter().filter(|&&c| c).count(), 64);
         assert_eq!(s[2].counted.len(), 66);
         assert_eq!(s[3].counted.iter().filter(|&&c| c).count(), 63);
         assert_eq!((s[0].depth, s[1].depth), (1, 32));
     }
 
+    /// More QD32 reads a round lengthen that workload alone, and its first reads are the
+    /// default set's: the same places, then more.
+    #[test]
+    fn more_qd32_reads_lengthen_that_workload_alone() {
+        let short = scripts(1 << 30, 1, Set::Full, QD32_READS);
+        let long = scripts(1 << 30, 1, Set::Full, 4 * QD32_READS);
+        assert_eq!(short[1].steps.len(), QD32_READS);
+        assert_eq!(long[1].steps.len(), 4 * QD32_READS);
+        assert_eq!(long[1].counted.len(), 4 * QD32_READS);
+        assert_eq!(long[1].steps[..QD32_READS], short[1].steps[..]);
+        for w in [0, 2, 3] {
+            assert_eq!(long[w].steps, short[w].steps);
+        }
+    }
+
     /// The read-only set is the full one less the burst, the same I/Os at the same places,
     /// and none of them a write or a flush.
     #[test]
     fn the_read_only_set_leaves_out_the_burst_and_only_reads() {
-        let full = scripts(1 << 30, 1, Set::Full);
-        let ro = scripts(1 << 30, 1, Set::ReadOnly);
+        let full = scripts(1 << 30, 1, Set::Full, QD32_READS);
+        let ro = scripts(1 << 30, 1, Set::ReadOnly, QD32_READS);
         let names = |s: &[Script]| s.iter().map(|s| s.name).collect::<Vec<_>>();
         assert_eq!(names(&ro), [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
         assert_eq!(names(&full), WORKLOADS);
@@ -537,7 +586,12 @@ mod tests {
         let mut on_dev = Runner::on_model(build(), &NEVER);
         let mut on_twin = Runner::on_model(build(), &NEVER);
         (on_dev.writable, on_twin.writable) = (false, false);
-        let plan = (3, 0, Set::ReadOnly);
+        let plan = Plan {
+            rounds: 3,
+            elsewhere: 0,
+            set: Set::ReadOnly,
+            qd32_reads: QD32_READS,
+        };
         let sides = alternated(&mut on_dev, &mut on_twin, 2 << 30, plan, &mut |_| {}).unwrap();
         let v = compared("device", "twin", sides);
         let names: Vec<_> = v.figures.iter().map(|f| f.workload).collect();
@@ -569,7 +623,12 @@ mod tests {
             .collect();
         on_dev.run(&writes).unwrap();
         let cap = 4 << 30;
-        let plan = (3, 0, Set::Full);
+        let plan = Plan {
+            rounds: 3,
+            elsewhere: 0,
+            set: Set::Full,
+            qd32_reads: QD32_READS,
+        };
         let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {}).unwrap();
         let v = compared("written", "fresh", sides);
         assert!(v.settled);

@@ -107,6 +107,11 @@ enum DeviceCommand {
         /// Rounds on each (at least 3): each I/O's response time is its median over them.
         #[arg(long, default_value_t = 5)]
         rounds: usize,
+        /// QD32 random reads in each round (at least 320). A drive whose QD32 reads switch
+        /// between regimes (an RPO drive whose aging limit is near what a read waits at QD32)
+        /// needs tens of thousands for its own rounds at other offsets to agree.
+        #[arg(long, default_value_t = iotrial::probe::validate::QD32_READS, value_name = "N")]
+        qd32_reads: usize,
         /// The device runs this many times faster than the one it stands for (an emulated
         /// device served with scale=): its times are multiplied by it.
         #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
@@ -193,6 +198,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             spec,
             twin,
             rounds,
+            qd32_reads,
             time_scale,
             fs,
             fs_max_rounds,
@@ -205,6 +211,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 spec,
                 twin,
                 rounds,
+                qd32_reads,
                 time_scale,
                 fs: fs.unwrap_or_default(),
                 fs_max_rounds: fs_max_rounds.unwrap_or(rounds),

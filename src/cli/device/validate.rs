@@ -29,6 +29,8 @@ pub struct Args {
     pub spec: String,
     pub twin: String,
     pub rounds: usize,
+    /// QD32 reads in each round.
+    pub qd32_reads: usize,
     pub time_scale: f64,
     /// The filesystems of `--fs` (none without it).
     pub fs: Vec<String>,
@@ -57,6 +59,13 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         return Err(usage(
             "--rounds: at least 3 (the device's noise floor needs them)",
         ));
+    }
+    if a.qd32_reads < iotrial::probe::validate::QD32_READS {
+        return Err(usage(format!(
+            "--qd32-reads {}: at least {} (ten times the queue)",
+            a.qd32_reads,
+            iotrial::probe::validate::QD32_READS
+        )));
     }
     let DeviceSpec::Block(path) = DeviceSpec::parse(&a.spec).map_err(failed)? else {
         return Err(usage(format!(
@@ -126,7 +135,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                 &twin_text,
                 twin_dev,
                 twin_scale,
-                (a.rounds, set),
+                (a.rounds, set, a.qd32_reads),
                 stop,
                 &mut say,
             )
@@ -148,8 +157,8 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{} against its twin {} ({} rounds each, alternated; each I/O's response time is its median over the rounds, all rounds pooled beside it)",
-        v.device, v.twin, v.rounds
+        "{} against its twin {} ({} rounds each, alternated, {} QD32 reads a round; each I/O's response time is its median over the rounds, all rounds pooled beside it)",
+        v.device, v.twin, v.rounds, v.qd32_reads
     );
     let rows = Rows {
         headings: [
@@ -199,6 +208,16 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds or at its farthest other offsets: this set cannot judge that twin), or over.",
         iotrial::probe::validate::ELSEWHERE
     );
+    if let Some(f) = v.figures.iter().find(|f| {
+        f.workload == iotrial::probe::validate::WORKLOADS[1]
+            && f.verdict == iotrial::probe::validate::Verdict::OwnSpread
+    }) {
+        println!(
+            "The QD32 reads at other offsets were up to {:.1}% from the device's own: over {} reads a round, this set cannot tell the twin's QD32 reads from the device's dependence on the places drawn. More reads a round may (--qd32-reads; a drive whose QD32 reads switch between regimes needs tens of thousands).",
+            f.elsewhere_max_share.unwrap_or(f.noise_share) * 100.0,
+            v.qd32_reads
+        );
+    }
     if a.poll_idle {
         println!(
             "--poll-idle: the host's CPUs were kept out of idle sleep ({} held at 0 µs) on both sides.",
