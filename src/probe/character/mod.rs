@@ -443,7 +443,7 @@ fn probes(
                 ],
             );
         } else {
-            let (shingled, cached) = smr::decide(run, &d, &mut draw)?;
+            let (shingled, cached, left) = smr::decide(run, &d, &mut draw)?;
             watch.end("the shingle test", say);
             match shingled {
                 Some(why) => {
@@ -466,9 +466,12 @@ fn probes(
                     );
                 }
                 None => {
-                    t.model_why = format!("random 4 KiB reads take {:.3} ms (a seek and a rotation) and scattered writes made durable take as long: a conventional disk", d.random_read * 1e3);
+                    t.model_why = match left {
+                        disk::writes::Left::Nothing => format!("random 4 KiB reads take {:.3} ms (a seek and a rotation) and scattered writes made durable take as long: a conventional disk", d.random_read * 1e3),
+                        disk::writes::Left::Destaging { .. } => format!("random 4 KiB reads take {:.3} ms (a seek and a rotation); scattered writes each followed by a flush are fast, but a long burst of them fills a buffer: a conventional disk that does not wait for flushes", d.random_read * 1e3),
+                    };
                     say("model: hdd");
-                    disk::writes::writes(run, &mut d, &mut draw, &mut t, say)?;
+                    disk::writes::writes(run, &mut d, &mut draw, left, &mut t, say)?;
                     watch.end("the writes", say);
                     disk::queue::depth(run, &d, &mut draw, &mut t, say)?;
                     disk::queue::queue(run, &d, &mut draw, &mut t, say)?;

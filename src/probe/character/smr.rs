@@ -8,6 +8,7 @@
 //! - the idle time before background cleaning: after how long an idle gap a read waits for a
 //!   band being cleaned.
 
+use super::disk::writes::Left;
 use super::disk::Disk;
 use super::stats::{median, Draw};
 use super::twin::{ms_text, size_text, Twin};
@@ -78,12 +79,13 @@ impl Recent {
 pub struct Cached(pub u64);
 
 /// Whether scattered 64 KiB writes made durable one by one go at a cache's pace; returns the
-/// reason when they do, with the bytes they put in the cache.
+/// reason when they do, with the bytes they put in the cache, and, where they do not, what
+/// they left in a write buffer.
 pub fn decide(
     run: &mut Runner,
     d: &Disk,
     draw: &mut Draw,
-) -> Result<(Option<String>, Cached), CharError> {
+) -> Result<(Option<String>, Cached, Left), CharError> {
     let io = 64 << 10;
     let mut steps = Vec::new();
     for _ in 0..50 {
@@ -97,7 +99,7 @@ pub fn decide(
     let durable = median(&each);
     let mut cached = 50 * io;
     if durable > 0.5 * d.random_read {
-        return Ok((None, Cached(cached)));
+        return Ok((None, Cached(cached), Left::Nothing));
     }
     // Fast even when made durable: a cache, or a drive that ignores flushes. A long burst
     // tells them apart: a write buffer fills, a persistent cache does not.
@@ -114,7 +116,13 @@ pub fn decide(
             .collect::<Vec<_>>(),
     );
     if tail > 0.25 * d.random_read {
-        return Ok((None, Cached(cached)));
+        return Ok((
+            None,
+            Cached(cached),
+            Left::Destaging {
+                writes: 50 + n as usize,
+            },
+        ));
     }
     let why = format!(
         "scattered 64 KiB writes made durable one by one take {:.3} ms (a random read {:.3} ms), and a burst of {n} more still {:.3} ms each: a persistent cache takes them (drive-managed SMR)",
@@ -122,7 +130,7 @@ pub fn decide(
         d.random_read * 1e3,
         tail * 1e3
     );
-    Ok((Some(why), Cached(cached)))
+    Ok((Some(why), Cached(cached), Left::Nothing))
 }
 
 /// The cache, the band and the idle time.

@@ -310,3 +310,14 @@ fn the_aging_limit_is_found_from_starved_reads_whatever_the_draw() {
         }
     }
 }
+
+#[test]
+fn a_drive_that_does_not_wait_for_flushes_gets_its_buffer_drained_before_each_burst() {
+    // The shingle test's long burst fills the buffer, and a flush returns at once: without
+    // an idle long enough to destage it, the 4 KiB burst found 46 slots of 199.
+    let c = recovers(
+        "hdd,size=16GiB,flush=ignore,write_slots=199,write_buffer=12MiB",
+        &[("write_buffer", 0.25), ("write_slots", 0.05), ("rpm", 0.01)],
+    );
+    assert_eq!(c.twin.get("flush"), Some("ignore"));
+}
