@@ -1,6 +1,8 @@
 //! `iotrial device validate`: one validation set (300 QD1 and 320 QD32 random 4 KiB reads, or
 //! as many QD32 reads as asked ([`Plan::qd32_reads`]), a burst of 64 sequential 64 KiB writes after a second of idle, a sequential pass of 64 MiB)
-//! run on a device and on its twin, alternated round by round, and the Ruemmler-Wilkes
+//! run on a device and on its twin, alternated round by round (in each round both sides'
+//! random reads, then both sides' burst and pass, so that the two bursts run seconds apart),
+//! and the Ruemmler-Wilkes
 //! demerit of each workload: the RMS horizontal distance between the two response-time
 //! distributions, in ms and as a share of the device's mean. Every round issues the same I/Os,
 //! so each I/O's response time is taken as its median over the rounds: what the host did to
@@ -270,10 +272,29 @@ fn is_io(s: &Step) -> bool {
     matches!(s, Step::Io { .. })
 }
 
-/// Response times of one round of `set`, per workload and I/O (seconds of device time).
-fn round(run: &mut Runner, cap: u64, seed: u64, plan: Plan) -> Result<Vec<Vec<f64>>, CharError> {
+/// The two parts of a round: the random reads drawn over the whole device, then the
+/// workloads with a place of their own (the burst and the pass).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Half {
+    Drawn,
+    Placed,
+}
+
+/// Response times of one half of a round of `set`, per workload and I/O (seconds of device
+/// time).
+fn half(
+    run: &mut Runner,
+    cap: u64,
+    seed: u64,
+    plan: Plan,
+    which: Half,
+) -> Result<Vec<Vec<f64>>, CharError> {
     let mut out = Vec::new();
-    for s in scripts(cap, seed, plan.set, plan.qd32_reads) {
+    let all = scripts(cap, seed, plan.set, plan.qd32_reads);
+    for (w, s) in all.into_iter().enumerate() {
+        if (w < DRAWN) != (which == Half::Drawn) {
+            continue;
+        }
         let t = run.run_at(&s.steps, s.depth)?;
         out.push(
             t.iter()
@@ -284,6 +305,26 @@ fn round(run: &mut Runner, cap: u64, seed: u64, plan: Plan) -> Result<Vec<Vec<f6
         );
     }
     Ok(out)
+}
+
+/// Which side runs: the device (0) or the twin (1).
+type Side = usize;
+
+/// The order of the alternated rounds: in each, both sides' random reads, then both sides'
+/// burst and pass, the device first in odd rounds and the twin first in even ones. The
+/// burst's 64 KiB writes are short enough (a quarter of a millisecond on a disk's buffer)
+/// that the host's path is a visible part of them, and that path moves over minutes; run
+/// this way, the two sides' bursts are seconds apart, where one side's 25,600 QD32 reads
+/// between them put them more than five minutes apart.
+fn schedule(rounds: usize) -> Vec<(Side, Half)> {
+    let mut out = Vec::new();
+    for r in 0..rounds {
+        let order: [Side; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
+        for h in [Half::Drawn, Half::Placed] {
+            out.extend(order.map(|side| (side, h)));
+        }
+    }
+    out
 }
 
 /// Each I/O's median over `rounds` (all of one workload, I/O by I/O in the same order).
@@ -358,8 +399,8 @@ pub fn validate_models(
 /// Per round, workload and I/O.
 type Rounds = Vec<Vec<Vec<f64>>>;
 
-/// The plan's rounds on `on_dev` and `on_twin`, alternated (device first in odd rounds, twin
-/// first in even ones), then its rounds on the device at other offsets.
+/// The plan's rounds on `on_dev` and `on_twin`, alternated as [`schedule`] orders them (each
+/// side let settle before its random reads), then its rounds on the device at other offsets.
 fn alternated(
     on_dev: &mut Runner,
     on_twin: &mut Runner,
@@ -375,27 +416,37 @@ fn alternated(
         s: [0.0; 2],
         settled: true,
     };
-    let mut one =
-        |run: &mut Runner, which: usize, out: &mut Rounds, at: u64| -> Result<(), CharError> {
+    let mut one = |run: &mut Runner,
+                   which: usize,
+                   out: &mut Rounds,
+                   at: u64,
+                   h: Half|
+     -> Result<(), CharError> {
+        if h == Half::Drawn {
             let s = settle(run, cap, seed + 1 + out.len() as u64)?;
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
-            out.push(round(run, cap, at, plan)?);
-            Ok(())
-        };
-    for r in 0..rounds {
-        if r % 2 == 0 {
-            one(on_dev, 0, &mut dev_rounds, seed)?;
-            one(on_twin, 1, &mut twin_rounds, seed)?;
-        } else {
-            one(on_twin, 1, &mut twin_rounds, seed)?;
-            one(on_dev, 0, &mut dev_rounds, seed)?;
+            out.push(half(run, cap, at, plan, h)?);
+        } else if let Some(last) = out.last_mut() {
+            last.extend(half(run, cap, at, plan, h)?);
         }
-        say(&format!("round {} of {rounds} done on both", r + 1));
+        Ok(())
+    };
+    for (k, (side, h)) in schedule(rounds).into_iter().enumerate() {
+        if side == 0 {
+            one(on_dev, 0, &mut dev_rounds, seed, h)?;
+        } else {
+            one(on_twin, 1, &mut twin_rounds, seed, h)?;
+        }
+        if k % 4 == 3 {
+            say(&format!("round {} of {rounds} done on both", k / 4 + 1));
+        }
     }
     let mut elsewhere = Vec::new();
     for k in 0..elsewhere_rounds {
-        one(on_dev, 0, &mut elsewhere, seed + 7919 * (k as u64 + 1))?;
+        let at = seed + 7919 * (k as u64 + 1);
+        one(on_dev, 0, &mut elsewhere, at, Half::Drawn)?;
+        one(on_dev, 0, &mut elsewhere, at, Half::Placed)?;
         say(&format!(
             "round {} of {elsewhere_rounds} at other offsets done on the device",
             k + 1
@@ -535,6 +586,59 @@ mod tests {
         assert_eq!(s[2].counted.len(), 66);
         assert_eq!(s[3].counted.iter().filter(|&&c| c).count(), 63);
         assert_eq!((s[0].depth, s[1].depth), (1, 32));
+    }
+
+    /// In every round both sides read before either writes, the side that goes first
+    /// alternates, and each side's burst and pass come right after the other side's (or
+    /// right before): nothing of a round's reads runs between the two bursts.
+    #[test]
+    fn both_sides_burst_one_after_the_other_in_every_round() {
+        let s = schedule(3);
+        assert_eq!(s.len(), 12);
+        for (r, round) in s.chunks(4).enumerate() {
+            let first = r % 2;
+            assert_eq!(
+                round,
+                [
+                    (first, Half::Drawn),
+                    (1 - first, Half::Drawn),
+                    (first, Half::Placed),
+                    (1 - first, Half::Placed)
+                ]
+            );
+        }
+    }
+
+    /// A round run in halves holds every workload, in the set's order.
+    #[test]
+    fn a_round_in_halves_holds_the_whole_set() {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        let m = crate::emu::ModelSpec::parse("hdd,size=4GiB")
+            .and_then(|s| s.build())
+            .unwrap();
+        let mut run = Runner::on_model(m, &NEVER);
+        let plan = Plan {
+            rounds: 1,
+            elsewhere: 0,
+            set: Set::Full,
+            qd32_reads: QD32_READS,
+        };
+        let mut r = half(&mut run, 4 << 30, 1, plan, Half::Drawn).unwrap();
+        r.extend(half(&mut run, 4 << 30, 1, plan, Half::Placed).unwrap());
+        let counts: Vec<usize> = r.iter().map(|w| w.len()).collect();
+        assert_eq!(counts, vec![300, QD32_READS, 64, 63]);
+        let plan = Plan {
+            set: Set::ReadOnly,
+            ..plan
+        };
+        assert_eq!(
+            half(&mut run, 4 << 30, 1, plan, Half::Placed)
+                .unwrap()
+                .iter()
+                .map(|w| w.len())
+                .collect::<Vec<_>>(),
+            vec![63]
+        );
     }
 
     /// More QD32 reads a round lengthen that workload alone, and its first reads are the
