@@ -321,3 +321,104 @@ fn a_drive_that_does_not_wait_for_flushes_gets_its_buffer_drained_before_each_bu
     );
     assert_eq!(c.twin.get("flush"), Some("ignore"));
 }
+
+/// A model passed through, but for one flush (the `lose`th, counting from 0) after which the
+/// buffer is not empty: the drive takes [`HIDDEN`] scattered 1 MiB writes of its own as the
+/// flush completes, and nothing of them is waited for. Logs the requests it saw.
+struct OneFlushLost {
+    inner: Box<dyn crate::emu::DeviceModel>,
+    lose: Option<usize>,
+    flushes: usize,
+    log: std::sync::Arc<std::sync::Mutex<Vec<crate::emu::model::Request>>>,
+}
+
+/// The writes a lost flush leaves to the drive: more than its buffer holds, and more than it
+/// destages in the half second of idle before the next burst.
+const HIDDEN: u64 = 64;
+
+impl crate::emu::DeviceModel for OneFlushLost {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    fn service(
+        &mut self,
+        now_ns: u64,
+        req: crate::emu::model::Request,
+    ) -> crate::emu::model::Response {
+        use crate::emu::model::{ReqKind, Request};
+        self.log.lock().unwrap().push(req);
+        let r = self.inner.service(now_ns, req);
+        if req.kind == ReqKind::Flush {
+            self.flushes += 1;
+            if self.lose == Some(self.flushes - 1) {
+                let (mib, cap) = (1u64 << 20, self.inner.capacity());
+                for i in 0..HIDDEN {
+                    let offset = (i * 7919 * mib) % (cap - 2 * mib);
+                    let w = Request {
+                        kind: ReqKind::Write,
+                        offset,
+                        len: mib,
+                    };
+                    self.inner.service(r.done_ns, w);
+                }
+            }
+        }
+        r
+    }
+    fn stats(&self) -> serde_json::Value {
+        self.inner.stats()
+    }
+    fn background(&mut self, now_ns: u64) -> crate::emu::model::Background {
+        self.inner.background(now_ns)
+    }
+}
+
+#[test]
+fn a_write_burst_that_finds_the_buffer_still_full_is_run_again_after_a_longer_idle() {
+    // A served drive twice left the 1 MiB burst's first writes as slow as a destage after
+    // the flush and the idle before it. Here the drive's buffer is full again as that one
+    // flush completes.
+    const MIB: u64 = 1 << 20;
+    let spec = "hdd,size=16GiB,write_slots=199,write_buffer=12MiB";
+    let run = |lose: Option<usize>| {
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let m = OneFlushLost {
+            inner: ModelSpec::parse(spec).unwrap().build().unwrap(),
+            lose,
+            flushes: 0,
+            log: log.clone(),
+        };
+        let c =
+            characterize_model(Box::new(m), &CharOptions::default(), &mut |_: &str| {}).unwrap();
+        let log = log.lock().unwrap().clone();
+        (c, log)
+    };
+    use crate::emu::model::ReqKind;
+    let (plain, log) = run(None);
+    assert!(plain
+        .twin
+        .how("write_buffer")
+        .is_some_and(|h| !h.contains("run 2 times")));
+    // The flush before the first 1 MiB write, counted among the flushes.
+    let first = log
+        .iter()
+        .position(|r| r.kind == ReqKind::Write && r.len == MIB)
+        .unwrap();
+    let before = log[..first]
+        .iter()
+        .filter(|r| r.kind == ReqKind::Flush)
+        .count();
+    assert_eq!(log[first - 1].kind, ReqKind::Flush);
+    let (c, _) = run(Some(before - 1));
+    let how = c
+        .twin
+        .how("write_buffer")
+        .unwrap_or_else(|| panic!("{:?}", c.twin.unknown));
+    assert!(how.contains("run 2 times"), "{how}");
+    let found = crate::units::parse_size(c.twin.get("write_buffer").unwrap()).unwrap() as f64;
+    assert!((found / (12 * MIB) as f64 - 1.0).abs() <= 0.25, "{found}");
+    assert_eq!(c.twin.get("write_slots"), plain.twin.get("write_slots"));
+}
