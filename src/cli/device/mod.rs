@@ -3,6 +3,7 @@
 //! device and writes its twin; `validate` sets a device and its twin side by side.
 
 mod characterize;
+mod laps;
 mod validate;
 
 use super::errors::{failed, refused_flag, usage};

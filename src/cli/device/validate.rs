@@ -218,6 +218,10 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             v.qd32_reads
         );
     }
+    println!(
+        "Round by round, in the order the rounds began (each workload's mean response time in that round; the host's steal, the larger of the round's two halves):"
+    );
+    println!("{}", terminal::table(&super::laps::table(&v.laps)));
     if a.poll_idle {
         println!(
             "--poll-idle: the host's CPUs were kept out of idle sleep ({} held at 0 µs) on both sides.",

@@ -23,6 +23,9 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+pub mod laps;
+use laps::{Lap, Laps};
+
 const K4: u64 = 4096;
 const MIB: u64 = 1 << 20;
 
@@ -200,6 +203,8 @@ pub struct Validation {
     /// Whether both finished their background work within [`SETTLE_LIMIT`] before every
     /// round (the rounds ran anyway when not).
     pub settled: bool,
+    /// Each half of each round as it ran, in the order run ([`laps`]).
+    pub laps: Vec<Lap>,
 }
 
 use super::character::calm::settle;
@@ -278,6 +283,30 @@ fn is_io(s: &Step) -> bool {
 enum Half {
     Drawn,
     Placed,
+}
+
+impl Half {
+    /// The half's name in a [`Lap`]: the burst and the pass, or the pass alone when the set
+    /// leaves the burst out.
+    fn text(self, set: Set) -> &'static str {
+        match (self, set.writes()) {
+            (Half::Drawn, _) => "random reads",
+            (Half::Placed, true) => "burst and pass",
+            (Half::Placed, false) => "pass",
+        }
+    }
+}
+
+/// The workloads of `set` that run in the half `which`, in the order [`half`] returns their
+/// response times.
+fn half_names(set: Set, which: Half) -> Vec<&'static str> {
+    WORKLOADS
+        .iter()
+        .filter(|w| !set.not_run().contains(w))
+        .enumerate()
+        .filter(|(w, _)| (*w < DRAWN) == (which == Half::Drawn))
+        .map(|(_, &n)| n)
+        .collect()
 }
 
 /// Response times of one half of a round of `set`, per workload and I/O (seconds of device
@@ -416,27 +445,38 @@ fn alternated(
         s: [0.0; 2],
         settled: true,
     };
+    let mut laps = Laps::start();
     let mut one = |run: &mut Runner,
-                   which: usize,
+                   (which, side): (usize, &'static str),
                    out: &mut Rounds,
                    at: u64,
-                   h: Half|
+                   h: Half,
+                   say: &mut dyn FnMut(&str)|
      -> Result<(), CharError> {
         if h == Half::Drawn {
             let s = settle(run, cap, seed + 1 + out.len() as u64)?;
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
-            out.push(half(run, cap, at, plan, h)?);
-        } else if let Some(last) = out.last_mut() {
-            last.extend(half(run, cap, at, plan, h)?);
+        }
+        laps.begin();
+        let times = half(run, cap, at, plan, h)?;
+        let names = half_names(plan.set, h);
+        let round = out.len() + usize::from(h == Half::Drawn);
+        let lap = laps.end((side, round, h.text(plan.set)), &names, &times);
+        if lap.disturbed {
+            say(&laps::warning(lap));
+        }
+        match out.last_mut() {
+            Some(last) if h == Half::Placed => last.extend(times),
+            _ => out.push(times),
         }
         Ok(())
     };
     for (k, (side, h)) in schedule(rounds).into_iter().enumerate() {
         if side == 0 {
-            one(on_dev, 0, &mut dev_rounds, seed, h)?;
+            one(on_dev, (0, "device"), &mut dev_rounds, seed, h, say)?;
         } else {
-            one(on_twin, 1, &mut twin_rounds, seed, h)?;
+            one(on_twin, (1, "twin"), &mut twin_rounds, seed, h, say)?;
         }
         if k % 4 == 3 {
             say(&format!("round {} of {rounds} done on both", k / 4 + 1));
@@ -445,8 +485,9 @@ fn alternated(
     let mut elsewhere = Vec::new();
     for k in 0..elsewhere_rounds {
         let at = seed + 7919 * (k as u64 + 1);
-        one(on_dev, 0, &mut elsewhere, at, Half::Drawn)?;
-        one(on_dev, 0, &mut elsewhere, at, Half::Placed)?;
+        let side = (0, "device at other offsets");
+        one(on_dev, side, &mut elsewhere, at, Half::Drawn, say)?;
+        one(on_dev, side, &mut elsewhere, at, Half::Placed, say)?;
         say(&format!(
             "round {} of {elsewhere_rounds} at other offsets done on the device",
             k + 1
@@ -470,6 +511,7 @@ fn alternated(
         elsewhere,
         busy,
         plan,
+        laps: laps.laps,
     })
 }
 
@@ -481,6 +523,7 @@ struct Sides {
     elsewhere: Rounds,
     busy: Busy,
     plan: Plan,
+    laps: Vec<Lap>,
 }
 
 /// Background work waited for before the rounds.
@@ -548,223 +591,9 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
         not_run: sides.plan.set.not_run(),
         busy_s: busy.s,
         settled: busy.settled,
+        laps: sides.laps,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Within 5% whatever the device's own spread; over it, as far as the device from itself
-    /// only up to the larger of its spread between rounds and at its farthest other places.
-    #[test]
-    fn a_demerit_is_judged_against_five_percent_and_the_devices_own_spread() {
-        assert_eq!(Verdict::of(0.05, 0.0, None), Verdict::Within);
-        assert_eq!(Verdict::of(0.049, 0.2, Some(0.3)), Verdict::Within);
-        assert_eq!(Verdict::of(0.06, 0.01, None), Verdict::Over);
-        assert_eq!(Verdict::of(0.30, 0.003, Some(0.34)), Verdict::OwnSpread);
-        assert_eq!(Verdict::of(0.36, 0.003, Some(0.34)), Verdict::Over);
-        assert_eq!(Verdict::of(0.07, 0.08, None), Verdict::OwnSpread);
-        assert_eq!(Verdict::of(0.09, 0.08, Some(0.02)), Verdict::Over);
-    }
-
-    #[test]
-    fn each_io_takes_its_median_over_the_rounds() {
-        // The second round's third I/O was held up by the host: the median leaves it out.
-        let rounds = vec![
-            vec![1.0, 2.0, 3.0],
-            vec![1.1, 2.0, 9.0],
-            vec![0.9, 2.1, 3.1],
-        ];
-        assert_eq!(per_io_medians(&rounds), vec![1.0, 2.0, 3.1]);
-    }
-
-    #[test]
-    fn the_burst_counts_its_writes_and_the_pass_its_streaming_reads() {
-        let s = scripts(1 << 30, 1, Set::Full, QD32_READS);
-        assert_eq!(s[2].counted.iter().filter(|&&c| c).count(), 64);
-        assert_eq!(s[2].counted.len(), 66);
-        assert_eq!(s[3].counted.iter().filter(|&&c| c).count(), 63);
-        assert_eq!((s[0].depth, s[1].depth), (1, 32));
-    }
-
-    /// In every round both sides read before either writes, the side that goes first
-    /// alternates, and each side's burst and pass come right after the other side's (or
-    /// right before): nothing of a round's reads runs between the two bursts.
-    #[test]
-    fn both_sides_burst_one_after_the_other_in_every_round() {
-        let s = schedule(3);
-        assert_eq!(s.len(), 12);
-        for (r, round) in s.chunks(4).enumerate() {
-            let first = r % 2;
-            assert_eq!(
-                round,
-                [
-                    (first, Half::Drawn),
-                    (1 - first, Half::Drawn),
-                    (first, Half::Placed),
-                    (1 - first, Half::Placed)
-                ]
-            );
-        }
-    }
-
-    /// A round run in halves holds every workload, in the set's order.
-    #[test]
-    fn a_round_in_halves_holds_the_whole_set() {
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        let m = crate::emu::ModelSpec::parse("hdd,size=4GiB")
-            .and_then(|s| s.build())
-            .unwrap();
-        let mut run = Runner::on_model(m, &NEVER);
-        let plan = Plan {
-            rounds: 1,
-            elsewhere: 0,
-            set: Set::Full,
-            qd32_reads: QD32_READS,
-        };
-        let mut r = half(&mut run, 4 << 30, 1, plan, Half::Drawn).unwrap();
-        r.extend(half(&mut run, 4 << 30, 1, plan, Half::Placed).unwrap());
-        let counts: Vec<usize> = r.iter().map(|w| w.len()).collect();
-        assert_eq!(counts, vec![300, QD32_READS, 64, 63]);
-        let plan = Plan {
-            set: Set::ReadOnly,
-            ..plan
-        };
-        assert_eq!(
-            half(&mut run, 4 << 30, 1, plan, Half::Placed)
-                .unwrap()
-                .iter()
-                .map(|w| w.len())
-                .collect::<Vec<_>>(),
-            vec![63]
-        );
-    }
-
-    /// More QD32 reads a round lengthen that workload alone, and its first reads are the
-    /// default set's: the same places, then more.
-    #[test]
-    fn more_qd32_reads_lengthen_that_workload_alone() {
-        let short = scripts(1 << 30, 1, Set::Full, QD32_READS);
-        let long = scripts(1 << 30, 1, Set::Full, 4 * QD32_READS);
-        assert_eq!(short[1].steps.len(), QD32_READS);
-        assert_eq!(long[1].steps.len(), 4 * QD32_READS);
-        assert_eq!(long[1].counted.len(), 4 * QD32_READS);
-        assert_eq!(long[1].steps[..QD32_READS], short[1].steps[..]);
-        for w in [0, 2, 3] {
-            assert_eq!(long[w].steps, short[w].steps);
-        }
-    }
-
-    /// The read-only set is the full one less the burst, the same I/Os at the same places,
-    /// and none of them a write or a flush.
-    #[test]
-    fn the_read_only_set_leaves_out_the_burst_and_only_reads() {
-        let full = scripts(1 << 30, 1, Set::Full, QD32_READS);
-        let ro = scripts(1 << 30, 1, Set::ReadOnly, QD32_READS);
-        let names = |s: &[Script]| s.iter().map(|s| s.name).collect::<Vec<_>>();
-        assert_eq!(names(&ro), [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
-        assert_eq!(names(&full), WORKLOADS);
-        for s in &ro {
-            let same = full.iter().find(|f| f.name == s.name).unwrap();
-            assert_eq!(s.steps, same.steps);
-            assert!(s.steps.iter().all(|st| match st {
-                Step::Io { op, .. } => *op == crate::engine::Op::Read,
-                Step::Idle(_) | Step::Pause(_) => true,
-            }));
-        }
-        assert_eq!(Set::ReadOnly.not_run(), [BURST]);
-    }
-
-    /// Read-only, the runners refuse any write: the set runs to its end on a model without
-    /// one, and its figures are the three reads'.
-    #[test]
-    fn a_read_only_validation_runs_the_reads_only() {
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        let build = || {
-            crate::emu::ModelSpec::parse("hdd,size=2GiB")
-                .unwrap()
-                .build()
-                .unwrap()
-        };
-        let mut on_dev = Runner::on_model(build(), &NEVER);
-        let mut on_twin = Runner::on_model(build(), &NEVER);
-        (on_dev.writable, on_twin.writable) = (false, false);
-        let plan = Plan {
-            rounds: 3,
-            elsewhere: 0,
-            set: Set::ReadOnly,
-            qd32_reads: QD32_READS,
-        };
-        let sides = alternated(&mut on_dev, &mut on_twin, 2 << 30, plan, &mut |_| {}).unwrap();
-        let v = compared("device", "twin", sides);
-        let names: Vec<_> = v.figures.iter().map(|f| f.workload).collect();
-        assert_eq!(names, [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
-        assert_eq!(v.not_run, [BURST]);
-        for f in &v.figures {
-            assert!(
-                f.demerit_share < 1e-9,
-                "{}: {}",
-                f.workload,
-                f.demerit_share
-            );
-        }
-    }
-
-    /// An SMR disk whose persistent cache random writes have just filled, against a fresh
-    /// image of the same model: waiting for its cleaning before each round brings the two to
-    /// the same state, so the round trip is the model against itself.
-    #[test]
-    fn a_drive_busy_cleaning_is_waited_for_before_its_rounds() {
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        let spec = "smr,size=4GiB,cache=128MiB,band=16MiB,idle=0.5";
-        let build = || crate::emu::ModelSpec::parse(spec).unwrap().build().unwrap();
-        let mut on_dev = Runner::on_model(build(), &NEVER);
-        let mut on_twin = Runner::on_model(build(), &NEVER);
-        let mut d = Draw::new(9);
-        let writes: Vec<Step> = (0..30_000)
-            .map(|_| Step::write(d.aligned(0, (4 << 30) - K4, K4), K4))
-            .collect();
-        on_dev.run(&writes).unwrap();
-        let cap = 4 << 30;
-        let plan = Plan {
-            rounds: 3,
-            elsewhere: 0,
-            set: Set::Full,
-            qd32_reads: QD32_READS,
-        };
-        let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {}).unwrap();
-        let v = compared("written", "fresh", sides);
-        assert!(v.settled);
-        assert!(
-            v.busy_s[0] > 10.0 && v.busy_s[1] < 1.0,
-            "busy: {:?}",
-            v.busy_s
-        );
-        for f in &v.figures {
-            assert!(
-                f.demerit_share < 0.01,
-                "{}: {:.2}% after the wait",
-                f.workload,
-                f.demerit_share * 100.0
-            );
-        }
-    }
-
-    #[test]
-    fn demerit_is_the_rms_horizontal_distance() {
-        let a: Vec<f64> = (0..100).map(|i| i as f64).collect();
-        assert!(demerit(&a, &a) < 1e-12);
-        // Shifted by 3: every quantile 3 apart.
-        let b: Vec<f64> = a.iter().map(|x| x + 3.0).collect();
-        assert!((demerit(&a, &b) - 3.0).abs() < 1e-9);
-        // Scaled by 2: the distance grows with the quantile; RMS of x over [0, 99].
-        let c: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
-        let rms = (a.iter().map(|x| x * x).sum::<f64>() / 100.0).sqrt();
-        assert!(
-            (demerit(&a, &c) / rms - 1.0).abs() < 0.02,
-            "{}",
-            demerit(&a, &c)
-        );
-    }
-}
+mod tests;
