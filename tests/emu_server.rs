@@ -80,6 +80,13 @@ fn reads_are_delayed_by_the_model_divided_by_scale() {
     assert_eq!(stats["server"]["service_us_mean"]["read"], 2_000.0);
     let late = stats["server"]["late_us_mean"].as_f64().unwrap();
     assert!(late.is_finite() && late >= 0.0, "{stats}");
+    // The request thread's own part, the image read or store, is counted apart.
+    for key in ["image_read_us_max", "image_write_us_max"] {
+        assert!(
+            stats["server"][key].as_f64().unwrap() > 0.0,
+            "{key}: {stats}"
+        );
+    }
     server.stop().unwrap();
     assert!(fuse_mounts_at(&dir.path().join("fuse")).unwrap().is_empty());
 }

@@ -41,6 +41,9 @@ pub struct Counters {
     late_by: [[AtomicU64; 3]; 2],
     /// How long writing a reply to the kernel took: sum ns, max ns.
     send_ns: [AtomicU64; 2],
+    /// How long reading from the image ([0]) and storing into it ([1]) took, the request
+    /// thread's own part of handling a read or a write: sum ns, max ns, requests.
+    image_ns: [[AtomicU64; 3]; 2],
     /// Requests that waited for one the kernel queued before them, and those that gave up
     /// waiting (see `order`).
     order_waited: AtomicU64,
@@ -109,6 +112,14 @@ impl Counters {
         }
     }
 
+    /// Reading from the image (`write` false) or storing into it took `ns`.
+    pub fn imaged(&self, write: bool, ns: u64) {
+        let c = &self.image_ns[usize::from(write)];
+        c[0].fetch_add(ns, Relaxed);
+        c[1].fetch_max(ns, Relaxed);
+        c[2].fetch_add(1, Relaxed);
+    }
+
     /// Writing the reply due at `due_ns` took `ns`.
     pub fn sent(&self, due_ns: u64, ns: u64) {
         self.series.sent(due_ns, ns);
@@ -141,7 +152,8 @@ impl Counters {
     /// kind of request (real µs: multiply by the time scale for the model's); `late_us_*` how
     /// long after its due time a reply went out, split by who sent it (`late_inline_*`: the
     /// request thread, already late when the request had been handled; `late_timer_*`: the
-    /// timer thread); `send_us_*` how long writing a reply to the kernel took;
+    /// timer thread); `send_us_*` how long writing a reply to the kernel took; `image_read_us_*`
+    /// and `image_write_us_*` how long a read from the image and a store into it took;
     /// `late_series_beyond` the replies due after the last second the per-second series keeps;
     /// `order_waited` the requests that waited for one the kernel had queued before them, and
     /// `order_gave_up` those that stopped waiting for one that never came.
@@ -189,6 +201,10 @@ impl Counters {
             "replies_timer": g(&self.late_by[1][2]),
             "send_us_mean": mean_us(g(&self.send_ns[0]), replies),
             "send_us_max": g(&self.send_ns[1]) as f64 / 1e3,
+            "image_read_us_mean": mean_us(g(&self.image_ns[0][0]), g(&self.image_ns[0][2])),
+            "image_read_us_max": g(&self.image_ns[0][1]) as f64 / 1e3,
+            "image_write_us_mean": mean_us(g(&self.image_ns[1][0]), g(&self.image_ns[1][2])),
+            "image_write_us_max": g(&self.image_ns[1][1]) as f64 / 1e3,
             "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
             "late_series_beyond": self.series.beyond(),
             "order_waited": g(&self.order_waited),
@@ -258,6 +274,19 @@ mod tests {
         assert!((j["late_us_mean"].as_f64().unwrap() - 2000.02).abs() < 1e-6);
         assert_eq!(j["late_over_5ms"], 1, "the one reply over 5 ms");
         assert_eq!(c.in_flight(), 0);
+    }
+
+    #[test]
+    fn image_time_is_kept_apart_for_reads_and_writes() {
+        let c = Counters::default();
+        c.imaged(false, 2_000);
+        c.imaged(true, 10_000);
+        c.imaged(true, 30_000);
+        let j = c.to_json();
+        assert_eq!(j["image_read_us_mean"], 2.0);
+        assert_eq!(j["image_read_us_max"], 2.0);
+        assert_eq!(j["image_write_us_mean"], 20.0);
+        assert_eq!(j["image_write_us_max"], 30.0);
     }
 
     #[test]

@@ -143,6 +143,18 @@ impl EmuFs {
         Ok(())
     }
 
+    /// Runs `image` (a read from the image, or a store into it when `write`), its time counted.
+    pub(super) fn timed<T>(&self, write: bool, image: impl FnOnce() -> T) -> T {
+        let clock = &self.out.sender.clock;
+        let start = clock.now_ns();
+        let r = image();
+        self.out
+            .sender
+            .counters
+            .imaged(write, clock.now_ns() - start);
+        r
+    }
+
     /// Sends `p` when due: now, on the timer, or once the model reports a deferred request.
     fn finish(&self, begun: Begun, p: Pending, errno: i32) {
         match begun {
@@ -285,9 +297,11 @@ impl Filesystem for EmuFs {
         let begun = self.begin(turn, ReqKind::Read, offset, len as u64);
         let mut buf = self.out.sender.pool.take(len);
         let errno = Self::errno(begun, || {
-            self.backing
-                .read_exact_at(&mut buf[..len], offset)
-                .and_then(|()| self.fill_stale(&mut buf[..len], offset))
+            self.timed(false, || {
+                self.backing
+                    .read_exact_at(&mut buf[..len], offset)
+                    .and_then(|()| self.fill_stale(&mut buf[..len], offset))
+            })
         });
         self.finish(begun, Pending::Data { reply, buf, len }, errno);
     }
@@ -317,7 +331,8 @@ impl Filesystem for EmuFs {
             Ok(r) => r,
             Err(turn) => {
                 let begun = self.begin(turn, ReqKind::Write, offset, len as u64);
-                (begun, Self::errno(begun, || self.store(data, offset)))
+                let store = || self.timed(true, || self.store(data, offset));
+                (begun, Self::errno(begun, store))
             }
         };
         self.finish(begun, Pending::Written(reply, len as u32), errno);

@@ -59,13 +59,14 @@ impl EmuFs {
             }
         }
         let mut old = vec![0u8; len as usize];
-        let changed = self
-            .image()
-            .read_exact_at(&mut old, offset)
-            .and_then(|()| match data {
-                Some(d) => self.image().write_all_at(d, offset),
-                None => self.image().punch_hole(offset, len),
-            });
+        let changed = self.timed(true, || {
+            self.image()
+                .read_exact_at(&mut old, offset)
+                .and_then(|()| match data {
+                    Some(d) => self.image().write_all_at(d, offset),
+                    None => self.image().punch_hole(offset, len),
+                })
+        });
         if let Err(e) = changed {
             return Ok((begun, errno_of(&e)));
         }
