@@ -475,6 +475,12 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
         assert_eq!(code, 2, "{more:?}: {err}");
         assert!(err.contains(why), "{more:?}: {err}");
     }
+    // Both sides' trials are timed on the wall clock: a twin at another scale is refused.
+    let scaled = format!("{spec},scale=2");
+    let args = ["device", "validate", &target, "--twin", &scaled, "--fs"];
+    let (code, _, err) = run(work.path(), &[&args[..], &["--wipe", &dev]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the twin must run at scale 1"), "{err}");
     // One filesystem (both workloads) in the fewest rounds, and a fourth for a workload with a
     // figure still undecided after three: the figures are the same kind on ext4, which the
     // bench runs.
@@ -491,6 +497,17 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
     served.stop();
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
+    // The twin's server is counted over each of its halves; the device's is not known here.
+    for lap in v["validation"]["laps"].as_array().unwrap() {
+        let server = &lap["server"];
+        if lap["side"] == "twin" {
+            let replies = server["replies"].as_u64().unwrap();
+            assert!(replies > 0, "{lap}");
+            assert!(server["late"].as_u64().unwrap() <= replies, "{lap}");
+        } else {
+            assert!(server.is_null(), "{lap}");
+        }
+    }
     let fs = &v["filesystems"];
     let figures = fs["figures"].as_array().unwrap();
     let values = |f: &Value, k: &str| -> Vec<f64> {

@@ -11,6 +11,7 @@ use iotrial::analysis::ratio;
 use iotrial::present::verdict::estimate_text;
 use iotrial::present::Rows;
 use iotrial::probe::character::calm::settle;
+use iotrial::probe::validate::laps::ServerLate;
 use iotrial::probe::validate::validate;
 use iotrial::report::terminal;
 use iotrial::stack::build::guard;
@@ -115,6 +116,11 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         )));
     };
     let twin_scale = model.settings.scale;
+    if with_fs && twin_scale != 1.0 {
+        return Err(usage(format!(
+            "--fs times both sides' trials in wall-clock time: the twin must run at scale 1 (its spec has scale={twin_scale})"
+        )));
+    }
     // Held to the end, the filesystem trials included; the kernel drops it with the process.
     let _poll = super::poll_idle(a.poll_idle)?;
     let mut ledger = Ledger::new().context("create the resource ledger")?;
@@ -125,31 +131,43 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
     };
     let device = a.spec.clone();
     let twin_text = twin.to_string();
-    let v = iotrial::probe::released_after(&mut ledger, |l| {
+    let mark = ledger.len();
+    // The twin is served once, for the rounds and the filesystem trials: like the device, it
+    // carries from one to the next what the last left it doing.
+    let both = (|| -> Result<_> {
         let build = iotrial::stack::provision::BuildOptions::default();
-        iotrial::probe::probe_built(&twin, &build, l, stop, |twin_dev, _| {
-            validate(
-                &device,
-                &path,
-                a.time_scale,
-                &twin_text,
-                twin_dev,
-                twin_scale,
-                (a.rounds, set, a.qd32_reads),
-                stop,
-                &mut say,
-            )
-            .map_err(|e| iotrial::probe::ProbeError::Cleanup(e.to_string()))
-        })
-    })
-    .map_err(failed)?
-    .0;
-    let fs = if with_fs {
-        let rounds = a.rounds..=a.fs_max_rounds;
-        filesystems(&a.spec, &path, &twin_text, &a.fs, rounds, stop, &mut say)?
-    } else {
-        FsFigures::default()
-    };
+        let raw = iotrial::probe::built_raw(&twin, &build, &mut ledger, stop).map_err(failed)?;
+        let l: &Ledger = &ledger;
+        // The twin's server, asked at each half's start and end how many replies it sent late.
+        let server = || l.server_stats().first().and_then(ServerLate::of);
+        let v = validate(
+            &device,
+            &path,
+            a.time_scale,
+            &twin_text,
+            (&raw.path, Some(&server)),
+            twin_scale,
+            (a.rounds, set, a.qd32_reads),
+            stop,
+            &mut say,
+        )
+        .map_err(failed)?;
+        let fs = if with_fs {
+            let rounds = a.rounds..=a.fs_max_rounds;
+            let sides = [(a.spec.as_str(), path.as_path()), (&twin_text, &raw.path)];
+            filesystems(sides, &a.fs, rounds, stop, &mut say)?
+        } else {
+            FsFigures::default()
+        };
+        Ok((v, fs))
+    })();
+    let released = ledger.release_to(mark);
+    let (v, fs) = both?;
+    if !released.is_empty() {
+        return Err(failed(iotrial::probe::ProbeError::Cleanup(
+            released.join("; "),
+        )));
+    }
     if a.json {
         let out =
             serde_json::json!({ "validation": v, "filesystems": fs, "poll_idle": a.poll_idle });
@@ -222,6 +240,9 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         "Round by round, in the order the rounds began (each workload's mean response time in that round; the host's steal, the larger of the round's two halves):"
     );
     println!("{}", terminal::table(&super::laps::table(&v.laps)));
+    if let Some(note) = super::laps::late_note(&v.laps) {
+        println!("{note}");
+    }
     if a.poll_idle {
         println!(
             "--poll-idle: the host's CPUs were kept out of idle sleep ({} held at 0 µs) on both sides.",
@@ -369,10 +390,12 @@ const FS_MARGIN: f64 = 0.10;
 /// trials before left it doing (an SMR disk cleaning what they wrote), so each of its trials
 /// starts once it answers reads after an idle at once ([`settle`]). A pair in which the host's
 /// hypervisor took its CPUs ([`STEAL_LIMIT`]) is run again, up to [`STEAL_RETRIES`] times.
+/// The filesystem trials of `--fs` on both sides, each named by its spec and reached at its
+/// block device (the device, then the twin as its server serves it): both go through the same
+/// path, `iotrial run` on a disk named with `--wipe`, each trial started once its side is calm,
+/// its `idle` phases reading the disk until it is calm again.
 fn filesystems(
-    spec: &str,
-    path: &Path,
-    twin: &str,
+    sides: [(&str, &Path); 2],
     filesystems: &[String],
     rounds: std::ops::RangeInclusive<usize>,
     stop: &AtomicBool,
@@ -381,7 +404,7 @@ fn filesystems(
     let exe = std::env::current_exe().context("find this program")?;
     let out_dir = tempfile::tempdir().context("a directory for the filesystem trials")?;
     // Both sides are made for the device's size, so with the same journal.
-    let size = iotrial::stack::build::raw::device_size(path);
+    let size = iotrial::stack::build::raw::device_size(sides[0].1);
     let cases: Vec<Case> = filesystems
         .iter()
         .flat_map(|fs| {
@@ -421,22 +444,22 @@ fn filesystems(
                 let mut pair: [Named; 2] = Default::default();
                 let mut stolen = [0.0; 2];
                 for side in order {
-                    let target = [spec, twin][side];
+                    let (name, path) = sides[side];
+                    let target = format!("block:{}", path.display());
                     let mut cmd = Command::new(&exe);
                     // In a group of its own: a terminal's Ctrl-C reaches this process only,
                     // which passes the trial one SIGTERM (two would end it at once).
                     cmd.process_group(0);
-                    cmd.args(trial_args(kind, fs, target, size, sets, round_seed(round)))
+                    cmd.args(trial_args(kind, fs, &target, size, sets, round_seed(round)))
                         .arg("--out")
-                        .arg(out_dir.path());
-                    if side == 0 {
-                        cmd.arg("--wipe").arg(path);
-                        let busy = calm(path, round_seed(round), stop)?;
-                        if busy > 0.0 {
-                            say(&format!(
-                                "{target} was busy on its own for {busy:.0} s before {kind} on {fs}"
-                            ));
-                        }
+                        .arg(out_dir.path())
+                        .arg("--wipe")
+                        .arg(path);
+                    let busy = calm(path, round_seed(round), stop)?;
+                    if busy > 0.0 {
+                        say(&format!(
+                            "{name} was busy on its own for {busy:.0} s before {kind} on {fs}"
+                        ));
                     }
                     // A stop (SIGTERM to this process alone) ends the trial too, which
                     // releases what it made.
@@ -447,7 +470,7 @@ fn filesystems(
                         };
                     if !o.status.success() {
                         anyhow::bail!(
-                            "{kind} on {fs} on {target}: {}",
+                            "{kind} on {fs} on {name}: {}",
                             String::from_utf8_lossy(&o.stderr).trim()
                         );
                     }
@@ -456,7 +479,7 @@ fn filesystems(
                     pair[side] = numbers(&v["verdict"]);
                     stolen[side] = steal(&v);
                     say(&format!(
-                        "{kind} on {fs} on {target}: round {} done",
+                        "{kind} on {fs} on {name}: round {} done",
                         round + 1
                     ));
                 }

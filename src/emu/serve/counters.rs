@@ -206,6 +206,7 @@ impl Counters {
             "image_write_us_mean": mean_us(g(&self.image_ns[1][0]), g(&self.image_ns[1][2])),
             "image_write_us_max": g(&self.image_ns[1][1]) as f64 / 1e3,
             "late_us_mean": mean_us(g(&self.late_ns_sum), replies),
+            "replies": replies,
             "late_series_beyond": self.series.beyond(),
             "order_waited": g(&self.order_waited),
             "order_gave_up": g(&self.order_gave_up),
@@ -273,6 +274,7 @@ mod tests {
         assert_eq!(j["service_us_mean"]["all"], 4.0 / 3.0);
         assert!((j["late_us_mean"].as_f64().unwrap() - 2000.02).abs() < 1e-6);
         assert_eq!(j["late_over_5ms"], 1, "the one reply over 5 ms");
+        assert_eq!(j["replies"], 3);
         assert_eq!(c.in_flight(), 0);
     }
 

@@ -17,6 +17,39 @@ pub struct LapMean {
     pub mean_ms: f64,
 }
 
+/// An emulated side's server, counted at one moment: the replies it has sent, and those it
+/// sent late from the request thread (its handling of the request, the store into its image
+/// included, outlasted the model's time for it) with their lateness summed, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ServerLate {
+    pub replies: u64,
+    pub late: u64,
+    pub late_ms: f64,
+}
+
+impl ServerLate {
+    /// The counts in an emulated device server's statistics (`iotrial device serve --json`,
+    /// a trial's `stack.emulated[]`); `None` when they are not there.
+    pub fn of(stats: &serde_json::Value) -> Option<ServerLate> {
+        let s = &stats["server"];
+        let late = s["replies_inline"].as_u64()?;
+        Some(ServerLate {
+            replies: s["replies"].as_u64()?,
+            late,
+            late_ms: s["late_inline_us_mean"].as_f64()? * late as f64 / 1e3,
+        })
+    }
+
+    /// What happened from `earlier` to this count.
+    fn since(self, earlier: ServerLate) -> ServerLate {
+        ServerLate {
+            replies: self.replies.saturating_sub(earlier.replies),
+            late: self.late.saturating_sub(earlier.late),
+            late_ms: (self.late_ms - earlier.late_ms).max(0.0),
+        }
+    }
+}
+
 /// One half of a round on one side.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lap {
@@ -36,12 +69,15 @@ pub struct Lap {
     /// Whether that steal was over the limit at which characterize calls a probe disturbed.
     pub disturbed: bool,
     pub means: Vec<LapMean>,
+    /// On a side served by this process's emulator (the twin), its server's replies over the
+    /// half and those it sent late: a late reply times the host as well as the model.
+    pub server: Option<ServerLate>,
 }
 
 /// The laps of one validation, timed from its start.
 pub struct Laps {
     t0: Instant,
-    at: Option<(Instant, HostWatch)>,
+    at: Option<(Instant, HostWatch, Option<ServerLate>)>,
     pub laps: Vec<Lap>,
 }
 
@@ -54,23 +90,29 @@ impl Laps {
         }
     }
 
-    /// A half begins now.
-    pub fn begin(&mut self) {
-        self.at = Some((Instant::now(), HostWatch::start()));
+    /// A half begins now, its side's server counted as `server` (`None`: not served here).
+    pub fn begin(&mut self, server: Option<ServerLate>) {
+        self.at = Some((Instant::now(), HostWatch::start(), server));
     }
 
     /// The half begun at the last [`Laps::begin`] has ended with these response times (one
-    /// list per workload, named in `names`, in seconds); returns its lap.
+    /// list per workload, named in `names`, in seconds), its side's server counted as
+    /// `server`; returns its lap.
     pub fn end(
         &mut self,
         (side, round, half): (&'static str, usize, &'static str),
         names: &[&'static str],
         times: &[Vec<f64>],
+        server: Option<ServerLate>,
     ) -> &Lap {
-        let (began, mut watch) = self
+        let (began, mut watch, before) = self
             .at
             .take()
-            .unwrap_or_else(|| (Instant::now(), HostWatch::start()));
+            .unwrap_or_else(|| (Instant::now(), HostWatch::start(), None));
+        let server = match (before, server) {
+            (Some(b), Some(e)) => Some(e.since(b)),
+            _ => None,
+        };
         let load = watch.lap(half).cloned();
         let means = names
             .iter()
@@ -89,6 +131,7 @@ impl Laps {
             steal_ms_per_s: load.as_ref().map(|l| l.steal_ms_per_s),
             disturbed: load.as_ref().is_some_and(|l| l.disturbed()),
             means,
+            server,
         });
         self.laps.last().expect("just pushed")
     }
@@ -113,12 +156,13 @@ mod tests {
     #[test]
     fn a_lap_keeps_each_workloads_mean_in_ms_and_its_place_in_the_run() {
         let mut laps = Laps::start();
-        laps.begin();
+        laps.begin(None);
         let l = laps
             .end(
                 ("twin", 2, "random reads"),
                 &["a", "b"],
                 &[vec![0.001, 0.003], vec![0.010]],
+                None,
             )
             .clone();
         assert_eq!((l.side, l.round, l.half), ("twin", 2, "random reads"));
@@ -127,10 +171,35 @@ mod tests {
         assert_eq!(means[0].0, "a");
         assert!((means[0].1 - 2.0).abs() < 1e-9 && (means[1].1 - 10.0).abs() < 1e-9);
         assert!(l.started_s >= 0.0 && l.wall_s >= 0.0);
-        laps.begin();
-        let second = laps.end(("device", 3, "pass"), &["c"], &[vec![0.5]]);
+        laps.begin(None);
+        let second = laps.end(("device", 3, "pass"), &["c"], &[vec![0.5]], None);
         assert!(second.started_s >= l.started_s);
+        assert_eq!(second.server, None);
         assert_eq!(laps.laps.len(), 2);
+    }
+
+    #[test]
+    fn a_served_sides_lap_keeps_what_its_server_did_over_the_half() {
+        let stats = |replies: u64, late: u64, mean_us: f64| {
+            serde_json::json!({"server": {
+                "replies": replies, "replies_inline": late, "late_inline_us_mean": mean_us,
+            }})
+        };
+        let before = ServerLate::of(&stats(100, 4, 50.0)).unwrap();
+        assert_eq!(before.late_ms, 0.2);
+        let after = ServerLate::of(&stats(164, 10, 100.0)).unwrap();
+        let mut laps = Laps::start();
+        laps.begin(Some(before));
+        let l = laps.end(
+            ("twin", 1, "burst and pass"),
+            &["w"],
+            &[vec![0.2]],
+            Some(after),
+        );
+        let s = l.server.unwrap();
+        assert_eq!((s.replies, s.late), (64, 6));
+        assert!((s.late_ms - 0.8).abs() < 1e-9, "{s:?}");
+        assert_eq!(ServerLate::of(&serde_json::json!({"error": "gone"})), None);
     }
 
     #[test]
@@ -144,6 +213,7 @@ mod tests {
             steal_ms_per_s: Some(240.0),
             disturbed: true,
             means: vec![],
+            server: None,
         };
         let w = warning(&l);
         assert!(w.contains("240 ms/s"), "{w}");

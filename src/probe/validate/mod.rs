@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 pub mod laps;
-use laps::{Lap, Laps};
+use laps::{Lap, Laps, ServerLate};
 
 const K4: u64 = 4096;
 const MIB: u64 = 1 << 20;
@@ -367,14 +367,15 @@ fn per_io_medians(rounds: &[Vec<f64>]) -> Vec<f64> {
 /// Runs `rounds` rounds of `set` (with `qd32_reads` QD32 reads) on the device `dev` and the
 /// twin's device `twin_dev`, alternated (device first in odd rounds, twin first in even ones),
 /// over the smaller of their sizes, then [`ELSEWHERE`] rounds on the device at other offsets.
-/// The device is opened read-only unless the set writes.
+/// The device is opened read-only unless the set writes. `twin_server` counts the twin's
+/// server's replies and late ones ([`ServerLate`]), read at each half's start and end.
 #[allow(clippy::too_many_arguments)]
 pub fn validate(
     device: &str,
     dev: &Path,
     dev_scale: f64,
     twin: &str,
-    twin_dev: &Path,
+    (twin_dev, twin_server): (&Path, ServerCount<'_>),
     twin_scale: f64,
     (rounds, set, qd32_reads): (usize, Set, usize),
     stop: &AtomicBool,
@@ -395,9 +396,19 @@ pub fn validate(
         set,
         qd32_reads,
     };
-    let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, say)?;
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        cap,
+        plan,
+        [None, twin_server],
+        say,
+    )?;
     Ok(compared(device, twin, sides))
 }
+
+/// Reads a served side's server counts, when that side is served here.
+pub type ServerCount<'a> = Option<&'a dyn Fn() -> Option<ServerLate>>;
 
 /// [`validate`] of the model `device` against the model `twin`, each in this process on its
 /// own timeline (no device, no host between them but a fixed gap): the round trip as the
@@ -421,7 +432,14 @@ pub fn validate_models(
         set: Set::Full,
         qd32_reads,
     };
-    let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {})?;
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        cap,
+        plan,
+        [None, None],
+        &mut |_| {},
+    )?;
     Ok(compared(&d_name, &t_name, sides))
 }
 
@@ -435,6 +453,7 @@ fn alternated(
     on_twin: &mut Runner,
     cap: u64,
     plan: Plan,
+    servers: [ServerCount<'_>; 2],
     say: &mut dyn FnMut(&str),
 ) -> Result<Sides, CharError> {
     let (rounds, elsewhere_rounds) = (plan.rounds, plan.elsewhere);
@@ -458,11 +477,12 @@ fn alternated(
             busy.s[which] = busy.s[which].max(s.busy_s);
             busy.settled &= s.calm;
         }
-        laps.begin();
+        let count = || servers[which].and_then(|f| f());
+        laps.begin(count());
         let times = half(run, cap, at, plan, h)?;
         let names = half_names(plan.set, h);
         let round = out.len() + usize::from(h == Half::Drawn);
-        let lap = laps.end((side, round, h.text(plan.set)), &names, &times);
+        let lap = laps.end((side, round, h.text(plan.set)), &names, &times, count());
         if lap.disturbed {
             say(&laps::warning(lap));
         }

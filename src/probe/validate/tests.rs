@@ -144,7 +144,15 @@ fn a_read_only_validation_runs_the_reads_only() {
         set: Set::ReadOnly,
         qd32_reads: QD32_READS,
     };
-    let sides = alternated(&mut on_dev, &mut on_twin, 2 << 30, plan, &mut |_| {}).unwrap();
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        2 << 30,
+        plan,
+        [None, None],
+        &mut |_| {},
+    )
+    .unwrap();
     let v = compared("device", "twin", sides);
     let names: Vec<_> = v.figures.iter().map(|f| f.workload).collect();
     assert_eq!(names, [WORKLOADS[0], WORKLOADS[1], WORKLOADS[3]]);
@@ -181,7 +189,15 @@ fn a_drive_busy_cleaning_is_waited_for_before_its_rounds() {
         set: Set::Full,
         qd32_reads: QD32_READS,
     };
-    let sides = alternated(&mut on_dev, &mut on_twin, cap, plan, &mut |_| {}).unwrap();
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        cap,
+        plan,
+        [None, None],
+        &mut |_| {},
+    )
+    .unwrap();
     let v = compared("written", "fresh", sides);
     assert!(v.settled);
     assert!(
@@ -236,8 +252,37 @@ fn each_half_of_each_round_is_a_lap_in_the_order_run() {
         set: Set::Full,
         qd32_reads: QD32_READS,
     };
-    let sides = alternated(&mut on_dev, &mut on_twin, 2 << 30, plan, &mut |_| {}).unwrap();
+    // The twin's server, read once at each of its halves' start and end: each read finds 10
+    // more replies, one more of them late by 0.5 ms.
+    let reads = std::cell::Cell::new(0u64);
+    let server = || {
+        reads.set(reads.get() + 1);
+        Some(ServerLate {
+            replies: 10 * reads.get(),
+            late: reads.get(),
+            late_ms: 0.5 * reads.get() as f64,
+        })
+    };
+    let servers: [ServerCount; 2] = [None, Some(&server)];
+    let sides = alternated(
+        &mut on_dev,
+        &mut on_twin,
+        2 << 30,
+        plan,
+        servers,
+        &mut |_| {},
+    )
+    .unwrap();
     let v = compared("device", "twin", sides);
+    for l in &v.laps {
+        let want = (l.side == "twin").then_some(ServerLate {
+            replies: 10,
+            late: 1,
+            late_ms: 0.5,
+        });
+        assert_eq!(l.server, want, "{l:?}");
+    }
+    assert_eq!(reads.get(), 12, "twice in each of the twin's six halves");
     let order: Vec<_> = v.laps.iter().map(|l| (l.side, l.round, l.half)).collect();
     let (r, b) = ("random reads", "burst and pass");
     assert_eq!(
