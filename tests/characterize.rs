@@ -272,7 +272,7 @@ fn read_only_writes_nothing() {
         file.lines()
             .any(|l| l.starts_with("#   overhead = ") && l.contains("served beside the device"))
             || err.contains("the twin could not be served beside the device")
-            || err.contains("the twin's hits could not be matched"),
+            || err.contains("the twin's re-reads could not be matched"),
         "{file}\n{err}"
     );
     let spec = iotrial::stack::DeviceSpec::parse(out.to_str().unwrap()).unwrap();
