@@ -381,19 +381,17 @@ fn steal(result: &serde_json::Value) -> f64 {
 /// The margin the twin's filesystem figures are judged by (±10%).
 const FS_MARGIN: f64 = 0.10;
 
-/// The small dvr and tree on each of `filesystems` on both, the device and the twin
-/// alternated (each round swaps which goes first), for the first of `rounds`; then more
-/// rounds of each workload with a figure still undecided, up to the last of `rounds` in all.
-/// Both sides of a round run its workload seed ([`round_seed`]), so each figure's ratio is
-/// judged over the pairs ([`ratio::paired`]). Every numeric verdict figure both have.
-/// The twin's trials each start on a fresh image of its model; the device carries what the
-/// trials before left it doing (an SMR disk cleaning what they wrote), so each of its trials
-/// starts once it answers reads after an idle at once ([`settle`]). A pair in which the host's
-/// hypervisor took its CPUs ([`STEAL_LIMIT`]) is run again, up to [`STEAL_RETRIES`] times.
-/// The filesystem trials of `--fs` on both sides, each named by its spec and reached at its
-/// block device (the device, then the twin as its server serves it): both go through the same
-/// path, `iotrial run` on a disk named with `--wipe`, each trial started once its side is calm,
-/// its `idle` phases reading the disk until it is calm again.
+/// The small dvr and tree on each of `filesystems` on both `sides` (each named by its spec and
+/// reached at its block device: the device, then the twin as its server serves it), alternated
+/// (each round swaps which goes first), for the first of `rounds`; then more rounds of each
+/// workload with a figure still undecided, up to the last of `rounds` in all. Both sides of a
+/// round run its workload seed ([`round_seed`]), so each figure's ratio is judged over the pairs
+/// ([`ratio::paired`]). Every numeric verdict figure both have. Both sides go through one path:
+/// `iotrial run` on a disk named with `--wipe`. Each carries what the trials before left it
+/// doing (an SMR disk cleaning what they wrote), so each trial starts once its side answers
+/// reads after an idle at once ([`settle`]), and its `idle` phases read the disk until it is
+/// calm again. A pair in which the host's hypervisor took its CPUs ([`STEAL_LIMIT`]) is run
+/// again, up to [`STEAL_RETRIES`] times.
 fn filesystems(
     sides: [(&str, &Path); 2],
     filesystems: &[String],
