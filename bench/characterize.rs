@@ -309,6 +309,9 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
             busy[1].as_f64().unwrap_or(0.0),
             r["validation"]["settled"]
         );
+        if let Some(line) = burst_laps(&r["validation"]) {
+            println!("{line}");
+        }
         if let Some(fs) = r["filesystems"]["figures"]
             .as_array()
             .filter(|f| !f.is_empty())
@@ -353,6 +356,35 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
 /// `CHAR_POLL_IDLE=1`: characterize and validate keep the host's CPUs out of idle sleep.
 fn poll_idle() -> bool {
     std::env::var("CHAR_POLL_IDLE").is_ok_and(|v| v == "1")
+}
+
+/// The write burst round by round from a validation's `laps`: each side's mean, and on the
+/// twin the replies its server sent late over that half (the host, not the model).
+fn burst_laps(validation: &Value) -> Option<String> {
+    let laps = validation["laps"].as_array()?;
+    let text: Vec<String> = laps
+        .iter()
+        .filter_map(|l| {
+            let burst = l["means"]
+                .as_array()?
+                .iter()
+                .find(|m| m["workload"].as_str().is_some_and(|w| w.contains("burst")))?;
+            let late = match (
+                l["server"]["late"].as_u64(),
+                l["server"]["replies"].as_u64(),
+            ) {
+                (Some(n), Some(of)) => format!(" ({n} of {of} replies late)"),
+                _ => String::new(),
+            };
+            Some(format!(
+                "round {} {} {:.3}{late}",
+                l["round"],
+                l["side"].as_str()?,
+                burst["mean_ms"].as_f64()?
+            ))
+        })
+        .collect();
+    (!text.is_empty()).then(|| format!("the burst round by round, mean ms: {}", text.join("; ")))
 }
 
 /// The host's steal over each probe of a characterize run, from its `host` list.
