@@ -281,15 +281,18 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
         }
         let r = iotrial(&args);
         println!(
-            "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest) | against 5% |",
+            "validate against {label} ({:.0} s): | workload | mean ms | demerit ms | % of mean | drive vs itself % | drive at other offsets %, mean (largest; one more set) | against 5% |",
             t.elapsed().as_secs_f64()
         );
         for f in r["validation"]["figures"].as_array().unwrap() {
             let elsewhere = match (
                 f["elsewhere_share"].as_f64(),
                 f["elsewhere_max_share"].as_f64(),
+                f["elsewhere_bound_share"].as_f64(),
             ) {
-                (Some(e), Some(x)) => format!("{:.2} ({:.2})", e * 100.0, x * 100.0),
+                (Some(e), Some(x), Some(b)) => {
+                    format!("{:.2} ({:.2}; {:.2})", e * 100.0, x * 100.0, b * 100.0)
+                }
                 _ => "-".into(),
             };
             println!(

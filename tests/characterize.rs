@@ -629,6 +629,24 @@ fn validate_read_only_writes_nothing_and_leaves_out_the_burst() {
         ]
     );
     assert_eq!(v["validation"]["set"], "read-only");
+    // The random reads are judged against one more set of places drawn afresh, past the
+    // mean of the 4 sets; the pass keeps its place and has none.
+    for (k, f) in v["validation"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let bound = f["elsewhere_bound_share"].as_f64();
+        match k {
+            0 | 1 => assert!(
+                bound.is_some() && bound >= f["elsewhere_share"].as_f64(),
+                "{f}"
+            ),
+            _ => assert_eq!(bound, None, "{f}"),
+        }
+    }
+    assert!(out.contains("one more set:"), "{out}");
     assert!(leftovers(work.path(), &[]).is_empty());
 }
 

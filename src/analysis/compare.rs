@@ -35,6 +35,18 @@ impl Estimate {
             ci95,
         })
     }
+
+    /// The upper end of the one-sided 95% prediction interval for one more value of the
+    /// figure, its values taken as normal: the mean plus t(0.95, n-1) times the standard
+    /// deviation times sqrt(1 + 1/n). One more value exceeds it one time in 20. For a single
+    /// value, which says nothing of the spread, that value.
+    pub fn upper_prediction95(&self) -> f64 {
+        if self.n < 2 {
+            return self.mean;
+        }
+        let n = self.n as f64;
+        self.mean + t_quantile(0.95, n - 1.0) * self.stddev * (1.0 + 1.0 / n).sqrt()
+    }
 }
 
 /// Result of Welch's t-test of two samples.
@@ -231,6 +243,17 @@ mod tests {
         let one = Estimate::of(&[3.0]).unwrap();
         assert_eq!((one.stddev, one.ci95), (0.0, None));
         assert!(Estimate::of(&[]).is_none());
+    }
+
+    #[test]
+    fn prediction_bound() {
+        // 20.12 + t(0.95, 4) = 2.131847 (tables: 2.132) x 0.286356 x sqrt(1.2).
+        let e = Estimate::of(&[20.1, 19.8, 20.5, 20.3, 19.9]).unwrap();
+        close(e.upper_prediction95(), 20.788_734_204_890_73, 1e-8);
+        // Four values: t(0.95, 3) = 2.353363 (tables: 2.353), above the largest of them.
+        let e = Estimate::of(&[0.25, 0.31, 0.28, 0.33]).unwrap();
+        close(e.upper_prediction95(), 0.384_589_910_779_637_3, 1e-9);
+        assert_eq!(Estimate::of(&[3.0]).unwrap().upper_prediction95(), 3.0);
     }
 
     #[test]

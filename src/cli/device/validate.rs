@@ -206,8 +206,17 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
                     format!("{:.1}", f.pooled_share * 100.0),
                     format!("{:.3}", f.noise_ms),
                     format!("{:.1}", f.noise_share * 100.0),
-                    match (f.elsewhere_share, f.elsewhere_max_share) {
-                        (Some(e), Some(x)) => format!("{:.1} (up to {:.1})", e * 100.0, x * 100.0),
+                    match (
+                        f.elsewhere_share,
+                        f.elsewhere_max_share,
+                        f.elsewhere_bound_share,
+                    ) {
+                        (Some(e), Some(x), Some(b)) => format!(
+                            "{:.1} (up to {:.1}; one more set: {:.1})",
+                            e * 100.0,
+                            x * 100.0,
+                            b * 100.0
+                        ),
                         _ => "-".into(),
                     },
                     f.verdict.text().to_string(),
@@ -223,7 +232,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         );
     }
     println!(
-        "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, and the largest): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds or at its farthest other offsets: this set cannot judge that twin), or over.",
+        "\"device vs itself\" is the device between its own rounds (the same places); \"at other offsets\" is the device on {} more rounds of the random reads at places drawn afresh, against its rounds' medians (mean, the largest, and how far one more set may be: the upper end of their 95% prediction interval): how much a figure depends on which places were drawn, which a twin, knowing the drive's mechanics but not where each sector sits, cannot follow. \"against 5%\": the demerit within 5% of the mean, or over it but no further than the device was from itself (between its rounds, or as far as one more set of other offsets may be: this set cannot judge that twin), or over.",
         iotrial::probe::validate::ELSEWHERE
     );
     if let Some(f) = v.figures.iter().find(|f| {
@@ -231,8 +240,8 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             && f.verdict == iotrial::probe::validate::Verdict::OwnSpread
     }) {
         println!(
-            "The QD32 reads at other offsets were up to {:.1}% from the device's own: over {} reads a round, this set cannot tell the twin's QD32 reads from the device's dependence on the places drawn. More reads a round may (--qd32-reads; a drive whose QD32 reads switch between regimes needs tens of thousands).",
-            f.elsewhere_max_share.unwrap_or(f.noise_share) * 100.0,
+            "The QD32 reads at one more set of other offsets may be up to {:.1}% from the device's own: over {} reads a round, this set cannot tell the twin's QD32 reads from the device's dependence on the places drawn. More reads a round may (--qd32-reads; a drive whose QD32 reads switch between regimes needs tens of thousands).",
+            f.elsewhere_bound_share.unwrap_or(f.noise_share) * 100.0,
             v.qd32_reads
         );
     }

@@ -19,6 +19,7 @@
 use super::character::stats::{mean, median, quantile, Draw};
 use super::character::{capacity, CharError};
 use super::script::{Runner, Step};
+use crate::analysis::compare::Estimate;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -94,9 +95,10 @@ pub const TARGET: f64 = 0.05;
 pub enum Verdict {
     /// At most the target.
     Within,
-    /// Over the target, but no further than the device was from itself (between its own
-    /// rounds, or at the farthest of its places drawn afresh): the set cannot tell this twin
-    /// from the device's own spread, and longer workloads or more rounds may.
+    /// Over the target, but no further than the device was from itself: between its own
+    /// rounds, or as far as one more set of places drawn afresh may take it (the upper end of
+    /// the 95% prediction interval over its sets at other offsets). The set cannot tell this
+    /// twin from the device's own spread, and longer workloads or more rounds may.
     OwnSpread,
     /// Over the target and further than the device was from itself.
     Over,
@@ -104,10 +106,10 @@ pub enum Verdict {
 
 impl Verdict {
     /// The verdict on a demerit `share` of the device's mean, beside the device against itself
-    /// between its rounds (`noise`) and at its farthest other places (`elsewhere_max`), shares
-    /// of the mean too.
-    pub fn of(share: f64, noise: f64, elsewhere_max: Option<f64>) -> Verdict {
-        let own = noise.max(elsewhere_max.unwrap_or(0.0));
+    /// between its rounds (`noise`) and at one more set of other places (`elsewhere_bound`,
+    /// the upper end of its 95% prediction interval), shares of the mean too.
+    pub fn of(share: f64, noise: f64, elsewhere_bound: Option<f64>) -> Verdict {
+        let own = noise.max(elsewhere_bound.unwrap_or(0.0));
         if share <= TARGET {
             Verdict::Within
         } else if share <= own {
@@ -154,6 +156,13 @@ pub struct Figures {
     pub elsewhere_ms: Option<f64>,
     pub elsewhere_share: Option<f64>,
     pub elsewhere_max_share: Option<f64>,
+    /// The upper end of the one-sided 95% prediction interval for the device's demerit at one
+    /// more set of places drawn afresh (their demerits taken as normal: the mean plus t(0.95,
+    /// n-1) standard deviations times sqrt(1 + 1/n)), as a share: how far a twin may be from
+    /// the device before it is further than the places drawn explain. A twin exactly as far
+    /// as the device is from itself at other places exceeds it one time in 20, where it would
+    /// exceed the largest of 4 sets one time in 5. `None` where there is no such set.
+    pub elsewhere_bound_share: Option<f64>,
     /// The demerit against [`TARGET`].
     pub verdict: Verdict,
 }
@@ -584,6 +593,9 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
             let drawn = (w < DRAWN && !elsewhere.is_empty()).then_some(());
             let em = drawn.map(|_| mean(&elsewhere));
             let emax = drawn.map(|_| elsewhere.iter().copied().fold(0.0, f64::max) / m);
+            let ebound = drawn
+                .and_then(|_| Estimate::of(&elsewhere))
+                .map(|e| e.upper_prediction95() / m);
             Figures {
                 workload: name,
                 device_mean_ms: m * 1e3,
@@ -597,7 +609,8 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
                 elsewhere_ms: em.map(|e| e * 1e3),
                 elsewhere_share: em.map(|e| e / m),
                 elsewhere_max_share: emax,
-                verdict: Verdict::of(dm / m, nm / mean(&dp), emax),
+                elsewhere_bound_share: ebound,
+                verdict: Verdict::of(dm / m, nm / mean(&dp), ebound),
             }
         })
         .collect();

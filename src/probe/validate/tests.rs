@@ -4,7 +4,7 @@
 use super::*;
 
 /// Within 5% whatever the device's own spread; over it, as far as the device from itself
-/// only up to the larger of its spread between rounds and at its farthest other places.
+/// only up to the larger of its spread between rounds and at one more set of other places.
 #[test]
 fn a_demerit_is_judged_against_five_percent_and_the_devices_own_spread() {
     assert_eq!(Verdict::of(0.05, 0.0, None), Verdict::Within);
@@ -14,6 +14,51 @@ fn a_demerit_is_judged_against_five_percent_and_the_devices_own_spread() {
     assert_eq!(Verdict::of(0.36, 0.003, Some(0.34)), Verdict::Over);
     assert_eq!(Verdict::of(0.07, 0.08, None), Verdict::OwnSpread);
     assert_eq!(Verdict::of(0.09, 0.08, Some(0.02)), Verdict::Over);
+}
+
+/// The device's places drawn afresh judge a twin by the upper end of their 95% prediction
+/// interval, not by the largest of them: a twin beyond all four sets but within what a fifth
+/// may show is as far as the device from itself; beyond that bound, over. Constant response
+/// times make each demerit the difference of the constants.
+#[test]
+fn a_twin_is_judged_against_one_more_set_of_places_drawn_afresh() {
+    let constant = |x: f64| -> Vec<Vec<f64>> { vec![vec![x; 64]; WORKLOADS.len()] };
+    let at = [1.25, 1.31, 1.28, 1.33];
+    let sides = |twin: f64| Sides {
+        device: vec![constant(1.0); 3],
+        twin: vec![constant(twin); 3],
+        elsewhere: at.iter().map(|&x| constant(x)).collect(),
+        busy: Busy {
+            s: [0.0, 0.0],
+            settled: true,
+        },
+        plan: Plan {
+            rounds: 3,
+            elsewhere: at.len(),
+            set: Set::Full,
+            qd32_reads: QD32_READS,
+        },
+        laps: Vec::new(),
+    };
+    // 0.2925 + t(0.95, 3) x 0.0359 x sqrt(1.25) = 0.3846.
+    for (twin, want) in [(1.37, Verdict::OwnSpread), (1.39, Verdict::Over)] {
+        let v = compared("device", "twin", sides(twin));
+        for (w, f) in v.figures.iter().enumerate() {
+            assert!((f.demerit_share - (twin - 1.0)).abs() < 1e-9, "{f:?}");
+            if w < DRAWN {
+                assert!(
+                    (f.elsewhere_max_share.unwrap() - 0.33).abs() < 1e-9,
+                    "{f:?}"
+                );
+                let bound = f.elsewhere_bound_share.unwrap();
+                assert!((bound - 0.384_589_910_779_637_3).abs() < 1e-6, "{f:?}");
+                assert_eq!(f.verdict, want, "{f:?}");
+            } else {
+                assert_eq!(f.elsewhere_bound_share, None, "{f:?}");
+                assert_eq!(f.verdict, Verdict::Over, "{f:?}");
+            }
+        }
+    }
 }
 
 #[test]
