@@ -591,11 +591,10 @@ fn compared(device: &str, twin: &str, sides: Sides) -> Validation {
                 .map(|r| demerit(&d, r))
                 .collect();
             let drawn = (w < DRAWN && !elsewhere.is_empty()).then_some(());
-            let em = drawn.map(|_| mean(&elsewhere));
+            let est = drawn.and_then(|_| Estimate::of(&elsewhere));
+            let em = est.map(|e| e.mean);
             let emax = drawn.map(|_| elsewhere.iter().copied().fold(0.0, f64::max) / m);
-            let ebound = drawn
-                .and_then(|_| Estimate::of(&elsewhere))
-                .map(|e| e.upper_prediction95() / m);
+            let ebound = est.map(|e| e.upper_prediction95() / m);
             Figures {
                 workload: name,
                 device_mean_ms: m * 1e3,
