@@ -422,3 +422,48 @@ fn a_write_burst_that_finds_the_buffer_still_full_is_run_again_after_a_longer_id
     assert!((found / (12 * MIB) as f64 - 1.0).abs() <= 0.25, "{found}");
     assert_eq!(c.twin.get("write_slots"), plain.twin.get("write_slots"));
 }
+
+/// A write buffer of any size, not only whole MiB, is placed by bursts of writes smaller
+/// than a MiB to within a few percent: a burst of 1 MiB writes alone leaves up to half a MiB,
+/// 10% of a 5 MiB buffer (on these ten drives it was 9.6% off at worst and 3.9% on average).
+#[test]
+fn a_write_buffer_is_found_to_a_few_percent_by_bursts_of_smaller_writes() {
+    use crate::engine::rng::SplitMix64;
+    let mut r = SplitMix64::new(432_026);
+    let mut errors = Vec::new();
+    for k in 0..10 {
+        let bytes = (4u64 << 20) + r.below(7 * 1024) * 4096;
+        let order = ["fifo", "rpo,age_limit=600ms"][k % 2];
+        let spec = format!(
+            "hdd,size=32GiB,rpm={},queue_order={order},write_buffer={}KiB,write_slots={}",
+            5000 + r.below(5500),
+            bytes >> 10,
+            150 + r.below(100)
+        );
+        let c = on(&spec);
+        let found = c.twin.get("write_buffer").expect(&spec);
+        let e = crate::units::parse_size(found).unwrap() as f64 / bytes as f64 - 1.0;
+        let how = c.twin.how("write_buffer").unwrap();
+        assert!(e.abs() <= 0.06, "{spec}: found {found} ({how})");
+        assert!(how.contains("the median of 3 bursts"), "{spec}: {how}");
+        errors.push(e.abs());
+    }
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(mean <= 0.02, "{errors:?}");
+}
+
+#[test]
+fn ordinals_read_as_english() {
+    use super::twin::ordinal;
+    let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112]
+        .iter()
+        .map(|n| ordinal(*n))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st",
+            "111th", "112th"
+        ]
+    );
+}

@@ -152,6 +152,18 @@ pub fn size_text(bytes: f64) -> String {
     crate::units::Size(b).to_string()
 }
 
+/// `n` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// A duration in seconds as a spec writes it, in ms with four decimals.
 pub fn ms_text(s: f64) -> String {
     format!("{}ms", crate::units::trim_float((s * 1e7).round() / 1e4))

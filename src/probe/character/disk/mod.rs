@@ -18,6 +18,7 @@
 pub mod buffer;
 pub mod media;
 pub mod queue;
+pub mod write_buffer;
 pub mod writes;
 
 use super::hostpath::DiskPath;

@@ -2,11 +2,12 @@
 //! how many commands and how many bytes it holds (bursts after idle until writes wait), and
 //! whether a cache flush waits for it.
 
+use super::write_buffer::{self, burst, destage, fill, finer, Fill, FINER};
 use super::{Disk, K4, MIB};
 use crate::probe::character::stats::{median, Draw};
-use crate::probe::character::twin::{size_text, Twin};
+use crate::probe::character::twin::{ordinal, size_text, Twin};
 use crate::probe::character::{CharError, Progress};
-use crate::probe::script::{Runner, Step, Timed};
+use crate::probe::script::{Runner, Step};
 
 /// What the shingle test left behind on a conventional disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,14 +72,14 @@ pub fn writes(
                 first * 1e3
             ),
         );
-        match waited(w, d.hit4) {
+        match write_buffer::waited(w, d.hit4) {
             Some(i) => {
                 let destaged = ((w[i].issue - w[0].issue) / d.access).floor() as usize;
                 let slots = i.saturating_sub(destaged).max(1);
                 twin.set(
                     "write_slots",
                     slots.to_string(),
-                    format!("the {}th scattered 4 KiB write after idle waited; {destaged} were on the platter by then", i + 1),
+                    format!("the {} scattered 4 KiB write after idle waited; {destaged} were on the platter by then", ordinal(i + 1)),
                 );
             }
             None => twin.unknown(
@@ -86,93 +87,13 @@ pub fn writes(
                 format!("{n} scattered 4 KiB writes never waited: more commands, or a drive that destages as fast as they come (needs a longer burst)"),
             ),
         }
-        // Bytes: scattered 1 MiB writes after idle until one waits. What a 1 MiB write
-        // answered from the buffer takes: a buffer hit and the rest of the MiB at the
-        // interface rate. A burst whose first writes already take three times that and a
-        // millisecond found the buffer not empty after the flush and the idle gap (in two
-        // runs of five on a served drive, the first four as slow as a destage): it is run
-        // again after a longer gap, up to twice.
-        let m = 96;
-        let answer = d.hit4 + (MIB - K4) as f64 / d.iface;
-        let mut idle = drain(n, K4);
-        let mut again = Vec::new();
-        let t = loop {
-            let mut steps = vec![Step::flush(), Step::Idle(idle)];
-            steps.extend((0..m).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
-            steps.push(Step::flush());
-            let t = run.run(&steps)?;
-            let first = median(&t[1..5].iter().map(|t| t.latency).collect::<Vec<_>>());
-            if first <= 3.0 * answer + 1e-3 || again.len() == 2 {
-                break t;
-            }
-            again.push(first);
-            say(&format!(
-                "write-back: the first 1 MiB writes after {idle} s idle took {:.3} ms at the median, where the buffer answers in {:.3} ms: again after {} s",
-                first * 1e3,
-                answer * 1e3,
-                idle * 4.0
-            ));
-            idle *= 4.0;
-        };
-        let w = &t[1..t.len() - 1];
-        let retried = if again.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (run {} times: the first writes of the bursts before took {} ms at the median, the buffer not yet empty)",
-                again.len() + 1,
-                again
-                    .iter()
-                    .map(|f| format!("{:.3}", f * 1e3))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            )
-        };
-        // Not the first write's own time as the bar: one the host held up would set it above
-        // what a wait for the platter adds.
-        match waited(w, answer) {
-            Some(i) => {
-                // Once full, the buffer takes a write per destage: the destage time is the
-                // interval between the acknowledgements after the wait.
-                let acks: Vec<f64> = w[i..].iter().map(|t| t.done()).collect();
-                let gaps: Vec<f64> = acks.windows(2).map(|p| p[1] - p[0]).collect();
-                let destage = if gaps.len() >= 8 {
-                    median(&gaps)
-                } else {
-                    d.access + MIB as f64 / d.mean_rate()
-                };
-                let destaged = ((w[i].issue - w[0].issue) / destage).floor() as usize;
-                let held = i.saturating_sub(destaged) as f64 + 0.5;
-                let slots = twin.get("write_slots").and_then(|s| s.parse::<f64>().ok());
-                if slots.is_some_and(|s| held >= s - 1.0) {
-                    twin.unknown(
-                        "write_buffer",
-                        format!("at least {}: the buffer ran out of commands first (needs writes larger than 1 MiB, which the kernel splits)", size_text(held * MIB as f64)),
-                    );
-                } else {
-                    twin.set(
-                        "write_buffer",
-                        size_text(held * MIB as f64),
-                        format!("the {}th scattered 1 MiB write after idle waited; {destaged} were on the platter by then{retried}", i + 1),
-                    );
-                }
-            }
-            None => {
-                let lat: Vec<f64> = w.iter().map(|t| t.latency).collect();
-                twin.unknown(
-                    "write_buffer",
-                    format!(
-                        "{m} scattered 1 MiB writes never waited (more than {m} MiB, or destaged as fast as they come): needs a longer burst (the first four took {:.3} ms at the median, the slowest of all {:.3} ms, the median of all {:.3} ms){retried}",
-                        median(&lat[..4.min(lat.len())]) * 1e3,
-                        lat.iter().copied().fold(0.0, f64::max) * 1e3,
-                        median(&lat) * 1e3
-                    ),
-                );
-            }
-        }
-        let destage = d.access + MIB as f64 / d.mean_rate();
+        let slots = twin
+            .get("write_slots")
+            .and_then(|s| s.parse::<usize>().ok());
+        let last = bytes(run, d, draw, (&drain, (n, K4), slots), twin, say)?;
+        let destage = destage(d, MIB);
         // Flush: 4 scattered 1 MiB writes buffered, then a flush.
-        let mut steps = vec![Step::flush(), Step::Idle(drain(m, MIB))];
+        let mut steps = vec![Step::flush(), Step::Idle(drain(last.0, last.1))];
         steps.extend((0..4).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), MIB)));
         steps.push(Step::flush());
         let t = run.run(&steps)?;
@@ -197,18 +118,99 @@ pub fn writes(
     Ok(())
 }
 
-/// The first write of a burst that waited: its latency, and the next two's, more than three
-/// times the median of the first four (the buffer's own answer time, or `base` if that is
-/// more) and a millisecond more. Once the buffer is full every write waits, so one write the
-/// host delayed is not taken for it.
-pub fn waited(w: &[Timed], base: f64) -> Option<usize> {
-    let b = median(
-        &w[..4.min(w.len())]
-            .iter()
-            .map(|t| t.latency)
-            .collect::<Vec<_>>(),
-    )
-    .max(base);
-    let slow = |t: &Timed| t.latency > 3.0 * b + 1e-3;
-    (0..w.len().saturating_sub(2)).find(|&i| w[i..i + 3].iter().all(slow))
+/// The idle before a burst, for the count and size of the writes before it.
+type Drain<'a> = &'a dyn Fn(usize, u64) -> f64;
+
+/// The write-back buffer's bytes: a burst of 96 scattered 1 MiB writes until one waits, then, where a smaller write size places the buffer's edge more finely
+/// without running out of the drive's `slots` commands first, [`FINER`] bursts of that size
+/// (their median). Each burst starts after the idle `drain` gives for the writes before it
+/// (`first`, their count and size). Returns the last burst's count and size.
+fn bytes(
+    run: &mut Runner,
+    d: &Disk,
+    draw: &mut Draw,
+    (drain, first, slots): (Drain, (usize, u64), Option<usize>),
+    twin: &mut Twin,
+    say: &mut Progress,
+) -> Result<(usize, u64), CharError> {
+    let m = 96;
+    let (w, again) = burst(run, d, draw, (MIB, m), drain(first.0, first.1), say)?;
+    let retried = if again.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (run {} times: the first writes of the bursts before took {} ms at the median, the buffer not yet empty)",
+            again.len() + 1,
+            again
+                .iter()
+                .map(|f| format!("{:.3}", f * 1e3))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    };
+    let out_of_commands = |f: &Fill| slots.is_some_and(|s| f.held + 1 >= s);
+    // Not the first write's own time as the bar: one the host held up would set it above
+    // what a wait for the platter adds.
+    let Some(coarse) = fill(&w, write_buffer::answer(d, MIB), destage(d, MIB)) else {
+        let lat: Vec<f64> = w.iter().map(|t| t.latency).collect();
+        twin.unknown(
+            "write_buffer",
+            format!(
+                "{m} scattered 1 MiB writes never waited (more than {m} MiB, or destaged as fast as they come): needs a longer burst (the first four took {:.3} ms at the median, the slowest of all {:.3} ms, the median of all {:.3} ms){retried}",
+                median(&lat[..4.min(lat.len())]) * 1e3,
+                lat.iter().copied().fold(0.0, f64::max) * 1e3,
+                median(&lat) * 1e3
+            ),
+        );
+        return Ok((m, MIB));
+    };
+    if out_of_commands(&coarse) {
+        twin.unknown(
+            "write_buffer",
+            format!("at least {}: the buffer ran out of commands first (needs writes larger than 1 MiB, which the kernel splits)", size_text(coarse.bytes(MIB))),
+        );
+        return Ok((m, MIB));
+    }
+    let said = |f: &Fill, size: u64| {
+        format!(
+            "the {} scattered {} write after idle waited, {} destaged by then",
+            ordinal(f.waited + 1),
+            size_text(size as f64),
+            f.destaged
+        )
+    };
+    let mut value = coarse.bytes(MIB);
+    let mut how = format!("{}{retried}", said(&coarse, MIB));
+    let mut last = (m, MIB);
+    if let Some(size) = finer(value, slots) {
+        let count = (value * 1.4 / size as f64).ceil() as usize + 32;
+        let mut found = Vec::new();
+        for _ in 0..FINER {
+            let (w, _) = burst(run, d, draw, (size, count), drain(last.0, last.1), say)?;
+            last = (count, size);
+            match fill(&w, write_buffer::answer(d, size), destage(d, size)) {
+                Some(f) if !out_of_commands(&f) => found.push(f),
+                _ => {}
+            }
+        }
+        if found.len() * 2 > FINER {
+            found.sort_by_key(|f| f.held);
+            let mid = found[found.len() / 2];
+            value = mid.bytes(size);
+            how = format!(
+                "{} (the median of {} bursts, which held {} {} writes; a 1 MiB burst first: {})",
+                said(&mid, size),
+                found.len(),
+                found
+                    .iter()
+                    .map(|f| f.held.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                size_text(size as f64),
+                how
+            );
+        }
+    }
+    twin.set("write_buffer", size_text(value), how);
+    Ok(last)
 }
