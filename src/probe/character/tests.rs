@@ -425,7 +425,11 @@ fn a_write_burst_that_finds_the_buffer_still_full_is_run_again_after_a_longer_id
 
 /// A write buffer of any size, not only whole MiB, is placed by bursts of writes smaller
 /// than a MiB to within a few percent: a burst of 1 MiB writes alone leaves up to half a MiB,
-/// 10% of a 5 MiB buffer (on these ten drives it was 9.6% off at worst and 3.9% on average).
+/// 10% of a 5 MiB buffer. The destages before the first write that waited are counted in
+/// the time the closing flush took per write it drained: a drive that destages the nearest
+/// write first destages faster with its buffer full, so the gaps between the acknowledgements
+/// after the wait count too many. On these ten drives a 1 MiB burst alone was 9.6% off at worst
+/// and 3.9% on average, finer bursts counting by those gaps 4.8% and 1.6%.
 #[test]
 fn a_write_buffer_is_found_to_a_few_percent_by_bursts_of_smaller_writes() {
     use crate::engine::rng::SplitMix64;
@@ -444,12 +448,12 @@ fn a_write_buffer_is_found_to_a_few_percent_by_bursts_of_smaller_writes() {
         let found = c.twin.get("write_buffer").expect(&spec);
         let e = crate::units::parse_size(found).unwrap() as f64 / bytes as f64 - 1.0;
         let how = c.twin.how("write_buffer").unwrap();
-        assert!(e.abs() <= 0.06, "{spec}: found {found} ({how})");
+        assert!(e.abs() <= 0.05, "{spec}: found {found} ({how})");
         assert!(how.contains("the median of 3 bursts"), "{spec}: {how}");
         errors.push(e.abs());
     }
     let mean = errors.iter().sum::<f64>() / errors.len() as f64;
-    assert!(mean <= 0.02, "{errors:?}");
+    assert!(mean <= 0.012, "{errors:?}");
 }
 
 #[test]

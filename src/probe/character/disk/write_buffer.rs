@@ -29,28 +29,51 @@ impl Fill {
     }
 }
 
-/// The burst's fill, from its writes (no flush among them) of `size`: the first that waited
-/// ([`waited`], against `answer`, what the buffer takes to answer one), and the destages
-/// complete before it. A write that found the buffer full is acknowledged when the oldest
-/// write's destage completes, and each one after it when the next does: so the gaps between
-/// those acknowledgements are destages, and the time from the first write's acknowledgement
-/// (when the first destage begins) to the waiting write's is a whole number of them. Where
-/// fewer than 8 gaps follow the wait, a destage is taken as `fallback`.
-pub fn fill(w: &[Timed], answer: f64, fallback: f64) -> Option<Fill> {
+/// A burst of writes after idle: the writes, and the flush that closed it.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    pub writes: Vec<Timed>,
+    /// The closing flush's time, seconds: on a drive that waits for its buffer, the
+    /// destage of every write the full buffer held.
+    pub flush: f64,
+    /// For each burst run again before this one, its first writes' median.
+    pub again: Vec<f64>,
+}
+
+/// The burst's fill, its writes of `size`: the first that waited ([`waited`], against
+/// `answer`, what the buffer takes to answer one), and the destages complete before it. A
+/// write that found the buffer full is acknowledged when a destage completes, and each one
+/// after it when the next does: so the time from the first write's acknowledgement (when the
+/// first destage begins) to the waiting write's is a whole number of destages. Their length is
+/// the closing flush's time over the writes the buffer held, where `flush_waits` (the flush
+/// drains the buffer from full to empty, as the burst filled it from empty to full: a drive
+/// that destages the nearest write first destages faster the more it holds, so the gaps
+/// between the acknowledgements after the wait, with the buffer full, would count too many),
+/// else the mean of those gaps (or `fallback` where fewer than 8 follow the wait).
+pub fn fill(b: &Burst, answer: f64, fallback: f64, flush_waits: bool) -> Option<Fill> {
+    let w = &b.writes;
     let i = waited(w, answer)?;
     let acks: Vec<f64> = w[i..].iter().map(|t| t.done()).collect();
     let gaps: Vec<f64> = acks.windows(2).map(|p| p[1] - p[0]).collect();
-    let destage = if gaps.len() >= 8 {
-        // The mean, as the destages before the wait add up, of the gaps a host's delay did
-        // not lengthen past three times their median.
+    let full = if gaps.len() >= 8 {
+        // The mean of the gaps a host's delay did not lengthen past three times their median.
         let m = median(&gaps);
         let kept: Vec<f64> = gaps.iter().copied().filter(|g| *g <= 3.0 * m).collect();
         kept.iter().sum::<f64>() / kept.len() as f64
     } else {
         fallback
     };
-    let through = ((w[i].done() - w[0].done()) / destage).round().max(1.0) as usize;
-    let destaged = (through - 1).min(i);
+    let span = w[i].done() - w[0].done();
+    let at = |destage: f64| {
+        let through = (span / destage).round().max(1.0) as usize;
+        (through - 1).min(i)
+    };
+    let mut destaged = at(full);
+    if flush_waits && b.flush > (i - destaged) as f64 * full {
+        for _ in 0..4 {
+            destaged = at(b.flush / (i - destaged).max(1) as f64);
+        }
+    }
     Some(Fill {
         waited: i,
         destaged,
@@ -78,8 +101,7 @@ pub fn waited(w: &[Timed], base: f64) -> Option<usize> {
 /// whose first writes already take three times what the buffer answers in and a millisecond
 /// found the buffer not empty after the flush and the idle (in two runs of five on a served
 /// drive, the first four as slow as a destage): it is run again after an idle four times as
-/// long, up to twice. Returns the writes and, for each burst run again, its first writes'
-/// median.
+/// long, up to twice.
 pub fn burst(
     run: &mut Runner,
     d: &Disk,
@@ -87,7 +109,7 @@ pub fn burst(
     (size, count): (u64, usize),
     mut idle: f64,
     say: &mut Progress,
-) -> Result<(Vec<Timed>, Vec<f64>), CharError> {
+) -> Result<Burst, CharError> {
     let answer = answer(d, size);
     let mut again = Vec::new();
     loop {
@@ -95,7 +117,7 @@ pub fn burst(
         steps.extend((0..count).map(|_| Step::write(draw.aligned(0, d.cap - 2 * MIB, K4), size)));
         steps.push(Step::flush());
         let mut t = run.run(&steps)?;
-        t.pop();
+        let flush = t.pop().map_or(0.0, |f| f.latency);
         t.remove(0);
         let first = median(
             &t[..4.min(t.len())]
@@ -104,7 +126,11 @@ pub fn burst(
                 .collect::<Vec<_>>(),
         );
         if first <= 3.0 * answer + 1e-3 || again.len() == 2 {
-            return Ok((t, again));
+            return Ok(Burst {
+                writes: t,
+                flush,
+                again,
+            });
         }
         again.push(first);
         say(&format!(

@@ -90,7 +90,7 @@ pub fn writes(
         let slots = twin
             .get("write_slots")
             .and_then(|s| s.parse::<usize>().ok());
-        let last = bytes(run, d, draw, (&drain, (n, K4), slots), twin, say)?;
+        let last = bytes(run, d, draw, (&drain, (n, K4), slots, !ignored), twin, say)?;
         let destage = destage(d, MIB);
         // Flush: 4 scattered 1 MiB writes buffered, then a flush.
         let mut steps = vec![Step::flush(), Step::Idle(drain(last.0, last.1))];
@@ -124,17 +124,19 @@ type Drain<'a> = &'a dyn Fn(usize, u64) -> f64;
 /// The write-back buffer's bytes: a burst of 96 scattered 1 MiB writes until one waits, then, where a smaller write size places the buffer's edge more finely
 /// without running out of the drive's `slots` commands first, [`FINER`] bursts of that size
 /// (their median). Each burst starts after the idle `drain` gives for the writes before it
-/// (`first`, their count and size). Returns the last burst's count and size.
+/// (`first`, their count and size); `flush_waits`: whether a flush waits for the buffer
+/// (the shingle test found none that did not). Returns the last burst's count and size.
 fn bytes(
     run: &mut Runner,
     d: &Disk,
     draw: &mut Draw,
-    (drain, first, slots): (Drain, (usize, u64), Option<usize>),
+    (drain, first, slots, flush_waits): (Drain, (usize, u64), Option<usize>, bool),
     twin: &mut Twin,
     say: &mut Progress,
 ) -> Result<(usize, u64), CharError> {
     let m = 96;
-    let (w, again) = burst(run, d, draw, (MIB, m), drain(first.0, first.1), say)?;
+    let b = burst(run, d, draw, (MIB, m), drain(first.0, first.1), say)?;
+    let (w, again) = (&b.writes, &b.again);
     let retried = if again.is_empty() {
         String::new()
     } else {
@@ -151,7 +153,12 @@ fn bytes(
     let out_of_commands = |f: &Fill| slots.is_some_and(|s| f.held + 1 >= s);
     // Not the first write's own time as the bar: one the host held up would set it above
     // what a wait for the platter adds.
-    let Some(coarse) = fill(&w, write_buffer::answer(d, MIB), destage(d, MIB)) else {
+    let Some(coarse) = fill(
+        &b,
+        write_buffer::answer(d, MIB),
+        destage(d, MIB),
+        flush_waits,
+    ) else {
         let lat: Vec<f64> = w.iter().map(|t| t.latency).collect();
         twin.unknown(
             "write_buffer",
@@ -186,9 +193,14 @@ fn bytes(
         let count = (value * 1.4 / size as f64).ceil() as usize + 32;
         let mut found = Vec::new();
         for _ in 0..FINER {
-            let (w, _) = burst(run, d, draw, (size, count), drain(last.0, last.1), say)?;
+            let b = burst(run, d, draw, (size, count), drain(last.0, last.1), say)?;
             last = (count, size);
-            match fill(&w, write_buffer::answer(d, size), destage(d, size)) {
+            match fill(
+                &b,
+                write_buffer::answer(d, size),
+                destage(d, size),
+                flush_waits,
+            ) {
                 Some(f) if !out_of_commands(&f) => found.push(f),
                 _ => {}
             }
