@@ -190,7 +190,12 @@ fn bytes(
     let mut how = format!("{}{retried}", said(&coarse, MIB));
     let mut last = (m, MIB);
     if let Some(size) = finer(value, slots) {
-        let count = (value * 1.4 / size as f64).ceil() as usize + 32;
+        // Long enough for a buffer four times what the 1 MiB burst found, up to the commands
+        // the drive takes: a host that held up three of its writes in a row makes it stop
+        // short (a served drive's 18 MiB taken for 10.5 once), and a finer burst that never
+        // waits leaves the short answer standing.
+        let commands = slots.unwrap_or(600);
+        let count = ((value * 4.0 / size as f64).ceil() as usize).min(commands) + 32;
         let mut found = Vec::new();
         for _ in 0..FINER {
             let b = burst(run, d, draw, (size, count), drain(last.0, last.1), say)?;
