@@ -6,8 +6,9 @@
 //! - the media ([`media`]): zone rates from sequential reads at about 100 offsets; the
 //!   rotation from the latency sawtooth of reads at growing distances past a just-read sector;
 //!   the seek curve from distance against time, less the rotation and the overhead;
-//! - the write-back buffer ([`writes`]): commands, then bytes, from bursts until writes wait;
-//!   whether flushes are honoured from a flush's time with data buffered;
+//! - the write-back buffer ([`writes`]): commands, then bytes ([`write_buffer`]: 1 MiB, then
+//!   finer), from bursts until writes wait; whether flushes are honoured from a flush's time
+//!   with data buffered;
 //! - the queue ([`queue`]): its order from QD1 against deeper random reads, the aging limit
 //!   from the worst wait, its depth from the commands it takes while a read is outstanding.
 //!
