@@ -159,14 +159,18 @@ pub fn destage(d: &Disk, size: u64) -> f64 {
 /// The write size that places the edge of a buffer of about `bytes` most finely while the
 /// buffer still runs out of bytes first: the smallest power of two from 64 KiB up whose
 /// burst (the buffer's bytes and two fifths more) needs no more than three quarters of
-/// `slots` commands (600 where the command count was not found). None where that is 1 MiB or
+/// `slots` commands ([`SLOTS_BURST`] where the command count was not found). None where that is 1 MiB or
 /// more: the 1 MiB burst was as fine.
 pub fn finer(bytes: f64, slots: Option<usize>) -> Option<u64> {
-    let slots = slots.unwrap_or(600) as f64;
+    let slots = slots.unwrap_or(SLOTS_BURST) as f64;
     (16..20)
         .map(|b| 1u64 << b)
         .find(|s| bytes * 1.4 / *s as f64 <= 0.75 * slots)
 }
+
+/// The scattered 4 KiB writes of the burst that counts the buffer's commands: a drive that
+/// took them all without a wait holds at least as many.
+pub const SLOTS_BURST: usize = 600;
 
 /// Bursts a finer burst repeats; the buffer's bytes are their median.
 pub const FINER: usize = 3;

@@ -2,7 +2,7 @@
 //! how many commands and how many bytes it holds (bursts after idle until writes wait), and
 //! whether a cache flush waits for it.
 
-use super::write_buffer::{self, burst, destage, fill, finer, Fill, FINER};
+use super::write_buffer::{self, burst, destage, fill, finer, Fill, FINER, SLOTS_BURST};
 use super::{Disk, K4, MIB};
 use crate::probe::character::stats::{median, Draw};
 use crate::probe::character::twin::{ordinal, size_text, Twin};
@@ -45,7 +45,7 @@ pub fn writes(
     };
     let idle0 = drain(before, 64 << 10);
     // Commands: scattered 4 KiB writes after idle until one waits.
-    let n = 600;
+    let n = SLOTS_BURST;
     let mut steps = vec![Step::flush(), Step::Idle(idle0)];
     steps.extend((0..n).map(|_| Step::write(draw.aligned(0, d.cap - MIB, K4), K4)));
     let t = run.run(&steps)?;
@@ -194,7 +194,7 @@ fn bytes(
         // the drive takes: a host that held up three of its writes in a row makes it stop
         // short (a served drive's 18 MiB taken for 10.5 once), and a finer burst that never
         // waits leaves the short answer standing.
-        let commands = slots.unwrap_or(600);
+        let commands = slots.unwrap_or(SLOTS_BURST);
         let count = ((value * 4.0 / size as f64).ceil() as usize).min(commands) + 32;
         let mut found = Vec::new();
         for _ in 0..FINER {
