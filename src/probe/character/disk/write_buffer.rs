@@ -159,8 +159,8 @@ pub fn destage(d: &Disk, size: u64) -> f64 {
 /// The write size that places the edge of a buffer of about `bytes` most finely while the
 /// buffer still runs out of bytes first: the smallest power of two from 64 KiB up whose
 /// burst (the buffer's bytes and two fifths more) needs no more than three quarters of
-/// `slots` commands ([`SLOTS_BURST`] where the command count was not found). None where that is 1 MiB or
-/// more: the 1 MiB burst was as fine.
+/// `slots` commands ([`SLOTS_BURST`] where the command count was not found). None where that
+/// is 1 MiB or more: the 1 MiB burst was as fine.
 pub fn finer(bytes: f64, slots: Option<usize>) -> Option<u64> {
     let slots = slots.unwrap_or(SLOTS_BURST) as f64;
     (16..20)
