@@ -349,7 +349,12 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
                         (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
                         _ => "-".into(),
                     },
-                    r["verdict"].as_str().unwrap_or("-")
+                    // An undecided figure with the rounds in all that would decide it.
+                    match (r["verdict"].as_str(), r["rounds_to_decide"].as_u64()) {
+                        (Some("undecided"), Some(m)) => format!("undecided ({m} rounds to decide)"),
+                        (Some("undecided"), None) => "undecided (not within 1000 rounds)".into(),
+                        (v, _) => v.unwrap_or("-").to_string(),
+                    }
                 );
             }
         }

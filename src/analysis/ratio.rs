@@ -4,7 +4,9 @@
 //! studies: equivalent when the 90% interval of the ratio lies within 1 ± margin, different
 //! when the 95% interval lies wholly outside it, and undecided otherwise (the rounds' spread
 //! is too wide to say). Rounds that come in pairs sharing what spreads them (the same
-//! workload seed on both sides) get the interval of the pairs ([`paired`]).
+//! workload seed on both sides) get the interval of the pairs ([`paired`]), and an undecided
+//! verdict the rounds in all that would decide it were the pairs to keep their ratio and
+//! spread ([`Ratio::rounds_to_decide`]).
 
 use super::compare::{t_quantile, Estimate};
 use serde::Serialize;
@@ -42,7 +44,15 @@ pub struct Ratio {
     pub lo95: f64,
     pub hi95: f64,
     pub verdict: Verdict,
+    /// Undecided pairs only: the fewest rounds in all whose interval, at the ratio and the
+    /// spread of the pairs so far, would decide the verdict (within, or outside when the
+    /// ratio lies beyond the margin). `None` when decided, with one pair, or when no number up
+    /// to [`MAX_PROJECTED`] would (a ratio on the margin's edge).
+    pub rounds_to_decide: Option<usize>,
 }
+
+/// The most rounds [`Ratio::rounds_to_decide`] looks at.
+pub const MAX_PROJECTED: usize = 1000;
 
 /// The ratio of `b`'s mean to `a`'s with its intervals, by the delta method with the
 /// Welch–Satterthwaite degrees of freedom, and its verdict against `margin` (0.10: ±10%).
@@ -90,8 +100,10 @@ pub fn paired(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
     }
     let r = eb.mean / ea.mean;
     let n = a.len();
-    let (w90, w95) = if n < 2 {
-        (f64::INFINITY, f64::INFINITY)
+    // The spread of the pairs: the interval's half-width at n pairs is t(n - 1) times it over
+    // the square root of n.
+    let spread = if n < 2 {
+        f64::INFINITY
     } else {
         let rel = |x: f64, m: f64| if m != 0.0 { x / m } else { 0.0 };
         let z: Vec<f64> = a
@@ -99,16 +111,60 @@ pub fn paired(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
             .zip(b)
             .map(|(&x, &y)| rel(y, eb.mean) - rel(x, ea.mean))
             .collect();
-        let sz = Estimate::of(&z)?.stddev;
-        if sz == 0.0 {
-            (0.0, 0.0)
+        r.abs() * Estimate::of(&z)?.stddev
+    };
+    let (w90, w95) = if n < 2 {
+        (f64::INFINITY, f64::INFINITY)
+    } else if spread == 0.0 {
+        (0.0, 0.0)
+    } else {
+        let (df, root) = ((n - 1) as f64, (n as f64).sqrt());
+        (
+            t_quantile(0.95, df) * spread / root,
+            t_quantile(0.975, df) * spread / root,
+        )
+    };
+    let mut judged = judged(r, w90, w95, margin);
+    if judged.verdict == Verdict::Undecided && n >= 2 {
+        judged.rounds_to_decide = rounds_to_decide(r, spread, n, margin);
+    }
+    Some(judged)
+}
+
+/// The fewest pairs `m` above `n` at which the ratio `r`, its pairs spreading by `spread` (the
+/// interval's half-width is t(m - 1) spread / sqrt(m)), is decided against `margin`: inside
+/// the margin its 90% interval within it, beyond it its 95% interval wholly beyond. `None`
+/// when no `m` up to [`MAX_PROJECTED`] is.
+fn rounds_to_decide(r: f64, spread: f64, n: usize, margin: f64) -> Option<usize> {
+    let (lo, hi) = (1.0 - margin, 1.0 + margin);
+    let inside = (lo..=hi).contains(&r);
+    let (p, room) = if inside {
+        (0.95, (r - lo).min(hi - r))
+    } else {
+        (0.975, (r - hi).max(lo - r))
+    };
+    let decided = |m: usize| {
+        let w = t_quantile(p, (m - 1) as f64) * spread / (m as f64).sqrt();
+        if inside {
+            w <= room
         } else {
-            let se = r.abs() * sz / (n as f64).sqrt();
-            let df = (n - 1) as f64;
-            (t_quantile(0.95, df) * se, t_quantile(0.975, df) * se)
+            w < room
         }
     };
-    Some(judged(r, w90, w95, margin))
+    if !spread.is_finite() || !decided(MAX_PROJECTED) {
+        return None;
+    }
+    // The half-width falls as m grows: the first m that decides, by halving.
+    let (mut below, mut at) = (n, MAX_PROJECTED);
+    while at - below > 1 {
+        let mid = below + (at - below) / 2;
+        if decided(mid) {
+            at = mid;
+        } else {
+            below = mid;
+        }
+    }
+    Some(at)
 }
 
 /// The ratio `r` with its 90% and 95% half-widths, judged against `margin`.
@@ -128,6 +184,7 @@ fn judged(r: f64, w90: f64, w95: f64, margin: f64) -> Ratio {
         lo95,
         hi95,
         verdict,
+        rounds_to_decide: None,
     }
 }
 
@@ -248,5 +305,63 @@ mod tests {
             covered += usize::from(r.lo90 <= 1.05 && 1.05 <= r.hi90);
         }
         assert!((1700..=1900).contains(&covered), "{covered} of 2000");
+    }
+
+    /// `m` pairs whose ratio of means is `r` and whose spread is `spread`: the device at 100
+    /// every round, the twin at 100 r give or take 100 spread, in steps of equal size whose
+    /// standard deviation is exactly 1 (one of them 0 when `m` is odd).
+    fn spread_pairs(r: f64, spread: f64, m: usize) -> (Vec<f64>, Vec<f64>) {
+        let step = if m % 2 == 0 {
+            ((m - 1) as f64 / m as f64).sqrt()
+        } else {
+            1.0
+        };
+        let e = (0..m).map(|i| match (i, m % 2) {
+            (0, 1) => 0.0,
+            (i, _) if i % 2 == 0 => step,
+            _ => -step,
+        });
+        let b = e.map(|e| 100.0 * r + 100.0 * spread * e).collect();
+        (vec![100.0; m], b)
+    }
+
+    #[test]
+    fn an_undecided_ratio_says_the_rounds_that_would_decide_it() {
+        // Inside the margin (4% over, the pairs spreading by 8%) and beyond it (20% over,
+        // spreading by 20%): undecided over 4 pairs, decided over the rounds said, and not
+        // over one fewer, at the same ratio and spread.
+        for (r, spread, want) in [(1.04, 0.08, Verdict::Within), (1.2, 0.2, Verdict::Outside)] {
+            let (a, b) = spread_pairs(r, spread, 4);
+            let four = paired(&a, &b, 0.10).unwrap();
+            assert!((four.ratio - r).abs() < 1e-12, "{four:?}");
+            assert_eq!(four.verdict, Verdict::Undecided, "{four:?}");
+            let m = four.rounds_to_decide.unwrap();
+            assert!(m > 4, "{four:?}");
+            let (a, b) = spread_pairs(r, spread, m);
+            let at = paired(&a, &b, 0.10).unwrap();
+            assert_eq!(
+                (at.verdict, at.rounds_to_decide),
+                (want, None),
+                "{m}: {at:?}"
+            );
+            let (a, b) = spread_pairs(r, spread, m - 1);
+            let before = paired(&a, &b, 0.10).unwrap();
+            assert_eq!(before.verdict, Verdict::Undecided, "{}: {before:?}", m - 1);
+            assert_eq!(before.rounds_to_decide, Some(m), "{before:?}");
+        }
+        // A ratio on the margin's edge is never decided within; one pair has no spread.
+        let (a, b) = spread_pairs(1.1, 0.05, 4);
+        let edge = paired(&a, &b, 0.10).unwrap();
+        assert_eq!(
+            (edge.verdict, edge.rounds_to_decide),
+            (Verdict::Undecided, None)
+        );
+        assert_eq!(
+            paired(&[90.0], &[91.0], 0.10).unwrap().rounds_to_decide,
+            None
+        );
+        // A decided verdict has nothing to project.
+        let (a, b) = spread_pairs(1.02, 0.01, 5);
+        assert_eq!(paired(&a, &b, 0.10).unwrap().rounds_to_decide, None);
     }
 }

@@ -335,6 +335,9 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             count(ratio::Verdict::Undecided),
             fs.same.len()
         );
+        if let Some(text) = to_decide_text(&fs.figures) {
+            println!("{text}");
+        }
         if !fs.rerun.is_empty() {
             println!(
                 "Pairs run again, their figures not counted ({} of them): {}.",
@@ -600,6 +603,28 @@ fn undecided(cases: &[Case], f: &FsFigures) -> Vec<bool> {
         .collect()
 }
 
+/// For the undecided figures, the rounds in all that would decide each were its pairs to keep
+/// their ratio and spread (`None` when none is undecided).
+fn to_decide_text(figures: &[FsFigure]) -> Option<String> {
+    let each: Vec<String> = figures
+        .iter()
+        .filter_map(|f| {
+            let r = f.ratio.filter(|r| r.verdict == ratio::Verdict::Undecided)?;
+            let rounds = match r.rounds_to_decide {
+                Some(m) => m.to_string(),
+                None => format!("not within {}", ratio::MAX_PROJECTED),
+            };
+            Some(format!("{} {} {} {rounds}", f.fs, f.workload, f.figure))
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "Rounds in all that would decide each undecided figure, were its pairs to keep the ratio and spread they have (`--fs-max-rounds N`): {}.",
+            each.join(", ")
+        )
+    })
+}
+
 /// The rounds the figures had: "5", or "5 to 9" where more rounds were added to some.
 fn rounds_text(figures: &[FsFigure]) -> String {
     let n = figures.iter().map(|f| f.device.len());
@@ -841,6 +866,14 @@ mod tests {
             [ratio::Verdict::Within, ratio::Verdict::Undecided]
         );
         assert_eq!(undecided(&cases, &f), [false, true]);
+        // The undecided one is said with the rounds that would decide it; the other is not.
+        let m = f.figures[1].ratio.unwrap().rounds_to_decide.unwrap();
+        let text = to_decide_text(&f.figures).unwrap();
+        assert!(
+            text.contains(&format!("ext4 tree rate {m}.")) && !text.contains("dvr"),
+            "{text}"
+        );
+        assert!(to_decide_text(&f.figures[..1]).is_none());
         assert_eq!(rounds_text(&f.figures), "3");
         // A fourth round for the tree only.
         let mut more = got.clone();
