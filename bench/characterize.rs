@@ -14,6 +14,8 @@
 //! `CHAR_POLL_IDLE=1` passes `--poll-idle` to characterize and to every validate (root).
 //! `CHAR_QD32_READS=N` passes `--qd32-reads N` to every validate of an rpo hdd (a drive that
 //! switches between regimes at QD32 needs tens of thousands; the others keep 320).
+//! `CHAR_JSON=DIR` keeps each characterize's and validate's `--json` output there
+//! (`1-characterize.json`, `2-validate.json`, ...), every round's figures included.
 //! Run it on a quiet machine, with nothing else measuring:
 //!
 //! ```sh
@@ -96,6 +98,12 @@ fn iotrial(args: &[&str]) -> Value {
     if !o.status.success() {
         eprintln!("iotrial {args:?}: {}", String::from_utf8_lossy(&o.stderr));
         std::process::exit(1);
+    }
+    if let Ok(dir) = std::env::var("CHAR_JSON") {
+        static KEPT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let path = std::path::Path::new(&dir).join(format!("{n}-{}.json", args[1]));
+        std::fs::write(&path, &o.stdout).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
     serde_json::from_slice(&o.stdout).unwrap()
 }
