@@ -360,7 +360,10 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
                     // An undecided figure with the rounds in all that would decide it.
                     match (r["verdict"].as_str(), r["rounds_to_decide"].as_u64()) {
                         (Some("undecided"), Some(m)) => format!("undecided ({m} rounds to decide)"),
-                        (Some("undecided"), None) => "undecided (not within 1000 rounds)".into(),
+                        (Some("undecided"), None) => format!(
+                            "undecided (not within {} rounds)",
+                            iotrial::analysis::ratio::MAX_PROJECTED
+                        ),
                         (v, _) => v.unwrap_or("-").to_string(),
                     }
                 );
