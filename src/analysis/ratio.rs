@@ -288,6 +288,23 @@ mod tests {
         );
     }
 
+    /// `n` pairs, each at a place drawn about 100 with a 15% spread: the device there with a
+    /// 2% spread of its own, the twin `r` times it with `twin_spread`.
+    fn placed_pairs(
+        normal: &mut impl FnMut() -> f64,
+        n: usize,
+        r: f64,
+        twin_spread: f64,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let place: Vec<f64> = (0..n).map(|_| 100.0 * (1.0 + 0.15 * normal())).collect();
+        let a = place.iter().map(|p| p * (1.0 + 0.02 * normal())).collect();
+        let b = place
+            .iter()
+            .map(|p| r * p * (1.0 + twin_spread * normal()))
+            .collect();
+        (a, b)
+    }
+
     #[test]
     fn the_paired_interval_covers_the_true_ratio_about_as_often_as_it_says() {
         // Each pair at a place drawn with a 15% spread, the twin 5% above it with a 2% spread
@@ -295,16 +312,37 @@ mod tests {
         let mut normal = normals(11);
         let mut covered = 0;
         for _ in 0..2000 {
-            let place: Vec<f64> = (0..6).map(|_| 100.0 * (1.0 + 0.15 * normal())).collect();
-            let a: Vec<f64> = place.iter().map(|p| p * (1.0 + 0.02 * normal())).collect();
-            let b: Vec<f64> = place
-                .iter()
-                .map(|p| 1.05 * p * (1.0 + 0.02 * normal()))
-                .collect();
+            let (a, b) = placed_pairs(&mut normal, 6, 1.05, 0.02);
             let r = paired(&a, &b, 0.10).unwrap();
             covered += usize::from(r.lo90 <= 1.05 && 1.05 <= r.hi90);
         }
         assert!((1700..=1900).contains(&covered), "{covered} of 2000");
+    }
+
+    #[test]
+    fn rounds_added_until_decided_pass_a_twin_on_the_margin_more_often_than_fixed_rounds() {
+        // The twin exactly 10% over the device (the margin's edge), each pair at a place drawn
+        // with a 15% spread, the twin's own spread 10%: judged at 5 rounds, or at 14, the 90%
+        // interval lies inside the margin in about 5% of 1000 validations; judged after each
+        // round from the 5th to the 14th, stopping at the first verdict (what
+        // `--rounds 5 --fs-max-rounds 14` does), more than twice as often (docs/twins.md).
+        let mut normal = normals(43);
+        let (mut at5, mut at14, mut added) = (0, 0, 0);
+        let within = |a: &[f64], b: &[f64]| paired(a, b, 0.10).unwrap().verdict == Verdict::Within;
+        for _ in 0..1000 {
+            let (a, b) = placed_pairs(&mut normal, 14, 1.10, 0.10);
+            at5 += usize::from(within(&a[..5], &b[..5]));
+            at14 += usize::from(within(&a, &b));
+            let first = (5..=14)
+                .map(|n| paired(&a[..n], &b[..n], 0.10).unwrap().verdict)
+                .find(|v| *v != Verdict::Undecided);
+            added += usize::from(first == Some(Verdict::Within));
+        }
+        assert!(at5 <= 70 && at14 <= 70, "{at5} and {at14} of 1000");
+        assert!(
+            added > 2 * at5.max(at14),
+            "{added} against {at5} and {at14}"
+        );
     }
 
     /// `m` pairs whose ratio of means is `r` and whose spread is `spread`: the device at 100
