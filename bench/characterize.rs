@@ -9,7 +9,7 @@
 //! tree on ext4 and xfs on the drive and on its twin), and prints their figures side by side
 //! with their ratio. `--fs` runs at scale 1 only, so the flash card, characterized at scale
 //! 0.1, is then validated on a fresh copy served at scale 1 against its twin at scale 1.
-//! `CHAR_FS=ext4` (a comma list) on the filesystems named; `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N`; `CHAR_FS_SELF=1` adds the same `--fs`
+//! `CHAR_FS=ext4` (a comma list) on the filesystems named; `CHAR_FS_MAX_ROUNDS=N` passes `--fs-max-rounds N` and `CHAR_FS_INTERVAL=P%` `--fs-interval P%`; `CHAR_FS_SELF=1` adds the same `--fs`
 //! to the validation of the drive against its own model, the floor of the filesystem figures.
 //! `CHAR_POLL_IDLE=1` passes `--poll-idle` to characterize and to every validate (root).
 //! `CHAR_QD32_READS=N` passes `--qd32-reads N` to every validate of an rpo hdd (a drive that
@@ -246,8 +246,10 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
     let twin = format!("{found},scale={scale}");
     println!("twin: {twin}");
     let with_fs = fs_arg.is_some();
-    // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload still undecided.
+    // CHAR_FS_MAX_ROUNDS: more rounds of a filesystem workload with a figure's interval
+    // still wider than CHAR_FS_INTERVAL (validate's --fs-interval, 5% unless given).
     let fs_max = std::env::var("CHAR_FS_MAX_ROUNDS").ok();
+    let fs_interval = std::env::var("CHAR_FS_INTERVAL").ok();
     // CHAR_FS_SELF: the filesystem figures of the drive against its own model too.
     let fs_self = std::env::var("CHAR_FS_SELF").is_ok_and(|v| v == "1");
     // CHAR_QD32_READS: more QD32 reads a round for an rpo drive.
@@ -284,6 +286,9 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
                 args.extend(fs_arg);
                 if let Some(n) = &fs_max {
                     args.extend(["--fs-max-rounds", n.as_str()]);
+                }
+                if let Some(p) = &fs_interval {
+                    args.extend(["--fs-interval", p.as_str()]);
                 }
             }
         }
@@ -357,9 +362,13 @@ fn round_trip(served: &Served, spec: &str, found: &str, scale: f64, fs_arg: Opti
                         (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
                         _ => "-".into(),
                     },
-                    // An undecided figure with the rounds in all that would decide it.
+                    // An undecided figure with the rounds in all, and the interval, that
+                    // would decide it.
                     match (r["verdict"].as_str(), r["rounds_to_decide"].as_u64()) {
-                        (Some("undecided"), Some(m)) => format!("undecided ({m} rounds to decide)"),
+                        (Some("undecided"), Some(m)) => format!(
+                            "undecided ({m} rounds at ±{:.2}% to decide)",
+                            r["width_to_decide"].as_f64().unwrap_or(0.0) * 100.0
+                        ),
                         (Some("undecided"), None) => format!(
                             "undecided (not within {} rounds)",
                             iotrial::analysis::ratio::MAX_PROJECTED

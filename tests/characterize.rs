@@ -467,6 +467,14 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
             "--fs-max-rounds 2: at least --rounds (5)",
         ),
         (
+            &["--fs=xfs", "--wipe", &dev, "--fs-interval", "10%"][..],
+            "--fs-interval 10%: above 0% and below the margin (10%)",
+        ),
+        (
+            &["--fs=xfs", "--wipe", &dev, "--fs-interval", "5"][..],
+            "not a percentage",
+        ),
+        (
             &["--qd32-reads", "100"][..],
             "--qd32-reads 100: at least 320",
         ),
@@ -482,7 +490,8 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the twin must run at scale 1"), "{err}");
     // One filesystem (both workloads) in the fewest rounds, and a fourth for a workload with a
-    // figure still undecided after three: the figures are the same kind on ext4, which the
+    // figure whose 90% interval is wider than ±5% of its ratio after three (the default
+    // --fs-interval), whatever its verdict: the figures are the same kind on ext4, which the
     // bench runs.
     let (code, out, err) = validate(&[
         "--fs=xfs",
@@ -520,14 +529,14 @@ fn validate_with_fs_puts_each_filesystem_figure_beside_the_twins_over_the_rounds
     for kind in ["dvr", "tree"] {
         let of: Vec<&Value> = figures.iter().filter(|f| f["workload"] == kind).collect();
         assert!(!of.is_empty(), "no {kind} figures: {v}");
-        // A fourth round of the workload exactly when one of its figures was undecided after
-        // three, and then for all its figures on both sides.
-        let was_undecided = of.iter().any(|f| {
+        // A fourth round of the workload exactly when one of its figures was wider than ±5%
+        // after three, and then for all its figures on both sides.
+        let was_wide = of.iter().any(|f| {
             let (d, t) = (values(f, "device"), values(f, "twin"));
             iotrial::analysis::ratio::paired(&d[..3], &t[..3], 0.1)
-                .is_some_and(|r| r.verdict == iotrial::analysis::ratio::Verdict::Undecided)
+                .is_some_and(|r| r.half_width() > 0.05)
         });
-        let n = if was_undecided { 4 } else { 3 };
+        let n = if was_wide { 4 } else { 3 };
         for f in of {
             assert_eq!(f["fs"], "xfs");
             // n rounds a side, and the ratio of the means with its interval and verdict.

@@ -6,7 +6,10 @@
 //! is too wide to say). Rounds that come in pairs sharing what spreads them (the same
 //! workload seed on both sides) get the interval of the pairs ([`paired`]), and an undecided
 //! verdict the rounds in all that would decide it were the pairs to keep their ratio and
-//! spread ([`Ratio::rounds_to_decide`]).
+//! spread ([`Ratio::rounds_to_decide`]) and the interval's width that would
+//! ([`Ratio::width_to_decide`]). Rounds are added by the interval's width
+//! ([`Ratio::half_width`]), never by the verdict: stopping once a verdict is reached gives a
+//! twin on the margin one more chance to pass at every look.
 
 use super::compare::{t_quantile, Estimate};
 use serde::Serialize;
@@ -49,6 +52,26 @@ pub struct Ratio {
     /// ratio lies beyond the margin). `None` when decided, with one pair, or when no number up
     /// to [`MAX_PROJECTED`] would (a ratio on the margin's edge).
     pub rounds_to_decide: Option<usize>,
+    /// With [`Ratio::rounds_to_decide`]: the 90% interval's half-width over the ratio (0.03:
+    /// ±3% of it) that would decide the verdict at this ratio, rounded down to 0.01%. Inside
+    /// the margin it is the room to the nearer edge; beyond it, the room to the margin's edge
+    /// with the 95% interval's wider reach taken off.
+    pub width_to_decide: Option<f64>,
+}
+
+impl Ratio {
+    /// The 90% interval's half-width over the ratio (0.05: ±5% of it); infinite with no
+    /// interval (one pair), 0 when the pairs agree exactly.
+    pub fn half_width(&self) -> f64 {
+        let w = (self.hi90 - self.lo90) / 2.0;
+        if w == 0.0 {
+            0.0
+        } else if self.ratio == 0.0 {
+            f64::INFINITY
+        } else {
+            w / self.ratio.abs()
+        }
+    }
 }
 
 /// The most rounds [`Ratio::rounds_to_decide`] looks at.
@@ -127,6 +150,9 @@ pub fn paired(a: &[f64], b: &[f64], margin: f64) -> Option<Ratio> {
     let mut judged = judged(r, w90, w95, margin);
     if judged.verdict == Verdict::Undecided && n >= 2 {
         judged.rounds_to_decide = rounds_to_decide(r, spread, n, margin);
+        judged.width_to_decide = judged
+            .rounds_to_decide
+            .map(|m| width_to_decide(r, m, margin));
     }
     Some(judged)
 }
@@ -167,6 +193,20 @@ fn rounds_to_decide(r: f64, spread: f64, n: usize, margin: f64) -> Option<usize>
     Some(at)
 }
 
+/// The 90% half-width over `r` that decides the ratio `r` against `margin` at `m` pairs,
+/// rounded down to 0.01%: inside the margin the room to its nearer edge; beyond it the room to
+/// its edge, which the 95% interval must clear, in the 90% interval's terms at `m` pairs.
+fn width_to_decide(r: f64, m: usize, margin: f64) -> f64 {
+    let (lo, hi) = (1.0 - margin, 1.0 + margin);
+    let room = if (lo..=hi).contains(&r) {
+        (r - lo).min(hi - r)
+    } else {
+        let df = (m.max(2) - 1) as f64;
+        (r - hi).max(lo - r) * t_quantile(0.95, df) / t_quantile(0.975, df)
+    };
+    (room / r.abs() * 1e4).floor() / 1e4
+}
+
 /// The ratio `r` with its 90% and 95% half-widths, judged against `margin`.
 fn judged(r: f64, w90: f64, w95: f64, margin: f64) -> Ratio {
     let (lo90, hi90, lo95, hi95) = (r - w90, r + w90, r - w95, r + w95);
@@ -185,6 +225,7 @@ fn judged(r: f64, w90: f64, w95: f64, margin: f64) -> Ratio {
         hi95,
         verdict,
         rounds_to_decide: None,
+        width_to_decide: None,
     }
 }
 
@@ -208,6 +249,9 @@ mod tests {
         assert!((r.ratio - 1.03).abs() < 1e-12);
         assert_eq!(r.verdict, Verdict::Within);
         assert!(r.lo90 > r.lo95 && r.hi90 < r.hi95);
+        // Its 90% interval's half-width over the ratio.
+        let w = r.half_width();
+        assert!((w - (r.hi90 - r.ratio) / 1.03).abs() < 1e-12 && w > 0.0 && w < 0.1);
     }
 
     #[test]
@@ -232,9 +276,11 @@ mod tests {
         // One round a side: the ratio, but no interval to judge it by.
         let r = ratio(&[100.0], &[101.0], 0.10).unwrap();
         assert_eq!(r.verdict, Verdict::Undecided);
+        assert!(r.half_width().is_infinite());
         // A count both sides always reach is the same.
         let r = ratio(&[128.0, 128.0, 128.0], &[128.0, 128.0, 128.0], 0.10).unwrap();
         assert_eq!((r.ratio, r.verdict), (1.0, Verdict::Within));
+        assert_eq!(r.half_width(), 0.0);
         // Without a positive mean on the device there is no ratio.
         assert!(ratio(&[0.0, 0.0], &[1.0, 2.0], 0.10).is_none());
         assert!(ratio(&[], &[1.0], 0.10).is_none());
@@ -320,15 +366,24 @@ mod tests {
     }
 
     #[test]
-    fn rounds_added_until_decided_pass_a_twin_on_the_margin_more_often_than_fixed_rounds() {
+    fn rounds_added_until_decided_pass_a_twin_on_the_margin_more_often_than_rounds_added_by_width()
+    {
         // The twin exactly 10% over the device (the margin's edge), each pair at a place drawn
         // with a 15% spread, the twin's own spread 10%: judged at 5 rounds, or at 14, the 90%
         // interval lies inside the margin in about 5% of 1000 validations; judged after each
-        // round from the 5th to the 14th, stopping at the first verdict (what
-        // `--rounds 5 --fs-max-rounds 14` does), more than twice as often (docs/twins.md).
+        // round from the 5th to the 14th, stopping at the first verdict, more than twice as
+        // often; stopping once the interval is ±5% of the ratio or narrower (what
+        // `--rounds 5 --fs-max-rounds 14` does), a little more often than at a fixed number
+        // (a spread that happens to be small stops early with an interval too narrow) and far
+        // less often than by the verdict (docs/twins.md).
         let mut normal = normals(43);
-        let (mut at5, mut at14, mut added) = (0, 0, 0);
+        let (mut at5, mut at14, mut added, mut by_width) = (0, 0, 0, 0);
         let within = |a: &[f64], b: &[f64]| paired(a, b, 0.10).unwrap().verdict == Verdict::Within;
+        let narrow = |a: &[f64], b: &[f64]| {
+            (5..14)
+                .find(|&n| paired(&a[..n], &b[..n], 0.10).unwrap().half_width() <= 0.05)
+                .unwrap_or(14)
+        };
         for _ in 0..1000 {
             let (a, b) = placed_pairs(&mut normal, 14, 1.10, 0.10);
             at5 += usize::from(within(&a[..5], &b[..5]));
@@ -337,11 +392,30 @@ mod tests {
                 .map(|n| paired(&a[..n], &b[..n], 0.10).unwrap().verdict)
                 .find(|v| *v != Verdict::Undecided);
             added += usize::from(first == Some(Verdict::Within));
+            let n = narrow(&a, &b);
+            by_width += usize::from(within(&a[..n], &b[..n]));
         }
         assert!(at5 <= 70 && at14 <= 70, "{at5} and {at14} of 1000");
         assert!(
             added > 2 * at5.max(at14),
             "{added} against {at5} and {at14}"
+        );
+        assert!(
+            by_width <= 80 && by_width + 50 <= added,
+            "{by_width} against {added}"
+        );
+        // A twin that is right (the same ratio 1 at every place, its own spread 10%): rounds
+        // added by width call it within far more often than five rounds alone.
+        let (mut right5, mut right) = (0, 0);
+        for _ in 0..300 {
+            let (a, b) = placed_pairs(&mut normal, 14, 1.0, 0.10);
+            right5 += usize::from(within(&a[..5], &b[..5]));
+            let n = narrow(&a, &b);
+            right += usize::from(within(&a[..n], &b[..n]));
+        }
+        assert!(
+            right > 2 * right5 && right >= 240,
+            "{right} against {right5} of 300"
         );
     }
 
@@ -375,11 +449,21 @@ mod tests {
             assert_eq!(four.verdict, Verdict::Undecided, "{four:?}");
             let m = four.rounds_to_decide.unwrap();
             assert!(m > 4, "{four:?}");
+            // The half-width that decides it at this ratio, and not much more than needed.
+            let w = four.width_to_decide.unwrap();
+            if want == Verdict::Within {
+                assert!(r * (1.0 - w) >= 0.9 && r * (1.0 + w) <= 1.1, "{w}");
+                assert!((1.1 - r) / r - w < 1e-4, "{w}");
+            } else {
+                let df = (m - 1) as f64;
+                let w95 = w * t_quantile(0.975, df) / t_quantile(0.95, df);
+                assert!(r * (1.0 - w95) > 1.1 && (r - 1.1) / r - w95 < 2e-4, "{w}");
+            }
             let (a, b) = spread_pairs(r, spread, m);
             let at = paired(&a, &b, 0.10).unwrap();
             assert_eq!(
-                (at.verdict, at.rounds_to_decide),
-                (want, None),
+                (at.verdict, at.rounds_to_decide, at.width_to_decide),
+                (want, None, None),
                 "{m}: {at:?}"
             );
             let (a, b) = spread_pairs(r, spread, m - 1);

@@ -13,6 +13,7 @@ use iotrial::report::{self, terminal};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::provision::BuildOptions;
 use iotrial::stack::DeviceSpec;
+use iotrial::units::Percent;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -129,10 +130,14 @@ enum DeviceCommand {
         )]
         fs: Option<Vec<String>>,
         /// With --fs: after --rounds, more rounds of each filesystem workload that has a
-        /// figure still undecided (its 90% interval across 0.9 or 1.1, none wholly beyond),
-        /// up to this many in all (default: --rounds, no more).
+        /// figure whose 90% interval is wider than --fs-interval, up to this many in all
+        /// (default: --rounds, no more).
         #[arg(long, value_name = "N")]
         fs_max_rounds: Option<usize>,
+        /// With --fs-max-rounds: the half-width of a figure's 90% interval, over its ratio,
+        /// that is narrow enough (default 5%, half the 10% margin; below it).
+        #[arg(long, value_name = "P%", value_parser = Percent::parse)]
+        fs_interval: Option<Percent>,
         /// Run only the reads (QD1, QD32, the pass), the device opened read-only: the write
         /// burst is not run and says so. Not with --fs.
         #[arg(long, conflicts_with = "fs")]
@@ -203,6 +208,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
             time_scale,
             fs,
             fs_max_rounds,
+            fs_interval,
             read_only,
             poll_idle,
             wipe,
@@ -216,6 +222,7 @@ pub fn run(a: DeviceArgs, stop: &Arc<AtomicBool>) -> Result<()> {
                 time_scale,
                 fs: fs.unwrap_or_default(),
                 fs_max_rounds: fs_max_rounds.unwrap_or(rounds),
+                fs_interval: fs_interval.map_or(validate::FS_INTERVAL, Percent::share),
                 read_only,
                 poll_idle,
                 wipe,

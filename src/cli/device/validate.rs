@@ -18,6 +18,7 @@ use iotrial::stack::build::guard;
 use iotrial::stack::child::{output_or_stop, Ended};
 use iotrial::stack::ledger::Ledger;
 use iotrial::stack::DeviceSpec;
+use iotrial::units::Percent;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,8 +36,11 @@ pub struct Args {
     pub time_scale: f64,
     /// The filesystems of `--fs` (none without it).
     pub fs: Vec<String>,
-    /// Rounds in all, at most, of a filesystem workload with a figure still undecided.
+    /// Rounds in all, at most, of a filesystem workload with a figure whose interval is still
+    /// wider than `fs_interval`.
     pub fs_max_rounds: usize,
+    /// The 90% interval's half-width over a figure's ratio that is narrow enough (0.05: ±5%).
+    pub fs_interval: f64,
     /// The reads only, the device opened read-only.
     pub read_only: bool,
     /// The host's CPUs kept out of idle sleep while it runs.
@@ -93,6 +97,13 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         return Err(usage(format!(
             "--fs-max-rounds {}: at least --rounds ({})",
             a.fs_max_rounds, a.rounds
+        )));
+    }
+    if !(a.fs_interval > 0.0 && a.fs_interval < FS_MARGIN) {
+        return Err(usage(format!(
+            "--fs-interval {}: above 0% and below the margin ({})",
+            Percent::from_share(a.fs_interval).text(),
+            Percent::from_share(FS_MARGIN).text()
         )));
     }
     if with_fs && a.time_scale != 1.0 {
@@ -155,7 +166,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
         let fs = if with_fs {
             let rounds = a.rounds..=a.fs_max_rounds;
             let sides = [(a.spec.as_str(), path.as_path()), (&twin_text, &raw.path)];
-            filesystems(sides, &a.fs, rounds, stop, &mut say)?
+            filesystems(sides, &a.fs, (rounds, a.fs_interval), stop, &mut say)?
         } else {
             FsFigures::default()
         };
@@ -335,6 +346,13 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             count(ratio::Verdict::Undecided),
             fs.same.len()
         );
+        if a.fs_max_rounds > a.rounds {
+            println!(
+                "Rounds were added to a workload, up to {} in all, while one of its figures had a 90% interval wider than ±{} of its ratio: by the interval's width, not its verdict, so that the extra rounds give no twin another chance to pass.",
+                a.fs_max_rounds,
+                Percent::from_share(a.fs_interval).text()
+            );
+        }
         if let Some(text) = to_decide_text(&fs.figures) {
             println!("{text}");
         }
@@ -393,10 +411,18 @@ fn steal(result: &serde_json::Value) -> f64 {
 /// The margin the twin's filesystem figures are judged by (±10%).
 const FS_MARGIN: f64 = 0.10;
 
+/// The half-width of a figure's 90% interval over its ratio that `--fs-max-rounds` adds
+/// rounds until (`--fs-interval`): half the margin, so that a twin within 5% of the device is
+/// called within once its figures are that narrow.
+pub const FS_INTERVAL: f64 = FS_MARGIN / 2.0;
+
 /// The small dvr and tree on each of `filesystems` on both `sides` (each named by its spec and
 /// reached at its block device: the device, then the twin as its server serves it), alternated
 /// (each round swaps which goes first), for the first of `rounds`; then more rounds of each
-/// workload with a figure still undecided, up to the last of `rounds` in all. Both sides of a
+/// workload with a figure whose 90% interval is wider than `width` of its ratio
+/// ([`ratio::Ratio::half_width`]), up to the last of `rounds` in all: by the width alone, never
+/// the verdict, which would give a twin on the margin another chance to pass at each round
+/// (docs/twins.md). Both sides of a
 /// round run its workload seed ([`round_seed`]), so each figure's ratio is judged over the pairs
 /// ([`ratio::paired`]). Every numeric verdict figure both have. Both sides go through one path:
 /// `iotrial run` on a disk named with `--wipe`. Each carries what the trials before left it
@@ -407,7 +433,7 @@ const FS_MARGIN: f64 = 0.10;
 fn filesystems(
     sides: [(&str, &Path); 2],
     filesystems: &[String],
-    rounds: std::ops::RangeInclusive<usize>,
+    (rounds, width): (std::ops::RangeInclusive<usize>, f64),
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<FsFigures> {
@@ -429,12 +455,12 @@ fn filesystems(
     let mut rerun = Vec::new();
     for round in 0..*rounds.end() {
         if round >= *rounds.start() {
-            active = undecided(&cases, &compared(&cases, &got));
+            active = too_wide(&cases, &compared(&cases, &got), width);
             if !active.contains(&true) {
                 break;
             }
             say(&format!(
-                "round {}: {} still undecided, another round",
+                "round {}: {} with a figure's interval still wider than ±{}, another round",
                 round + 1,
                 cases
                     .iter()
@@ -442,7 +468,8 @@ fn filesystems(
                     .filter(|(_, &a)| a)
                     .map(|((fs, kind, _), _)| format!("{kind} on {fs}"))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                Percent::from_share(width).text()
             ));
         }
         for (c, (fs, kind, sets)) in cases.iter().enumerate() {
@@ -589,37 +616,41 @@ fn compared(cases: &[Case], got: &[[Vec<Named>; 2]]) -> FsFigures {
     }
 }
 
-/// Per case, whether one of its figures is undecided.
-fn undecided(cases: &[Case], f: &FsFigures) -> Vec<bool> {
+/// Per case, whether one of its figures has a 90% interval wider than `width` of its ratio.
+fn too_wide(cases: &[Case], f: &FsFigures, width: f64) -> Vec<bool> {
     cases
         .iter()
         .map(|(fs, kind, _)| {
             f.figures.iter().any(|x| {
                 x.fs == *fs
                     && x.workload == *kind
-                    && x.ratio.map(|r| r.verdict) == Some(ratio::Verdict::Undecided)
+                    && x.ratio.is_some_and(|r| r.half_width() > width)
             })
         })
         .collect()
 }
 
 /// For the undecided figures, the rounds in all that would decide each were its pairs to keep
-/// their ratio and spread (`None` when none is undecided).
+/// their ratio and spread, and the interval's width that would (`None` when none is
+/// undecided).
 fn to_decide_text(figures: &[FsFigure]) -> Option<String> {
     let each: Vec<String> = figures
         .iter()
         .filter_map(|f| {
             let r = f.ratio.filter(|r| r.verdict == ratio::Verdict::Undecided)?;
-            let rounds = match r.rounds_to_decide {
-                Some(m) => m.to_string(),
-                None => format!("not within {}", ratio::MAX_PROJECTED),
+            let rounds = match (r.rounds_to_decide, r.width_to_decide) {
+                (Some(m), Some(w)) if w > 0.0 => {
+                    format!("{m} at ±{}", Percent::from_share(w).text())
+                }
+                (Some(m), _) => m.to_string(),
+                (None, _) => format!("not within {}", ratio::MAX_PROJECTED),
             };
             Some(format!("{} {} {} {rounds}", f.fs, f.workload, f.figure))
         })
         .collect();
     (!each.is_empty()).then(|| {
         format!(
-            "Rounds in all that would decide each undecided figure, were its pairs to keep the ratio and spread they have (`--fs-max-rounds N`): {}.",
+            "Rounds in all that would decide each undecided figure, were its pairs to keep the ratio and spread they have, and the 90% interval that would (`--fs-max-rounds N --fs-interval P%`): {}.",
             each.join(", ")
         )
     })
@@ -846,10 +877,11 @@ mod tests {
         assert!(seeds.iter().all(|&s| s > 0));
     }
 
-    /// Rounds are added only to the workloads with a figure still undecided: one whose
-    /// rounds agree is left as it is, one that spreads goes on.
+    /// Rounds are added only to the workloads with a figure whose interval is still wider
+    /// than asked: one whose rounds agree is left as it is, one that spreads goes on, and the
+    /// verdict plays no part.
     #[test]
-    fn only_workloads_with_an_undecided_figure_get_more_rounds() {
+    fn only_workloads_with_a_wide_interval_get_more_rounds() {
         let cases: Vec<Case> = vec![("ext4", "dvr", &[]), ("ext4", "tree", &[])];
         let named = |x: f64| -> Named { vec![("rate".to_string(), x), ("count".to_string(), 7.0)] };
         let side = |xs: &[f64]| xs.iter().map(|&x| named(x)).collect::<Vec<_>>();
@@ -865,14 +897,18 @@ mod tests {
             verdicts,
             [ratio::Verdict::Within, ratio::Verdict::Undecided]
         );
-        assert_eq!(undecided(&cases, &f), [false, true]);
-        // The undecided one is said with the rounds that would decide it; the other is not.
-        let m = f.figures[1].ratio.unwrap().rounds_to_decide.unwrap();
+        let dvr = f.figures[0].ratio.unwrap().half_width();
+        assert!(dvr > 0.0 && dvr < 0.05, "{dvr}");
+        assert_eq!(too_wide(&cases, &f, 0.05), [false, true]);
+        // Within, but wider than asked: the dvr goes on too.
+        assert_eq!(too_wide(&cases, &f, dvr / 2.0), [true, true]);
+        // The undecided one is said with the rounds and the width that would decide it; the
+        // other is not.
+        let r = f.figures[1].ratio.unwrap();
+        let (m, w) = (r.rounds_to_decide.unwrap(), r.width_to_decide.unwrap());
         let text = to_decide_text(&f.figures).unwrap();
-        assert!(
-            text.contains(&format!("ext4 tree rate {m}.")) && !text.contains("dvr"),
-            "{text}"
-        );
+        let want = format!("ext4 tree rate {m} at ±{}.", Percent::from_share(w).text());
+        assert!(text.contains(&want) && !text.contains("dvr"), "{text}");
         assert!(to_decide_text(&f.figures[..1]).is_none());
         assert_eq!(rounds_text(&f.figures), "3");
         // A fourth round for the tree only.
