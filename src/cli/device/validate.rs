@@ -347,11 +347,7 @@ pub fn run(a: Args, stop: &Arc<AtomicBool>) -> Result<()> {
             fs.same.len()
         );
         if a.fs_max_rounds > a.rounds {
-            println!(
-                "Rounds were added to a workload, up to {} in all, while one of its figures had a 90% interval wider than ±{} of its ratio: by the interval's width, not its verdict, so that the extra rounds give no twin another chance to pass.",
-                a.fs_max_rounds,
-                Percent::from_share(a.fs_interval).text()
-            );
+            println!("{}", added_rounds_text(a.fs_max_rounds, a.fs_interval));
         }
         if let Some(text) = to_decide_text(&fs.figures) {
             println!("{text}");
@@ -656,6 +652,14 @@ fn to_decide_text(figures: &[FsFigure]) -> Option<String> {
     })
 }
 
+/// What `--fs-max-rounds max` with `--fs-interval width` did, for under the table.
+fn added_rounds_text(max: usize, width: f64) -> String {
+    format!(
+        "--fs-max-rounds {max}: a workload got another round, up to {max} in all, while one of its figures had a 90% interval wider than ±{} of its ratio (--fs-interval): by the interval's width, not the verdict, so that no extra round gives a twin another chance to pass.",
+        Percent::from_share(width).text()
+    )
+}
+
 /// The rounds the figures had: "5", or "5 to 9" where more rounds were added to some.
 fn rounds_text(figures: &[FsFigure]) -> String {
     let n = figures.iter().map(|f| f.device.len());
@@ -916,5 +920,10 @@ mod tests {
         more[1][0].push(named(10.0));
         more[1][1].push(named(10.0));
         assert_eq!(rounds_text(&compared(&cases, &more).figures), "3 to 4");
+        let said = added_rounds_text(14, 0.025);
+        assert!(
+            said.starts_with("--fs-max-rounds 14: ") && said.contains("wider than ±2.5% of"),
+            "{said}"
+        );
     }
 }
