@@ -408,8 +408,8 @@ fn steal(result: &serde_json::Value) -> f64 {
 const FS_MARGIN: f64 = 0.10;
 
 /// The half-width of a figure's 90% interval over its ratio that `--fs-max-rounds` adds
-/// rounds until (`--fs-interval`): half the margin, so that a twin within 5% of the device is
-/// called within once its figures are that narrow.
+/// rounds until (`--fs-interval`): half the margin, so that a twin about 5% or less from the
+/// device (a ratio of about 0.95-1.05) is called within once its figures are that narrow.
 pub const FS_INTERVAL: f64 = FS_MARGIN / 2.0;
 
 /// The small dvr and tree on each of `filesystems` on both `sides` (each named by its spec and
