@@ -106,6 +106,14 @@ fn tree_on_emulated_smr_and_cmr_disks() {
     let v = &smr["verdict"];
     assert!(v["create_s"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["remove_s"].as_f64().unwrap() > 0.0, "{v}");
+    // The tree on the disk: the creation and the sync after it.
+    let sync = phase(&smr, "sync_create");
+    let sync_s = sync["end_s"].as_f64().unwrap() - sync["start_s"].as_f64().unwrap();
+    let synced = v["create_synced_s"].as_f64().unwrap();
+    assert!(
+        (synced - v["create_s"].as_f64().unwrap() - sync_s).abs() < 1e-5,
+        "{v}"
+    );
     let smr_cleaning = v["cleaning_after_create_s"].as_f64().unwrap();
     assert!(smr_cleaning > 0.0, "{v}");
     assert_eq!(v["dirs_created"], 2000);

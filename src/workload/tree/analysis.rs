@@ -5,7 +5,9 @@
 
 use super::figures::{PhaseIo, SmrFigures, Verdict};
 use super::shape::Shape;
-use super::{CREATE, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_MKFS, IDLE_REMOVE, REMOVE};
+use super::{
+    CREATE, FILESERVER, IDLE_CREATE, IDLE_FILESERVER, IDLE_MKFS, IDLE_REMOVE, REMOVE, SYNC_CREATE,
+};
 use crate::engine::{Op, PhaseRecord, SampleSet};
 use crate::params::Params;
 use crate::present::{num, num_opt, Rows};
@@ -188,6 +190,10 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
     let mut warnings = Vec::new();
     let create = phase(set, CREATE).ok_or_else(|| AnalysisError::MissingPhase(CREATE.into()))?;
     let create_s = create.duration_s();
+    let create_synced_s = phase(set, SYNC_CREATE)
+        .and_then(PhaseRecord::duration_s)
+        .zip(create_s)
+        .map(|(sync, create)| create + sync);
     let remove_s = phase(set, REMOVE).and_then(PhaseRecord::duration_s);
     let dirs_created = count(REMOVE, Op::Rmdir);
     if phase(set, REMOVE).is_some() && dirs_created != p.u64("dirs") {
@@ -216,6 +222,7 @@ pub fn analyze(p: &Params, set: &SampleSet, seen: &Seen) -> Result<TreeOutcome, 
     let verdict = Verdict {
         create_s,
         create_dirs_per_s: rate(count(CREATE, Op::Mkdir), create_s),
+        create_synced_s,
         dirs_created,
         remove_s,
         remove_dirs_per_s: rate(dirs_created, remove_s),

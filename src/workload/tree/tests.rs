@@ -173,6 +173,11 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     let v = &out.verdict;
     assert_eq!(v.create_s, Some(2.0));
     assert_eq!(v.create_dirs_per_s, Some(2.0));
+    assert_eq!(
+        v.create_synced_s,
+        Some(3.0),
+        "the create's 2 s and its sync's 1 s"
+    );
     assert_eq!(v.dirs_created, 4);
     assert_eq!(v.remove_s, Some(8.0));
     assert_eq!(v.remove_dirs_per_s, Some(0.5));
@@ -193,4 +198,18 @@ fn the_verdict_has_times_rates_cleaning_and_classes() {
     let back: Verdict = serde_json::from_value(out.verdict_json()).unwrap();
     assert_eq!(&back, v);
     assert_eq!(v.figures().values.len(), COLUMNS.len());
+}
+
+#[test]
+fn a_creation_whose_sync_did_not_run_has_no_time_on_the_disk() {
+    let p = params(&[("dirs", "4"), ("threads", "1"), ("depth", "2")]);
+    let create = StreamSamples {
+        name: "create0".into(),
+        role: "create".into(),
+        op: Op::Mkdir,
+        samples: (0..4).map(|i| sample(Op::Mkdir, 0, i)).collect(),
+    };
+    let set = SampleSet::in_memory(vec![create], vec![record(CREATE, "stream", 0.0, 2.0)]);
+    let v = analyze(&p, &set, &Seen::default()).unwrap().verdict;
+    assert_eq!((v.create_s, v.create_synced_s), (Some(2.0), None));
 }
