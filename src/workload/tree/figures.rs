@@ -45,9 +45,10 @@ pub struct Verdict {
     pub create_s: Option<f64>,
     pub create_dirs_per_s: Option<f64>,
     /// Seconds from the creation's start until the sync after it returned: the tree on the
-    /// disk. A tree whose metadata fits in the page cache is made there, the device reading a
-    /// few bitmaps and inode tables at most, so the creation alone times the host; its sync
-    /// writes the journal, which the device times. Null without the sync phase.
+    /// disk. A tree whose metadata fits in the page cache is made there, the device only
+    /// reading some of it, so the creation alone times the host; its sync writes the journal
+    /// (docs/workloads.md: on ext4 the larger share of this time, on xfs the smaller). Null
+    /// without the sync phase.
     #[serde(default)]
     pub create_synced_s: Option<f64>,
     /// Directories the remove phase's walk found (each listed and removed, as `rm -rf`).
