@@ -1,8 +1,8 @@
 //! `iotrial device characterize` and `device validate`:
 //! - known answers: two hdd draws (one rpo, one fifo), one smr, one flash, parameters drawn at
 //!   random by this test (seeded) and unknown to characterize, which times each model on the
-//!   model's own timeline (no kernel, no host load between them), each parameter the issue
-//!   names recovered within its tolerance;
+//!   model's own timeline (no kernel, no host load between them), each parameter with a
+//!   known answer recovered within its tolerance;
 //! - round trip: validate of each drawn drive against the twin characterize printed, on the
 //!   models' own timelines, every workload's demerit at most 5% of its mean (the rpo drive's
 //!   with 25,600 QD32 reads a round, see its test); a model against itself at most 1%;
